@@ -1,0 +1,124 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/sandbox"
+)
+
+// DefaultSandboxAddr is where `go run . sandbox` listens unless told otherwise.
+const DefaultSandboxAddr = "127.0.0.1:9090"
+
+// Sandbox is the configuration of the sandbox run alone.
+type Sandbox struct {
+	Addr    string
+	Options sandbox.Options
+	// TokenFromEnv and CredentialsFromEnv say the credentials were set by the environment, so
+	// their values are not printed.
+	TokenFromEnv       bool
+	CredentialsFromEnv bool
+}
+
+// LoadSandbox reads the sandbox's flags from args and its credentials from the environment.
+// Usage and flag errors are written to output. It returns flag.ErrHelp when help was asked for.
+func LoadSandbox(args []string, getenv func(string) string, output io.Writer) (Sandbox, error) {
+	cfg := Sandbox{Addr: DefaultSandboxAddr}
+	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.Usage = func() {
+		fmt.Fprint(output, `Usage: go run . sandbox [flags]
+
+Serves the Advisor service's REST interface from memory, seeded with demo data.
+v2 paths take "Authorization: Bearer $SANDBOX_ACCESS_TOKEN" (default `+sandbox.DefaultAccessToken+`);
+v1 paths take Basic credentials $SANDBOX_BASIC_CREDENTIALS (default `+sandbox.DefaultBasicCredentials+`).
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	maxFile := sizeFlag(advisorspec.MaxFileSize)
+	fs.StringVar(&cfg.Addr, "addr", DefaultSandboxAddr, "`host:port` to listen on")
+	fs.Uint64Var(&cfg.Options.Seed, "seed", 0, "non-zero: the same ids and demo data on every run")
+	fs.BoolVar(&cfg.Options.Empty, "empty", false, "start with no data instead of the demo data")
+	fs.Var(&maxFile, "max-file-size", "largest upload accepted, in bytes or with a unit (KiB, MiB, GiB, KB, MB, GB)")
+	fs.DurationVar(&cfg.Options.ProcessingDelay, "processing-delay", 0, "how long an uploaded file is \"not ready\"")
+	fs.StringVar(&cfg.Options.FileDir, "file-dir", "", "directory for uploaded files (default: a temporary one, removed on exit)")
+	fs.StringVar(&cfg.Options.PublicURL, "public-url", "", "base `URL` of presigned addresses (default: the host each request came to)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return cfg, fmt.Errorf("sandbox: unexpected argument %q", fs.Arg(0))
+	}
+	cfg.Options.MaxFileSize = int64(maxFile)
+
+	if v := getenv("SANDBOX_ACCESS_TOKEN"); v != "" {
+		if strings.TrimSpace(v) != v || strings.ContainsAny(v, " \t\r\n") {
+			return cfg, errors.New("SANDBOX_ACCESS_TOKEN must not contain spaces")
+		}
+		cfg.Options.AccessToken, cfg.TokenFromEnv = v, true
+	}
+	if v := getenv("SANDBOX_BASIC_CREDENTIALS"); v != "" {
+		if user, pass, ok := strings.Cut(v, ":"); !ok || user == "" || pass == "" {
+			return cfg, errors.New(`SANDBOX_BASIC_CREDENTIALS must have the form "user:password"`)
+		}
+		cfg.Options.BasicCredentials, cfg.CredentialsFromEnv = v, true
+	}
+	return cfg, nil
+}
+
+// sizeFlag is a byte count written as a number with an optional unit.
+type sizeFlag int64
+
+// String writes the size in the largest binary unit that divides it, as ParseSize reads it.
+func (s *sizeFlag) String() string {
+	n := int64(*s)
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// ParseSize reads a positive byte count such as "1048576", "100MiB" or "5GB".
+func ParseSize(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		size   int64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+	}
+	num, mult := strings.TrimSpace(v), int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(num, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size: write a positive number of bytes, optionally with KiB, MiB, GiB, KB, MB or GB", v)
+	}
+	return n * mult, nil
+}

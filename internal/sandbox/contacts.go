@@ -1,0 +1,227 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+)
+
+// contactScope is where a contact request is addressed: a top account (v2) or a client (v1).
+// The two share every operation and rule; they differ in how the owner is found, in dob, and
+// in the status codes of a rejected body.
+type contactScope struct {
+	spec      advisorspec.Scope
+	ref       string // the wid of the top account, or the wid or external_id of the client
+	advisorID string // v1 query parameters
+	teamID    string
+}
+
+func (s *Sandbox) topAccountScope(wid string) contactScope {
+	return contactScope{spec: advisorspec.TopAccountScope, ref: wid}
+}
+
+func (s *Sandbox) clientScope(r *http.Request, ref string) contactScope {
+	q := r.URL.Query()
+	return contactScope{spec: advisorspec.ClientScope, ref: ref, advisorID: q.Get("advisor_id"), teamID: q.Get("team_id")}
+}
+
+// contacts finds the contact cards of the scope's owner. The caller holds the lock.
+func (s *Sandbox) contacts(sc contactScope) (*contactSet, *apiError) {
+	if sc.spec == advisorspec.TopAccountScope {
+		ta, err := s.topAccount(sc.ref, "Missing wid parameter")
+		if err != nil {
+			return nil, err
+		}
+		return &ta.contacts, nil
+	}
+	if missing(sc.ref) {
+		return nil, errorf(http.StatusBadRequest, "Missing wid parameter")
+	}
+	c, err := s.visibleClient(sc)
+	if err != nil {
+		return nil, err
+	}
+	return &c.contacts, nil
+}
+
+// visibleClient finds a v1 client as the API user sees it. The user can reach the advisors and
+// teams of every client; when that is more than one, it must say which it acts for. The caller
+// holds the lock.
+func (s *Sandbox) visibleClient(sc contactScope) (*client, *apiError) {
+	var advisors, teams []string
+	for _, c := range s.store.clients {
+		if !slices.Contains(advisors, c.AdvisorID) {
+			advisors = append(advisors, c.AdvisorID)
+		}
+		if !slices.Contains(teams, c.TeamID) {
+			teams = append(teams, c.TeamID)
+		}
+	}
+	for _, p := range []struct {
+		name, value string
+		reachable   []string
+		what        string
+	}{
+		{"advisor_id", sc.advisorID, advisors, "advisors"},
+		{"team_id", sc.teamID, teams, "advisor teams"},
+	} {
+		switch {
+		case p.value == "" && len(p.reachable) > 1:
+			return nil, errorf(http.StatusBadRequest, fmt.Sprintf("%s is required when the API user can access multiple %s", p.name, p.what))
+		case p.value != "" && !slices.Contains(p.reachable, p.value):
+			return nil, errorf(http.StatusForbidden, "Access Denied")
+		}
+	}
+	c := s.store.clientByRef(sc.ref)
+	if c == nil || sc.advisorID != "" && c.AdvisorID != sc.advisorID || sc.teamID != "" && c.TeamID != sc.teamID {
+		return nil, errorf(http.StatusNotFound, "Client not found")
+	}
+	return c, nil
+}
+
+// Client is a client of the v1 contact endpoints: an individual or couple served by the
+// caller's firm, belonging to one advisor and one advisor team.
+type Client struct {
+	ExternalID string
+	AdvisorID  string
+	TeamID     string
+}
+
+// AddClient adds a client for the v1 contact endpoints and returns its wid. The API user can
+// reach every client's advisor and team; once there are several, v1 requests must name theirs.
+func (s *Sandbox) AddClient(c Client) (string, error) {
+	if missing(c.ExternalID) || missing(c.AdvisorID) || missing(c.TeamID) {
+		return "", fmt.Errorf("add client: external id, advisor id and team id are all required")
+	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	for _, existing := range s.store.clients {
+		if existing.ExternalID == c.ExternalID {
+			return "", fmt.Errorf("add client: a client with external id %q exists", c.ExternalID)
+		}
+	}
+	wid := s.store.ids.newID()
+	s.store.clients = append(s.store.clients, &client{Client: c, WID: wid})
+	return wid, nil
+}
+
+// rejected turns a rule the body broke into a response. v2 answers 400 for every broken rule.
+// v1 answers 422 for any body it cannot add, and on update 400 for the body's own faults
+// (immutable field, empty update, invalid payload) but 422 for a reference it cannot resolve.
+func (sc contactScope) rejected(err *advisorspec.Error, isNew bool) *apiError {
+	status := http.StatusBadRequest
+	if sc.spec == advisorspec.ClientScope && (isNew || err.Kind == advisorspec.Reference) {
+		status = http.StatusUnprocessableEntity
+	}
+	return errorf(status, err.Message)
+}
+
+type contactList struct {
+	Contacts []*contact `json:"contacts"`
+}
+
+type contactID struct {
+	ID string `json:"id"`
+}
+
+func (s *Sandbox) listContacts(sc contactScope) (contactList, *apiError) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	set, err := s.contacts(sc)
+	if err != nil {
+		return contactList{}, err
+	}
+	return contactList{Contacts: append([]*contact{}, set.list...)}, nil
+}
+
+func (s *Sandbox) getContact(sc contactScope, id string) (*contact, *apiError) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	_, c, err := s.contact(sc, id)
+	return c, err
+}
+
+// contact finds one contact card and the set it belongs to. The caller holds the lock.
+func (s *Sandbox) contact(sc contactScope, id string) (*contactSet, *contact, *apiError) {
+	set, err := s.contacts(sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if missing(id) {
+		return nil, nil, errorf(http.StatusBadRequest, "Missing id parameter")
+	}
+	c, ok := set.get(id)
+	if !ok {
+		return nil, nil, errorf(http.StatusNotFound, "Contact card not found")
+	}
+	return set, c, nil
+}
+
+func (s *Sandbox) addContact(sc contactScope, body []byte) (contactID, *apiError) {
+	c, err := s.createContact(sc, body)
+	if err != nil {
+		return contactID{}, err
+	}
+	return contactID{ID: c.ID}, nil
+}
+
+// createContact adds a contact card from an Add Contact body.
+func (s *Sandbox) createContact(sc contactScope, body []byte) (*contact, *apiError) {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	set, err := s.contacts(sc)
+	if err != nil {
+		return nil, err
+	}
+	_, externalID, verr := advisorspec.CheckNewContact(body, sc.spec, set.hasExternalID)
+	if verr != nil {
+		return nil, sc.rejected(verr, true)
+	}
+	if set.hasExternalID(externalID) {
+		return nil, errorf(http.StatusConflict, "Contact card with this external id already exists")
+	}
+	decoded := &contact{}
+	if err := decodeChecked(body, decoded); err != nil {
+		return nil, err
+	}
+	// Merging into a bare card drops the empty arrays a body may carry, as absent fields are.
+	c := (&contact{ID: s.store.ids.newID(), ExternalID: decoded.ExternalID, Type: decoded.Type}).merged(decoded)
+	set.put(c)
+	return c, nil
+}
+
+func (s *Sandbox) updateContact(sc contactScope, id string, body []byte) (contactID, *apiError) {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	set, current, err := s.contact(sc, id)
+	if err != nil {
+		return contactID{}, err
+	}
+	typ, _ := advisorspec.ParseContactType(current.Type)
+	if verr := advisorspec.CheckContactUpdate(body, sc.spec, typ, current.ExternalID, set.hasExternalID); verr != nil {
+		return contactID{}, sc.rejected(verr, false)
+	}
+	patch := &contact{}
+	if err := decodeChecked(body, patch); err != nil {
+		return contactID{}, err
+	}
+	set.put(current.merged(patch))
+	return contactID{ID: current.ID}, nil
+}
+
+// decodeChecked decodes a body that advisorspec has accepted, so every field already has the
+// type the record expects; failing here is a bug in the sandbox, answered as the service
+// answers an unexpected failure.
+func decodeChecked(body []byte, v any) *apiError {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return errorf(http.StatusInternalServerError, "Internal server error")
+	}
+	return nil
+}

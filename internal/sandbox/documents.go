@@ -1,0 +1,225 @@
+package sandbox
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+)
+
+// timeFormat is how the service writes creation_date and modification_date: ISO 8601 in UTC.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+// documentJSON is a document as the API returns it. Which of file_status, download_uri and
+// upload_uri appear depends on the operation.
+type documentJSON struct {
+	WID              string   `json:"wid"`
+	VaultID          string   `json:"vault_id"`
+	Name             string   `json:"name"`
+	Extension        string   `json:"extension"`
+	Description      string   `json:"description,omitempty"`
+	Category         string   `json:"category"`
+	SubCategory      string   `json:"sub_category"`
+	Type             string   `json:"type,omitempty"`
+	Tags             []string `json:"tags,omitempty"`
+	CreationDate     string   `json:"creation_date"`
+	ModificationDate string   `json:"modification_date"`
+	FileStatus       string   `json:"file_status,omitempty"`
+	DownloadURI      string   `json:"download_uri,omitempty"`
+	UploadURI        string   `json:"upload_uri,omitempty"`
+}
+
+func (d *document) json() documentJSON {
+	return documentJSON{
+		WID:              d.WID,
+		VaultID:          d.VaultID,
+		Name:             d.Name,
+		Extension:        d.Extension,
+		Description:      d.Description,
+		Category:         d.Category,
+		SubCategory:      d.SubCategory,
+		Type:             d.Type,
+		Tags:             d.Tags,
+		CreationDate:     d.CreationDate.UTC().Format(timeFormat),
+		ModificationDate: d.ModificationDate.UTC().Format(timeFormat),
+	}
+}
+
+type documentList struct {
+	Documents  []documentJSON `json:"documents"`
+	Pagination struct {
+		TotalCount int `json:"total_count"`
+	} `json:"pagination"`
+}
+
+type uploadResponse struct {
+	WID       string `json:"wid"`
+	VaultID   string `json:"vault_id"`
+	UploadURI string `json:"upload_uri"`
+}
+
+// tags is the tag set of a top account. The caller holds the lock.
+func (ta *topAccount) tags() advisorspec.Tags { return advisorspec.NewTags(ta.customTags...) }
+
+// document finds a document for a request. The caller holds the lock.
+func (s *Sandbox) document(wid, vaultID string) (*topAccount, *document, *apiError) {
+	if missing(wid) || missing(vaultID) {
+		return nil, nil, errorf(http.StatusBadRequest, "Bad Request")
+	}
+	ta, err := s.topAccount(wid, "Bad Request")
+	if err != nil {
+		return nil, nil, err
+	}
+	d, ok := ta.documents[vaultID]
+	if !ok {
+		return nil, nil, errorf(http.StatusNotFound, "Vault doesn't exist")
+	}
+	return ta, d, nil
+}
+
+func (s *Sandbox) listDocuments(wid string, query url.Values) (documentList, *apiError) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	ta, err := s.topAccount(wid, "Bad Request")
+	if err != nil {
+		return documentList{}, err
+	}
+	q, verr := advisorspec.ParseDocumentQuery(query)
+	if verr != nil {
+		return documentList{}, errorf(http.StatusBadRequest, verr.Message)
+	}
+	tags := ta.tags()
+	if unknown := tags.Unknown(q.Tags); len(unknown) > 0 {
+		return documentList{}, errorf(http.StatusBadRequest, "Unknown tags: "+strings.Join(unknown, ", "))
+	}
+	after := -1
+	if q.NextToken != "" {
+		seq, ok := ta.docSeq[q.NextToken]
+		if !ok {
+			return documentList{}, errorf(http.StatusBadRequest, "Invalid nextToken: no document "+q.NextToken+" in this top account")
+		}
+		after = seq
+	}
+	matching := s.documentsTagged(ta, tags, q.Tags)
+	out := documentList{Documents: []documentJSON{}}
+	out.Pagination.TotalCount = len(matching)
+	for _, d := range matching {
+		if len(out.Documents) == q.Limit {
+			break
+		}
+		if ta.docSeq[d.VaultID] > after {
+			out.Documents = append(out.Documents, d.json())
+		}
+	}
+	return out, nil
+}
+
+// documentsTagged returns the top account's documents in vault order, those carrying any of
+// the filter's tags when there is a filter. The caller holds the lock.
+func (s *Sandbox) documentsTagged(ta *topAccount, tags advisorspec.Tags, filter []string) []*document {
+	want := make([]string, 0, len(filter))
+	for _, name := range filter {
+		c, _ := tags.Canonical(name)
+		want = append(want, c)
+	}
+	var out []*document
+	for _, d := range ta.documents {
+		if len(want) == 0 || slices.ContainsFunc(d.Tags, func(t string) bool { return slices.Contains(want, t) }) {
+			out = append(out, d)
+		}
+	}
+	slices.SortFunc(out, func(a, b *document) int { return cmp.Compare(ta.docSeq[a.VaultID], ta.docSeq[b.VaultID]) })
+	return out
+}
+
+func (s *Sandbox) getDocument(r *http.Request, wid, vaultID string) (documentJSON, *apiError) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	_, d, err := s.document(wid, vaultID)
+	if err != nil {
+		return documentJSON{}, err
+	}
+	now := s.opts.Now()
+	if d.Uploaded && now.Before(d.ReadyAt) {
+		return documentJSON{}, errorf(http.StatusNotFound, "Vault file not ready")
+	}
+	out := d.json()
+	out.FileStatus = advisorspec.FileStatusNoFileUploaded
+	if d.Uploaded {
+		out.FileStatus = advisorspec.FileStatusUploaded
+		out.DownloadURI = s.presign(r, http.MethodGet, d, "", now.Add(s.opts.DownloadTTL))
+	}
+	return out, nil
+}
+
+func (s *Sandbox) uploadDocument(r *http.Request, wid string, body []byte) (uploadResponse, *apiError) {
+	d, err := s.createDocument(wid, body)
+	if err != nil {
+		return uploadResponse{}, err
+	}
+	return uploadResponse{WID: d.WID, VaultID: d.VaultID, UploadURI: s.uploadAddress(r, d)}, nil
+}
+
+// createDocument adds a document, with no file yet, from an Upload Document body.
+func (s *Sandbox) createDocument(wid string, body []byte) (*document, *apiError) {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	ta, err := s.topAccount(wid, "Bad Request")
+	if err != nil {
+		return nil, err
+	}
+	fields, verr := advisorspec.CheckNewDocument(body, ta.tags())
+	if verr != nil {
+		return nil, errorf(http.StatusBadRequest, verr.Message)
+	}
+	now := s.opts.Now()
+	d := &document{DocumentFields: fields, WID: ta.info.WID, VaultID: s.store.ids.newID(), CreationDate: now, ModificationDate: now}
+	ta.documents[d.VaultID] = d
+	ta.docSeq[d.VaultID] = ta.nextSeq
+	ta.nextSeq++
+	return d, nil
+}
+
+func (s *Sandbox) updateDocument(r *http.Request, wid, vaultID string, body []byte) (documentJSON, *apiError) {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	ta, d, err := s.document(wid, vaultID)
+	if err != nil {
+		return documentJSON{}, err
+	}
+	fields, verr := advisorspec.CheckDocumentPatch(body, d.DocumentFields, ta.tags())
+	if verr != nil {
+		return documentJSON{}, errorf(http.StatusBadRequest, verr.Message)
+	}
+	updated := *d
+	updated.DocumentFields = fields
+	updated.ModificationDate = s.opts.Now()
+	ta.documents[vaultID] = &updated
+	out := updated.json()
+	out.UploadURI = s.uploadAddress(r, &updated)
+	return out, nil
+}
+
+func (s *Sandbox) deleteDocument(wid, vaultID string) (struct{}, *apiError) {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	ta, _, err := s.document(wid, vaultID)
+	if err != nil {
+		return struct{}{}, err
+	}
+	// The file goes first: if that fails the document is still whole and the delete can be retried.
+	if err := s.files.remove(vaultID); err != nil {
+		return struct{}{}, errorf(http.StatusInternalServerError, "Internal server error")
+	}
+	delete(ta.documents, vaultID) // docSeq keeps its place, so a nextToken naming it still pages on
+	return struct{}{}, nil
+}
+
+// uploadAddress issues a new presigned upload address for d. Each carries its own nonce, so
+// that each takes one upload.
+func (s *Sandbox) uploadAddress(r *http.Request, d *document) string {
+	return s.presign(r, http.MethodPut, d, s.store.ids.hex(16), s.opts.Now().Add(s.opts.UploadTTL))
+}

@@ -1,0 +1,75 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// apiError is an error response. Every body is {"message": ...}; the top-account 409 also
+// carries the wid of the top account that already has the external_id.
+type apiError struct {
+	status  int
+	Message string `json:"message"`
+	WID     string `json:"wid,omitempty"`
+}
+
+func errorf(status int, message string) *apiError {
+	return &apiError{status: status, Message: message}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // upload addresses carry '&', which should read as itself
+	_ = enc.Encode(v)        // the client went away; nothing to tell it
+}
+
+func writeError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, errorf(status, message))
+}
+
+// respond writes v with 200, or err.
+func respond(w http.ResponseWriter, v any, err *apiError) {
+	if err != nil {
+		writeJSON(w, err.status, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// readJSON reads a request body that the specification says is JSON. A body with another
+// declared Content-Type is refused; one without a Content-Type is read as JSON.
+func readJSON(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return nil, errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, errorf(http.StatusRequestEntityTooLarge, "Request body too large")
+	case err != nil:
+		return nil, errorf(http.StatusBadRequest, "Request body could not be read")
+	}
+	return body, nil
+}
+
+// statusRecorder remembers the status a handler wrote, for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

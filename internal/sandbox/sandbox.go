@@ -1,0 +1,352 @@
+// Package sandbox is an in-process implementation of the Advisor service's REST interface, as
+// exact as its specification: the same paths, fields, limits, validation rules, status codes
+// and messages. The gateway runs against it when no upstream is configured, the tests run
+// against it, and integrators run it alone (`go run . sandbox`) as a local Advisor service.
+//
+// State lives in memory; uploaded file bytes live in a directory on disk so that large files
+// are never held in memory.
+package sandbox
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+)
+
+// Defaults of the sandbox's settings.
+const (
+	DefaultAccessToken      = "sandbox-token"
+	DefaultBasicCredentials = "sandbox:sandbox"
+	DefaultUploadTTL        = 5 * time.Minute
+	DefaultDownloadTTL      = 15 * time.Minute
+	// maxJSONBody bounds a JSON request body; the largest valid one (a Class with notes and
+	// many parties) is far smaller.
+	maxJSONBody = 1 << 20
+)
+
+// Options configure a Sandbox. The zero value is a sandbox with the demo data, the default
+// credentials, random ids and the specification's limits.
+type Options struct {
+	// AccessToken is the bearer token v2 requests must carry.
+	AccessToken string
+	// BasicCredentials is the "user:password" v1 requests must carry as Basic credentials.
+	BasicCredentials string
+	// Seed, when non-zero, makes ids, signatures and the demo data the same on every run.
+	Seed uint64
+	// Empty starts the sandbox with no data instead of the demo data set.
+	Empty bool
+	// Now is the clock; tests move it to expire presigned addresses without waiting.
+	Now func() time.Time
+	// MaxFileSize is the largest file an upload address accepts.
+	MaxFileSize int64
+	// UploadTTL is how long an upload address stays valid.
+	UploadTTL time.Duration
+	// DownloadTTL is how long a download address stays valid.
+	DownloadTTL time.Duration
+	// ProcessingDelay is how long an uploaded file stays "not ready" before Get Document reports
+	// it; zero makes it ready at once.
+	ProcessingDelay time.Duration
+	// FileDir is where uploaded bytes are kept. Empty: a temporary directory that Close removes.
+	FileDir string
+	// PublicURL is the base of presigned addresses, such as "https://sandbox.example.com". Empty:
+	// the scheme and Host of the request that asked for the address.
+	PublicURL string
+	// Logger receives one line per request. Nil: nothing is logged.
+	Logger *slog.Logger
+}
+
+// Sandbox is the Advisor service in process. It is an http.Handler.
+type Sandbox struct {
+	opts      Options
+	basicUser string
+	basicPass string
+	store     *store
+	files     *fileStore
+	signer    signer
+}
+
+// New returns a sandbox ready to serve, with the demo data unless opts.Empty.
+func New(opts Options) (*Sandbox, error) {
+	if opts.AccessToken == "" {
+		opts.AccessToken = DefaultAccessToken
+	}
+	if opts.BasicCredentials == "" {
+		opts.BasicCredentials = DefaultBasicCredentials
+	}
+	user, pass, ok := strings.Cut(opts.BasicCredentials, ":")
+	if !ok || user == "" {
+		return nil, errors.New(`basic credentials must have the form "user:password"`)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = advisorspec.MaxFileSize
+	}
+	if opts.UploadTTL <= 0 {
+		opts.UploadTTL = DefaultUploadTTL
+	}
+	if opts.DownloadTTL <= 0 {
+		opts.DownloadTTL = DefaultDownloadTTL
+	}
+	if opts.PublicURL != "" {
+		u, err := url.Parse(opts.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("public URL %q must be an absolute http or https URL", opts.PublicURL)
+		}
+		opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
+	}
+	files, err := newFileStore(opts.FileDir)
+	if err != nil {
+		return nil, err
+	}
+	st := newStore(opts.Seed)
+	sb := &Sandbox{
+		opts:      opts,
+		basicUser: user,
+		basicPass: pass,
+		store:     st,
+		files:     files,
+		signer:    signer{key: st.ids.bytes(32)},
+	}
+	if !opts.Empty {
+		if err := sb.loadDemo(); err != nil {
+			_ = files.close()
+			return nil, fmt.Errorf("load demo data: %w", err)
+		}
+	}
+	return sb, nil
+}
+
+// Close removes the uploaded files when the sandbox made their directory itself.
+func (s *Sandbox) Close() error { return s.files.close() }
+
+// ServeHTTP routes a request. Credentials are checked before anything about the path is looked
+// at, so a caller without them learns nothing, not even whether a record exists.
+func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.opts.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	s.route(rec, r)
+	if s.opts.Logger != nil {
+		// The path only: the query of a presigned address carries its signature.
+		s.opts.Logger.Info("sandbox request", "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "duration", s.opts.Now().Sub(start))
+	}
+}
+
+func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
+	segs, ok := splitPath(r.URL.EscapedPath())
+	if !ok {
+		writeError(w, http.StatusBadRequest, "Bad Request")
+		return
+	}
+	switch {
+	case len(segs) == 0:
+		s.serveIndex(w, r)
+	case segs[0] == "healthz" && len(segs) == 1:
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	case segs[0] == "v2":
+		if !s.bearerOK(r) {
+			writeError(w, http.StatusForbidden, "Access Denied")
+			return
+		}
+		s.routeV2(w, r, segs[1:])
+	case segs[0] == "v1":
+		if !s.basicOK(r) {
+			writeError(w, http.StatusForbidden, "Access Denied")
+			return
+		}
+		s.routeV1(w, r, segs[1:])
+	case segs[0] == uploadPrefix && len(segs) == 3:
+		s.serveUpload(w, r, segs[1], segs[2])
+	case segs[0] == downloadPrefix && len(segs) == 3:
+		s.serveDownload(w, r, segs[1], segs[2])
+	default:
+		writeError(w, http.StatusNotFound, "Not Found")
+	}
+}
+
+// routeV2 serves /v2/top-accounts and everything below it.
+func (s *Sandbox) routeV2(w http.ResponseWriter, r *http.Request, segs []string) {
+	if len(segs) == 0 || segs[0] != "top-accounts" {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	segs = segs[1:]
+	switch {
+	case len(segs) == 0:
+		s.methods(w, r, handlers{
+			http.MethodGet:  func() (any, *apiError) { return s.listTopAccounts(r.URL.Query()) },
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.createTopAccount(b) }),
+			http.MethodPut:  fail(http.StatusBadRequest, "Missing wid parameter"),
+		})
+	case len(segs) == 1:
+		wid := segs[0]
+		s.methods(w, r, handlers{
+			http.MethodGet: func() (any, *apiError) { return s.getTopAccount(wid) },
+			http.MethodPut: withBody(w, r, func(b []byte) (any, *apiError) { return s.updateTopAccount(wid, b) }),
+		})
+	case segs[1] == "contacts" && len(segs) <= 3:
+		scope := s.topAccountScope(segs[0])
+		if len(segs) == 2 {
+			s.contactCollection(w, r, scope)
+		} else {
+			s.contactItem(w, r, scope, segs[2])
+		}
+	case segs[1] == "documents" && len(segs) == 2:
+		wid := segs[0]
+		s.methods(w, r, handlers{
+			http.MethodGet:    func() (any, *apiError) { return s.listDocuments(wid, r.URL.Query()) },
+			http.MethodPost:   withBody(w, r, func(b []byte) (any, *apiError) { return s.uploadDocument(r, wid, b) }),
+			http.MethodPatch:  fail(http.StatusBadRequest, "Bad Request"),
+			http.MethodDelete: fail(http.StatusBadRequest, "Bad Request"),
+		})
+	case segs[1] == "documents" && len(segs) == 3:
+		wid, vaultID := segs[0], segs[2]
+		s.methods(w, r, handlers{
+			http.MethodGet:    func() (any, *apiError) { return s.getDocument(r, wid, vaultID) },
+			http.MethodPatch:  withBody(w, r, func(b []byte) (any, *apiError) { return s.updateDocument(r, wid, vaultID, b) }),
+			http.MethodDelete: func() (any, *apiError) { return s.deleteDocument(wid, vaultID) },
+		})
+	default:
+		writeError(w, http.StatusNotFound, "Not Found")
+	}
+}
+
+// routeV1 serves /v1/clients/{wid}/contacts and its items.
+func (s *Sandbox) routeV1(w http.ResponseWriter, r *http.Request, segs []string) {
+	if len(segs) < 3 || len(segs) > 4 || segs[0] != "clients" || segs[2] != "contacts" {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	scope := s.clientScope(r, segs[1])
+	if len(segs) == 3 {
+		s.contactCollection(w, r, scope)
+	} else {
+		s.contactItem(w, r, scope, segs[3])
+	}
+}
+
+func (s *Sandbox) contactCollection(w http.ResponseWriter, r *http.Request, sc contactScope) {
+	s.methods(w, r, handlers{
+		http.MethodGet:  func() (any, *apiError) { return s.listContacts(sc) },
+		http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.addContact(sc, b) }),
+		http.MethodPut:  fail(http.StatusBadRequest, "Missing id parameter"),
+	})
+}
+
+func (s *Sandbox) contactItem(w http.ResponseWriter, r *http.Request, sc contactScope, id string) {
+	s.methods(w, r, handlers{
+		http.MethodGet: func() (any, *apiError) { return s.getContact(sc, id) },
+		http.MethodPut: withBody(w, r, func(b []byte) (any, *apiError) { return s.updateContact(sc, id, b) }),
+	})
+}
+
+// handlers maps the methods a path supports to the operations that answer them. An operation
+// returns the response body or the error; methods writes either.
+type handlers map[string]func() (any, *apiError)
+
+// methods answers with the operation for the request's method, or 405 with the methods the path
+// supports.
+func (s *Sandbox) methods(w http.ResponseWriter, r *http.Request, hs handlers) {
+	if h, ok := hs[r.Method]; ok {
+		v, err := h()
+		respond(w, v, err)
+		return
+	}
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if _, ok := hs[m]; ok {
+			allowed = append(allowed, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+}
+
+// withBody is an operation that reads the request's JSON body and passes it to op.
+func withBody(w http.ResponseWriter, r *http.Request, op func(body []byte) (any, *apiError)) func() (any, *apiError) {
+	return func() (any, *apiError) {
+		body, err := readJSON(w, r)
+		if err != nil {
+			return nil, err
+		}
+		return op(body)
+	}
+}
+
+// fail is an operation that always answers with the same error.
+func fail(status int, message string) func() (any, *apiError) {
+	return func() (any, *apiError) { return nil, errorf(status, message) }
+}
+
+func (s *Sandbox) bearerOK(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.opts.AccessToken)) == 1
+}
+
+func (s *Sandbox) basicOK(r *http.Request) bool {
+	user, pass, ok := r.BasicAuth()
+	// Both comparisons always run, so the time taken does not tell which one failed.
+	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(s.basicUser))
+	passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(s.basicPass))
+	return ok && userOK&passOK == 1
+}
+
+// splitPath splits an escaped path into unescaped segments. A trailing slash is dropped, so the
+// collection paths the specification writes with one ("/v2/top-accounts/") also match without
+// it; an empty segment elsewhere is kept, and reads as a missing path parameter.
+func splitPath(escaped string) ([]string, bool) {
+	escaped = strings.TrimPrefix(escaped, "/")
+	escaped = strings.TrimSuffix(escaped, "/")
+	if escaped == "" {
+		return nil, true
+	}
+	segs := strings.Split(escaped, "/")
+	for i, seg := range segs {
+		u, err := url.PathUnescape(seg)
+		if err != nil {
+			return nil, false
+		}
+		segs[i] = u
+	}
+	return segs, true
+}
+
+// missing reports whether a path parameter is absent: empty or only spaces.
+func missing(param string) bool { return strings.TrimSpace(param) == "" }
+
+func (s *Sandbox) serveIndex(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, `Advisor service sandbox
+
+v2 (top accounts, contacts by top account, documents):
+  Authorization: Bearer <access token>
+  GET  /v2/top-accounts/                    POST /v2/top-accounts/
+  GET  /v2/top-accounts/{wid}               PUT  /v2/top-accounts/{wid}
+  GET  /v2/top-accounts/{wid}/contacts/     POST /v2/top-accounts/{wid}/contacts/
+  GET  /v2/top-accounts/{wid}/contacts/{id} PUT  /v2/top-accounts/{wid}/contacts/{id}
+  GET  /v2/top-accounts/{wid}/documents/    POST /v2/top-accounts/{wid}/documents/
+  GET, PATCH, DELETE /v2/top-accounts/{wid}/documents/{vault_id}
+
+v1 (contacts by client, addressed by wid or external_id):
+  Authorization: Basic <user:password>
+  GET  /v1/clients/{wid}/contacts           POST /v1/clients/{wid}/contacts
+  GET  /v1/clients/{wid}/contacts/{id}      PUT  /v1/clients/{wid}/contacts/{id}
+
+Uploads: PUT the file's bytes to the upload_uri a create or update returned, with the
+Content-Type of its extension, within %s.
+`, s.opts.UploadTTL)
+}

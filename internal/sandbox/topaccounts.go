@@ -1,0 +1,119 @@
+package sandbox
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+)
+
+type topAccountPage struct {
+	TopAccounts []accountInfo `json:"top_accounts"`
+	Pagination  pagination    `json:"pagination"`
+}
+
+type pagination struct {
+	Page       int `json:"page"`
+	Limit      int `json:"limit"`
+	TotalCount int `json:"total_count"`
+	TotalPages int `json:"total_pages"`
+}
+
+func (s *Sandbox) listTopAccounts(q url.Values) (topAccountPage, *apiError) {
+	page, limit, verr := advisorspec.ParseTopAccountPage(q)
+	if verr != nil {
+		return topAccountPage{}, errorf(http.StatusBadRequest, verr.Message)
+	}
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	total := len(s.store.topAccounts)
+	out := topAccountPage{
+		TopAccounts: []accountInfo{},
+		Pagination:  pagination{Page: page, Limit: limit, TotalCount: total, TotalPages: (total + limit - 1) / limit},
+	}
+	// A page past the end is empty; checking that first keeps (page-1)*limit from overflowing.
+	if page <= out.Pagination.TotalPages {
+		from := (page - 1) * limit
+		for _, ta := range s.store.topAccounts[from:min(from+limit, total)] {
+			out.TopAccounts = append(out.TopAccounts, ta.info)
+		}
+	}
+	return out, nil
+}
+
+func (s *Sandbox) getTopAccount(wid string) (accountInfo, *apiError) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	ta, err := s.topAccount(wid, "Missing wid parameter")
+	if err != nil {
+		return accountInfo{}, err
+	}
+	return ta.info, nil
+}
+
+// topAccount finds a top account for a request. The caller holds the lock. missingMsg is the
+// message of the endpoint for an absent wid.
+func (s *Sandbox) topAccount(wid, missingMsg string) (*topAccount, *apiError) {
+	if missing(wid) {
+		return nil, errorf(http.StatusBadRequest, missingMsg)
+	}
+	ta, ok := s.store.byWID[wid]
+	if !ok {
+		return nil, errorf(http.StatusNotFound, "Container not found")
+	}
+	return ta, nil
+}
+
+// createTopAccount adds a top account from an Add Top Account body.
+func (s *Sandbox) createTopAccount(body []byte) (accountInfo, *apiError) {
+	externalID, name, verr := advisorspec.CheckNewTopAccount(body)
+	if verr != nil {
+		return accountInfo{}, errorf(http.StatusBadRequest, verr.Message)
+	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	if existing := s.store.topAccountByExternalID(externalID); existing != nil {
+		return accountInfo{}, externalIDConflict(existing)
+	}
+	ta := &topAccount{
+		info:      accountInfo{WID: s.store.ids.newID(), ExternalID: externalID, Name: name},
+		documents: map[string]*document{},
+		docSeq:    map[string]int{},
+	}
+	s.store.topAccounts = append(s.store.topAccounts, ta)
+	s.store.byWID[ta.info.WID] = ta
+	return ta.info, nil
+}
+
+func externalIDConflict(existing *topAccount) *apiError {
+	return &apiError{
+		status:  http.StatusConflict,
+		Message: "Container with this externalId already exists",
+		WID:     existing.info.WID,
+	}
+}
+
+func (s *Sandbox) updateTopAccount(wid string, body []byte) (accountInfo, *apiError) {
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	ta, err := s.topAccount(wid, "Missing wid parameter")
+	if err != nil {
+		return accountInfo{}, err
+	}
+	u, verr := advisorspec.CheckTopAccountUpdate(body)
+	if verr != nil {
+		return accountInfo{}, errorf(http.StatusBadRequest, verr.Message)
+	}
+	info := ta.info
+	if u.ExternalID != nil {
+		if other := s.store.topAccountByExternalID(*u.ExternalID); other != nil && other != ta {
+			return accountInfo{}, externalIDConflict(other)
+		}
+		info.ExternalID = *u.ExternalID
+	}
+	if u.Name != nil {
+		info.Name = *u.Name
+	}
+	ta.info = info
+	return info, nil
+}

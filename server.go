@@ -1,0 +1,154 @@
+// Command gateway is the Advisor GraphQL gateway. With no configuration it runs against an
+// embedded sandbox of the Advisor service; `gateway sandbox` serves that sandbox alone.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/config"
+	"github.com/advisorhq/gateway/internal/httpserver"
+	"github.com/advisorhq/gateway/internal/sandbox"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts what args ask for and serves until ctx ends. Configuration comes from args and
+// getenv only, so tests run the real thing on 127.0.0.1:0 and read its address from stdout.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "sandbox" {
+		return runSandbox(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 {
+		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\"", args[0])
+	}
+	return runGateway(ctx, getenv, stdout, stderr)
+}
+
+func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := config.LoadSandbox(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	cfg.Options.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	sb, err := sandbox.New(cfg.Options)
+	if err != nil {
+		return fmt.Errorf("start the sandbox: %w", err)
+	}
+	defer sb.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on -addr %s: %w", cfg.Addr, err)
+	}
+	// A credential set in the environment is the user's secret: say where it is, not what.
+	token, creds := sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
+	if cfg.TokenFromEnv {
+		token = "$SANDBOX_ACCESS_TOKEN"
+	}
+	if cfg.CredentialsFromEnv {
+		creds = "$SANDBOX_BASIC_CREDENTIALS"
+	}
+	fmt.Fprintf(stdout, `Advisor sandbox serving http://%[1]s
+  v2 paths: Authorization: Bearer %[2]s
+  v1 paths: Basic credentials %[3]s
+  try:      curl -H "Authorization: Bearer %[2]s" http://%[1]s/v2/top-accounts/
+`, ln.Addr(), token, creds)
+	return serve(ctx, sandboxServer(sb), ln)
+}
+
+func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+
+	// Until the gateway has an upstream client, it always runs beside its embedded sandbox.
+	sb, err := sandbox.New(sandbox.Options{Logger: log.With("component", "sandbox")})
+	if err != nil {
+		return fmt.Errorf("start the embedded sandbox: %w", err)
+	}
+	defer sb.Close()
+	sandboxLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen for the embedded sandbox: %w", err)
+	}
+	sandboxCtx, stopSandbox := context.WithCancel(ctx)
+	sandboxDone := make(chan error, 1)
+	go func() { sandboxDone <- serve(sandboxCtx, sandboxServer(sb), sandboxLn) }()
+	// Deferred before the gateway serves, so the sandbox stops after the gateway has drained.
+	defer func() { stopSandbox(); <-sandboxDone }()
+	fmt.Fprintf(stdout, "Embedded Advisor sandbox serving http://%s\n", sandboxLn.Addr())
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on ADDR %s: %w", cfg.Addr, err)
+	}
+	handler := httpserver.New(httpserver.Deps{Log: log, Version: version()})
+	base := "http://" + displayAddr(ln.Addr())
+	fmt.Fprintf(stdout, "Advisor GraphQL gateway serving %[1]s\n  GraphQL: %[1]s/graphql\n  IDE:     %[1]s/\n", base)
+	return serve(ctx, &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, ln)
+}
+
+// sandboxServer serves the sandbox. There is no read or write timeout: an upload of a large
+// file takes as long as it takes, as it would at the real upload host.
+func sandboxServer(sb *sandbox.Sandbox) *http.Server {
+	return &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+}
+
+// serve runs srv on ln until ctx ends, then gives in-flight requests a few seconds to finish.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// displayAddr shows a wildcard listen address as localhost, which is where a browser on this
+// machine reaches it.
+func displayAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("localhost", fmt.Sprint(tcp.Port))
+}
+
+// version is the module version the binary was built from, "(devel)" for a local build.
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		return info.Main.Version
+	}
+	return "(devel)"
+}

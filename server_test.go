@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// started runs the program with args and environment until the test ends, and returns the
+// first URL printed on a line that contains marker.
+func started(t *testing.T, args []string, env map[string]string, marker string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, args, func(k string) string { return env[k] }, outW, io.Discard)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run returned %v after cancel, want nil", err)
+		}
+	})
+	urls := make(chan string, 1)
+	go func() {
+		url := regexp.MustCompile(`https?://\S+`)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), marker) {
+				urls <- url.FindString(sc.Text())
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out) // keep the program's writes from blocking
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case err := <-done:
+		t.Fatalf("run ended before serving: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no line with " + marker + " within 10 s")
+	}
+	return ""
+}
+
+func TestSandboxCommandServesTheDemoData(t *testing.T) {
+	t.Parallel()
+	base := started(t, []string{"sandbox", "-addr", "127.0.0.1:0", "-seed", "7"}, nil, "sandbox serving")
+	req, _ := http.NewRequest("GET", base+"/v2/top-accounts/", nil)
+	req.Header.Set("Authorization", "Bearer sandbox-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		TopAccounts []struct{ Name string } `json:"top_accounts"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("list top accounts: status %d, err %v", resp.StatusCode, err)
+	}
+	if len(page.TopAccounts) == 0 || page.TopAccounts[0].Name != "Hartwell Family" {
+		t.Errorf("got top accounts %+v, want the demo families", page.TopAccounts)
+	}
+}
+
+func TestSandboxCommandTakesCredentialsFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"SANDBOX_ACCESS_TOKEN": "s3cret", "SANDBOX_BASIC_CREDENTIALS": "ann:pw"}
+	base := started(t, []string{"sandbox", "-addr", "127.0.0.1:0"}, env, "sandbox serving")
+	for _, tc := range []struct {
+		name, path string
+		auth       func(*http.Request)
+		want       int
+	}{
+		{"the default token is refused", "/v2/top-accounts/", func(r *http.Request) { r.Header.Set("Authorization", "Bearer sandbox-token") }, 403},
+		{"the configured token is accepted", "/v2/top-accounts/", func(r *http.Request) { r.Header.Set("Authorization", "Bearer s3cret") }, 200},
+		{"the configured basic credentials are accepted", "/v1/clients/CL-1001/contacts", func(r *http.Request) { r.SetBasicAuth("ann", "pw") }, 200},
+		{"the default basic credentials are refused", "/v1/clients/CL-1001/contacts", func(r *http.Request) { r.SetBasicAuth("sandbox", "sandbox") }, 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", base+tc.path, nil)
+			tc.auth(req)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
+
+func TestGatewayServesGraphQLBesideTheEmbeddedSandbox(t *testing.T) {
+	t.Parallel()
+	base := started(t, nil, map[string]string{"ADDR": "127.0.0.1:0"}, "gateway serving")
+	resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":"{ version }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Data struct{ Version string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || got.Data.Version == "" {
+		t.Errorf("query { version }: %+v, %v", got, err)
+	}
+}
+
+func TestInvalidSettingsStopStartUpNamingTheSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"ADDR that is not host:port", nil, map[string]string{"ADDR": "8080"}, "ADDR"},
+		{"basic credentials without a colon", []string{"sandbox"}, map[string]string{"SANDBOX_BASIC_CREDENTIALS": "nocolon"}, "SANDBOX_BASIC_CREDENTIALS"},
+		{"basic credentials without a password", []string{"sandbox"}, map[string]string{"SANDBOX_BASIC_CREDENTIALS": "ann:"}, "SANDBOX_BASIC_CREDENTIALS"},
+		{"access token with a space", []string{"sandbox"}, map[string]string{"SANDBOX_ACCESS_TOKEN": "a b"}, "SANDBOX_ACCESS_TOKEN"},
+		{"a size that is not one", []string{"sandbox", "-max-file-size", "lots"}, nil, "max-file-size"},
+		{"an unknown flag", []string{"sandbox", "-colour"}, nil, "colour"},
+		{"a public URL that is not absolute", []string{"sandbox", "-addr", "127.0.0.1:0", "-public-url", "example.com"}, nil, "public URL"},
+		{"an unknown command", []string{"serve"}, nil, `unknown command "serve"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := run(ctx, tc.args, func(k string) string { return tc.env[k] }, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("run: %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
