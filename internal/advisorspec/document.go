@@ -23,6 +23,16 @@ type DocumentFields struct {
 // Names match case-insensitively after trimming; the set gives back each name's own spelling.
 type Tags struct {
 	byFold map[string]string
+	open   bool
+}
+
+// OpenTags is the tag set of a caller that does not know a top account's custom tags, such
+// as the gateway: built-in tags get their spelling, any other name is taken as it is and left
+// for the service to judge.
+func OpenTags() Tags {
+	t := NewTags()
+	t.open = true
+	return t
 }
 
 // NewTags returns the built-in tags plus custom.
@@ -37,6 +47,9 @@ func NewTags(custom ...string) Tags {
 // Canonical returns the spelling of the known tag that name matches.
 func (t Tags) Canonical(name string) (string, bool) {
 	c, ok := t.byFold[strings.ToLower(strings.TrimSpace(name))]
+	if !ok && t.open && strings.TrimSpace(name) != "" {
+		return strings.TrimSpace(name), true
+	}
 	return c, ok
 }
 
@@ -82,6 +95,52 @@ func CheckDocumentPatch(body []byte, current DocumentFields, tags Tags) (Documen
 	return applyDocument(obj, current, tags)
 }
 
+// CheckDocumentPatchAlone checks an Update Document body without the document at hand: each
+// field on its own, and the taxonomy as far as the body tells it (a sub-category belongs to the
+// category sent with it, or to some category; a type fits the sub-category sent with it).
+func CheckDocumentPatchAlone(body []byte, tags Tags) *Error {
+	obj, err := decodeDocumentBody(body)
+	if err != nil {
+		return err
+	}
+	var d DocumentFields
+	for _, key := range documentKeys {
+		if raw, ok := obj[key]; ok {
+			if err := applyDocumentField(&d, key, raw, tags); err != nil {
+				return err
+			}
+		}
+	}
+	if obj.has("category") {
+		if _, ok := FindCategory(d.Category); !ok {
+			return invalid("category", "Invalid category")
+		}
+	}
+	if !obj.has("sub_category") {
+		return nil
+	}
+	for _, c := range Categories {
+		if obj.has("category") && c.Name != d.Category {
+			continue
+		}
+		if sub, ok := c.FindSubCategory(d.SubCategory); ok {
+			if obj.has("type") && d.Type != "" && !slices.Contains(sub.Types, d.Type) {
+				return typeMismatch(sub)
+			}
+			return nil
+		}
+	}
+	return invalid("sub_category", "Invalid sub-category")
+}
+
+// typeMismatch is the refusal of a type the sub-category does not list.
+func typeMismatch(sub SubCategory) *Error {
+	if len(sub.Types) == 0 {
+		return invalid("type", "Invalid type: sub-category %s has no types", sub.Name)
+	}
+	return invalid("type", "Invalid type: sub-category %s allows %s", sub.Name, strings.Join(sub.Types, ", "))
+}
+
 func decodeDocumentBody(body []byte) (object, *Error) {
 	obj, err := decodeObject(body)
 	if err != nil {
@@ -120,10 +179,7 @@ func applyDocument(obj object, d DocumentFields, tags Tags) (DocumentFields, *Er
 		return DocumentFields{}, invalid("sub_category", "Invalid sub-category")
 	}
 	if d.Type != "" && !slices.Contains(sub.Types, d.Type) {
-		if len(sub.Types) == 0 {
-			return DocumentFields{}, invalid("type", "Invalid type: sub-category %s has no types", sub.Name)
-		}
-		return DocumentFields{}, invalid("type", "Invalid type: sub-category %s allows %s", sub.Name, strings.Join(sub.Types, ", "))
+		return DocumentFields{}, typeMismatch(sub)
 	}
 	return d, nil
 }

@@ -217,3 +217,7 @@ const (
 // MaxFileSize is the largest file the vault accepts: 5 GB, read as 5 GiB like the object stores
 // that impose the limit.
 const MaxFileSize int64 = 5 << 30
+
+// MessageFileNotReady is Get Document's 404 message for a document whose file is uploaded but
+// not ready yet; a client tells it from the other 404s by this text.
+const MessageFileNotReady = "Vault file not ready"

@@ -120,22 +120,18 @@ func (sc contactScope) rejected(err *advisorspec.Error, isNew bool) *apiError {
 	return errorf(status, err.Message)
 }
 
-type contactList struct {
-	Contacts []*contact `json:"contacts"`
-}
-
-type contactID struct {
-	ID string `json:"id"`
-}
-
-func (s *Sandbox) listContacts(sc contactScope) (contactList, *apiError) {
+func (s *Sandbox) listContacts(sc contactScope) (advisorspec.ContactList, *apiError) {
 	s.store.mu.RLock()
 	defer s.store.mu.RUnlock()
 	set, err := s.contacts(sc)
 	if err != nil {
-		return contactList{}, err
+		return advisorspec.ContactList{}, err
 	}
-	return contactList{Contacts: append([]*contact{}, set.list...)}, nil
+	out := advisorspec.ContactList{Contacts: make([]contact, len(set.list))}
+	for i, c := range set.list {
+		out.Contacts[i] = *c
+	}
+	return out, nil
 }
 
 func (s *Sandbox) getContact(sc contactScope, id string) (*contact, *apiError) {
@@ -161,12 +157,12 @@ func (s *Sandbox) contact(sc contactScope, id string) (*contactSet, *contact, *a
 	return set, c, nil
 }
 
-func (s *Sandbox) addContact(sc contactScope, body []byte) (contactID, *apiError) {
+func (s *Sandbox) addContact(sc contactScope, body []byte) (advisorspec.ContactID, *apiError) {
 	c, err := s.createContact(sc, body)
 	if err != nil {
-		return contactID{}, err
+		return advisorspec.ContactID{}, err
 	}
-	return contactID{ID: c.ID}, nil
+	return advisorspec.ContactID{ID: c.ID}, nil
 }
 
 // createContact adds a contact card from an Add Contact body.
@@ -189,28 +185,28 @@ func (s *Sandbox) createContact(sc contactScope, body []byte) (*contact, *apiErr
 		return nil, err
 	}
 	// Merging into a bare card drops the empty arrays a body may carry, as absent fields are.
-	c := (&contact{ID: s.store.ids.newID(), ExternalID: decoded.ExternalID, Type: decoded.Type}).merged(decoded)
+	c := merged(&contact{ID: s.store.ids.newID(), ExternalID: decoded.ExternalID, Type: decoded.Type}, decoded)
 	set.put(c)
 	return c, nil
 }
 
-func (s *Sandbox) updateContact(sc contactScope, id string, body []byte) (contactID, *apiError) {
+func (s *Sandbox) updateContact(sc contactScope, id string, body []byte) (advisorspec.ContactID, *apiError) {
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
 	set, current, err := s.contact(sc, id)
 	if err != nil {
-		return contactID{}, err
+		return advisorspec.ContactID{}, err
 	}
 	typ, _ := advisorspec.ParseContactType(current.Type)
 	if verr := advisorspec.CheckContactUpdate(body, sc.spec, typ, current.ExternalID, set.hasExternalID); verr != nil {
-		return contactID{}, sc.rejected(verr, false)
+		return advisorspec.ContactID{}, sc.rejected(verr, false)
 	}
 	patch := &contact{}
 	if err := decodeChecked(body, patch); err != nil {
-		return contactID{}, err
+		return advisorspec.ContactID{}, err
 	}
-	set.put(current.merged(patch))
-	return contactID{ID: current.ID}, nil
+	set.put(merged(current, patch))
+	return advisorspec.ContactID{ID: current.ID}, nil
 }
 
 // decodeChecked decodes a body that advisorspec has accepted, so every field already has the

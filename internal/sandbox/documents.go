@@ -13,24 +13,8 @@ import (
 // timeFormat is how the service writes creation_date and modification_date: ISO 8601 in UTC.
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-// documentJSON is a document as the API returns it. Which of file_status, download_uri and
-// upload_uri appear depends on the operation.
-type documentJSON struct {
-	WID              string   `json:"wid"`
-	VaultID          string   `json:"vault_id"`
-	Name             string   `json:"name"`
-	Extension        string   `json:"extension"`
-	Description      string   `json:"description,omitempty"`
-	Category         string   `json:"category"`
-	SubCategory      string   `json:"sub_category"`
-	Type             string   `json:"type,omitempty"`
-	Tags             []string `json:"tags,omitempty"`
-	CreationDate     string   `json:"creation_date"`
-	ModificationDate string   `json:"modification_date"`
-	FileStatus       string   `json:"file_status,omitempty"`
-	DownloadURI      string   `json:"download_uri,omitempty"`
-	UploadURI        string   `json:"upload_uri,omitempty"`
-}
+// documentJSON is a document as the API returns it.
+type documentJSON = advisorspec.Document
 
 func (d *document) json() documentJSON {
 	return documentJSON{
@@ -46,19 +30,6 @@ func (d *document) json() documentJSON {
 		CreationDate:     d.CreationDate.UTC().Format(timeFormat),
 		ModificationDate: d.ModificationDate.UTC().Format(timeFormat),
 	}
-}
-
-type documentList struct {
-	Documents  []documentJSON `json:"documents"`
-	Pagination struct {
-		TotalCount int `json:"total_count"`
-	} `json:"pagination"`
-}
-
-type uploadResponse struct {
-	WID       string `json:"wid"`
-	VaultID   string `json:"vault_id"`
-	UploadURI string `json:"upload_uri"`
 }
 
 // tags is the tag set of a top account. The caller holds the lock.
@@ -80,31 +51,31 @@ func (s *Sandbox) document(wid, vaultID string) (*topAccount, *document, *apiErr
 	return ta, d, nil
 }
 
-func (s *Sandbox) listDocuments(wid string, query url.Values) (documentList, *apiError) {
+func (s *Sandbox) listDocuments(wid string, query url.Values) (advisorspec.DocumentList, *apiError) {
 	s.store.mu.RLock()
 	defer s.store.mu.RUnlock()
 	ta, err := s.topAccount(wid, "Bad Request")
 	if err != nil {
-		return documentList{}, err
+		return advisorspec.DocumentList{}, err
 	}
 	q, verr := advisorspec.ParseDocumentQuery(query)
 	if verr != nil {
-		return documentList{}, errorf(http.StatusBadRequest, verr.Message)
+		return advisorspec.DocumentList{}, errorf(http.StatusBadRequest, verr.Message)
 	}
 	tags := ta.tags()
 	if unknown := tags.Unknown(q.Tags); len(unknown) > 0 {
-		return documentList{}, errorf(http.StatusBadRequest, "Unknown tags: "+strings.Join(unknown, ", "))
+		return advisorspec.DocumentList{}, errorf(http.StatusBadRequest, "Unknown tags: "+strings.Join(unknown, ", "))
 	}
 	after := -1
 	if q.NextToken != "" {
 		seq, ok := ta.docSeq[q.NextToken]
 		if !ok {
-			return documentList{}, errorf(http.StatusBadRequest, "Invalid nextToken: no document "+q.NextToken+" in this top account")
+			return advisorspec.DocumentList{}, errorf(http.StatusBadRequest, "Invalid nextToken: no document "+q.NextToken+" in this top account")
 		}
 		after = seq
 	}
 	matching := s.documentsTagged(ta, tags, q.Tags)
-	out := documentList{Documents: []documentJSON{}}
+	out := advisorspec.DocumentList{Documents: []documentJSON{}}
 	out.Pagination.TotalCount = len(matching)
 	for _, d := range matching {
 		if len(out.Documents) == q.Limit {
@@ -144,7 +115,7 @@ func (s *Sandbox) getDocument(r *http.Request, wid, vaultID string) (documentJSO
 	}
 	now := s.opts.Now()
 	if d.Uploaded && now.Before(d.ReadyAt) {
-		return documentJSON{}, errorf(http.StatusNotFound, "Vault file not ready")
+		return documentJSON{}, errorf(http.StatusNotFound, advisorspec.MessageFileNotReady)
 	}
 	out := d.json()
 	out.FileStatus = advisorspec.FileStatusNoFileUploaded
@@ -155,12 +126,12 @@ func (s *Sandbox) getDocument(r *http.Request, wid, vaultID string) (documentJSO
 	return out, nil
 }
 
-func (s *Sandbox) uploadDocument(r *http.Request, wid string, body []byte) (uploadResponse, *apiError) {
+func (s *Sandbox) uploadDocument(r *http.Request, wid string, body []byte) (advisorspec.NewDocument, *apiError) {
 	d, err := s.createDocument(wid, body)
 	if err != nil {
-		return uploadResponse{}, err
+		return advisorspec.NewDocument{}, err
 	}
-	return uploadResponse{WID: d.WID, VaultID: d.VaultID, UploadURI: s.uploadAddress(r, d)}, nil
+	return advisorspec.NewDocument{WID: d.WID, VaultID: d.VaultID, UploadURI: s.uploadAddress(r, d)}, nil
 }
 
 // createDocument adds a document, with no file yet, from an Upload Document body.

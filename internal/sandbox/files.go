@@ -243,7 +243,7 @@ func (s *Sandbox) openFile(wid, vaultID string) (*os.File, *document, *apiError)
 		return nil, nil, err
 	}
 	if !d.Uploaded || s.opts.Now().Before(d.ReadyAt) {
-		return nil, nil, errorf(http.StatusNotFound, "Vault file not ready")
+		return nil, nil, errorf(http.StatusNotFound, advisorspec.MessageFileNotReady)
 	}
 	f, oerr := s.files.open(vaultID)
 	if oerr != nil {

@@ -6,18 +6,19 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
 )
 
 // apiError is an error response. Every body is {"message": ...}; the top-account 409 also
 // carries the wid of the top account that already has the external_id.
 type apiError struct {
-	status  int
-	Message string `json:"message"`
-	WID     string `json:"wid,omitempty"`
+	status int
+	advisorspec.ErrorBody
 }
 
 func errorf(status int, message string) *apiError {
-	return &apiError{status: status, Message: message}
+	return &apiError{status: status, ErrorBody: advisorspec.ErrorBody{Message: message}}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

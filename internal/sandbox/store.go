@@ -38,11 +38,7 @@ type topAccount struct {
 }
 
 // accountInfo is a top account as the API returns it.
-type accountInfo struct {
-	WID        string `json:"wid"`
-	ExternalID string `json:"external_id"`
-	Name       string `json:"name"`
-}
+type accountInfo = advisorspec.TopAccount
 
 // client is a client of the v1 contact endpoints, addressed by wid or by the caller's external_id
 // and visible to the advisor and team it belongs to.
@@ -85,63 +81,12 @@ func (s *contactSet) put(c *contact) {
 	s.list = append(s.list, c)
 }
 
-// contact is a contact card as the API returns it: every optional field is a pointer or a slice
-// so that an absent field is left out of the response.
-type contact struct {
-	ID                string          `json:"id"`
-	ExternalID        string          `json:"external_id,omitempty"`
-	Type              string          `json:"type"`
-	FirstName         *string         `json:"first_name,omitempty"`
-	MiddleName        *string         `json:"middle_name,omitempty"`
-	LastName          *string         `json:"last_name,omitempty"`
-	Dob               *string         `json:"dob,omitempty"`
-	LegalName         *string         `json:"legal_name,omitempty"`
-	TrustType         *string         `json:"trust_type,omitempty"`
-	TrustCreator      []string        `json:"trust_creator,omitempty"`
-	InitialTrustee    []string        `json:"initial_trustee,omitempty"`
-	GoverningState    *string         `json:"governing_state,omitempty"`
-	TrustCreationDate *string         `json:"trust_creation_date,omitempty"`
-	IncorporationSt   *string         `json:"incorporation_state,omitempty"`
-	IncorporationForm *string         `json:"incorporation_form,omitempty"`
-	Ownership         []ownership     `json:"ownership,omitempty"`
-	EIN               *int64          `json:"ein,omitempty"`
-	City              *string         `json:"city,omitempty"`
-	State             *string         `json:"state,omitempty"`
-	AddressFormatted  *string         `json:"address_formatted,omitempty"`
-	Notes             *string         `json:"notes,omitempty"`
-	WillType          *string         `json:"will_type,omitempty"`
-	WillCreationDate  *string         `json:"will_creation_date,omitempty"`
-	Testator          []string        `json:"testator,omitempty"`
-	Executor          []string        `json:"executor,omitempty"`
-	CurrentParties    *currentParties `json:"current_parties,omitempty"`
-}
-
-type ownership struct {
-	Percentage float64  `json:"percentage"`
-	OwnerID    string   `json:"owner_id,omitempty"`
-	Subowners  []string `json:"subowners,omitempty"`
-}
-
-type currentParties struct {
-	IsDistributedEvenly *bool   `json:"is_distributed_evenly,omitempty"`
-	ShareAmount         *string `json:"share_amount,omitempty"`
-	Parties             []party `json:"parties"`
-}
-
-type party struct {
-	ContactID              string    `json:"contact_id"`
-	DistributionPercentage *float64  `json:"distribution_percentage,omitempty"`
-	Fraction               *fraction `json:"fraction,omitempty"`
-}
-
-type fraction struct {
-	Numerator   int64 `json:"numerator"`
-	Denominator int64 `json:"denominator"`
-}
+// contact is a contact card as the API returns it.
+type contact = advisorspec.Contact
 
 // merged returns a copy of c with every field the patch sets replaced. An empty array in the
 // patch clears the field, which is how an update removes every holder of a role.
-func (c *contact) merged(patch *contact) *contact {
+func merged(c, patch *contact) *contact {
 	out := *c
 	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(patch).Elem()
 	for i := range dst.NumField() {

@@ -7,29 +7,17 @@ import (
 	"github.com/advisorhq/gateway/internal/advisorspec"
 )
 
-type topAccountPage struct {
-	TopAccounts []accountInfo `json:"top_accounts"`
-	Pagination  pagination    `json:"pagination"`
-}
-
-type pagination struct {
-	Page       int `json:"page"`
-	Limit      int `json:"limit"`
-	TotalCount int `json:"total_count"`
-	TotalPages int `json:"total_pages"`
-}
-
-func (s *Sandbox) listTopAccounts(q url.Values) (topAccountPage, *apiError) {
+func (s *Sandbox) listTopAccounts(q url.Values) (advisorspec.TopAccountPage, *apiError) {
 	page, limit, verr := advisorspec.ParseTopAccountPage(q)
 	if verr != nil {
-		return topAccountPage{}, errorf(http.StatusBadRequest, verr.Message)
+		return advisorspec.TopAccountPage{}, errorf(http.StatusBadRequest, verr.Message)
 	}
 	s.store.mu.RLock()
 	defer s.store.mu.RUnlock()
 	total := len(s.store.topAccounts)
-	out := topAccountPage{
+	out := advisorspec.TopAccountPage{
 		TopAccounts: []accountInfo{},
-		Pagination:  pagination{Page: page, Limit: limit, TotalCount: total, TotalPages: (total + limit - 1) / limit},
+		Pagination:  advisorspec.Pagination{Page: page, Limit: limit, TotalCount: total, TotalPages: (total + limit - 1) / limit},
 	}
 	// A page past the end is empty; checking that first keeps (page-1)*limit from overflowing.
 	if page <= out.Pagination.TotalPages {
@@ -86,11 +74,9 @@ func (s *Sandbox) createTopAccount(body []byte) (accountInfo, *apiError) {
 }
 
 func externalIDConflict(existing *topAccount) *apiError {
-	return &apiError{
-		status:  http.StatusConflict,
-		Message: "Container with this externalId already exists",
-		WID:     existing.info.WID,
-	}
+	err := errorf(http.StatusConflict, "Container with this externalId already exists")
+	err.WID = existing.info.WID
+	return err
 }
 
 func (s *Sandbox) updateTopAccount(wid string, body []byte) (accountInfo, *apiError) {

@@ -1,0 +1,273 @@
+package advisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/apperr"
+)
+
+// TopAccount gets one top account.
+func (c *Client) TopAccount(ctx context.Context, wid string) (advisorspec.TopAccount, error) {
+	var out advisorspec.TopAccount
+	err := c.do(ctx, call{op: "get_top_account", method: http.MethodGet, path: path("v2", "top-accounts", wid)}, &out)
+	if err != nil {
+		return out, fmt.Errorf("get top account %s: %w", wid, err)
+	}
+	return out, nil
+}
+
+// TopAccounts lists one page of top accounts.
+func (c *Client) TopAccounts(ctx context.Context, page, limit int) (advisorspec.TopAccountPage, error) {
+	var out advisorspec.TopAccountPage
+	q := url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(limit)}}
+	err := c.do(ctx, call{op: "list_top_accounts", method: http.MethodGet, path: path("v2", "top-accounts", ""), query: q}, &out)
+	if err != nil {
+		return out, fmt.Errorf("list top accounts, page %d of %d: %w", page, limit, err)
+	}
+	return out, nil
+}
+
+// CreateTopAccount adds a top account.
+func (c *Client) CreateTopAccount(ctx context.Context, externalID, name string) (advisorspec.TopAccount, error) {
+	var out advisorspec.TopAccount
+	body := map[string]string{"external_id": externalID, "name": name}
+	err := c.do(ctx, call{op: "add_top_account", method: http.MethodPost, path: path("v2", "top-accounts", ""), body: body}, &out)
+	if err != nil {
+		return out, fmt.Errorf("add top account %s: %w", externalID, err)
+	}
+	return out, nil
+}
+
+// UpdateTopAccount changes a top account's external_id or name; nil leaves one as it is.
+func (c *Client) UpdateTopAccount(ctx context.Context, wid string, externalID, name *string) (advisorspec.TopAccount, error) {
+	var out advisorspec.TopAccount
+	body := map[string]string{}
+	if externalID != nil {
+		body["external_id"] = *externalID
+	}
+	if name != nil {
+		body["name"] = *name
+	}
+	err := c.do(ctx, call{op: "update_top_account", method: http.MethodPut, path: path("v2", "top-accounts", wid), body: body}, &out)
+	if err != nil {
+		return out, fmt.Errorf("update top account %s: %w", wid, err)
+	}
+	return out, nil
+}
+
+// ClientRef addresses a client of the v1 contact endpoints: its wid or the caller's
+// external_id, and the advisor and team to act for when the API user can reach several.
+type ClientRef struct {
+	Ref       string
+	AdvisorID string
+	TeamID    string
+}
+
+func (r ClientRef) query() url.Values {
+	q := url.Values{}
+	if r.AdvisorID != "" {
+		q.Set("advisor_id", r.AdvisorID)
+	}
+	if r.TeamID != "" {
+		q.Set("team_id", r.TeamID)
+	}
+	return q
+}
+
+// contactCalls builds the calls of the contact operations of either scope: by top account
+// (v2), or by client (v1) when ref is not nil.
+type contactCalls struct {
+	ref   *ClientRef
+	owner string // a top account's wid
+}
+
+func (cc contactCalls) call(op, method string, id *string, body []byte) call {
+	cl := call{op: op, method: method, body: body}
+	if cc.ref != nil {
+		cl.op, cl.v1, cl.query = "client_"+op, true, cc.ref.query()
+		cl.path = path("v1", "clients", cc.ref.Ref, "contacts")
+	} else {
+		cl.path = path("v2", "top-accounts", cc.owner, "contacts", "")
+	}
+	if id != nil {
+		cl.path = strings.TrimSuffix(cl.path, "/") + path(*id)
+	}
+	if body == nil {
+		cl.body = nil // a nil []byte in an interface is not a nil body
+	}
+	return cl
+}
+
+func (cc contactCalls) String() string {
+	if cc.ref != nil {
+		return "client " + cc.ref.Ref
+	}
+	return "top account " + cc.owner
+}
+
+func (c *Client) listContacts(ctx context.Context, cc contactCalls) ([]advisorspec.Contact, error) {
+	var out advisorspec.ContactList
+	if err := c.do(ctx, cc.call("list_contacts", http.MethodGet, nil, nil), &out); err != nil {
+		return nil, fmt.Errorf("list contacts of %s: %w", cc, err)
+	}
+	return out.Contacts, nil
+}
+
+func (c *Client) getContact(ctx context.Context, cc contactCalls, id string) (advisorspec.Contact, error) {
+	var out advisorspec.Contact
+	if err := c.do(ctx, cc.call("get_contact", http.MethodGet, &id, nil), &out); err != nil {
+		return out, fmt.Errorf("get contact %s of %s: %w", id, cc, err)
+	}
+	return out, nil
+}
+
+func (c *Client) writeContact(ctx context.Context, cc contactCalls, id *string, body []byte) (string, error) {
+	var out advisorspec.ContactID
+	op, method, what := "add_contact", http.MethodPost, "add a contact to "+cc.String()
+	if id != nil {
+		op, method, what = "update_contact", http.MethodPut, "update contact "+*id+" of "+cc.String()
+	}
+	if err := c.do(ctx, cc.call(op, method, id, body), &out); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	return out.ID, nil
+}
+
+// Contacts lists the contact cards of a top account.
+func (c *Client) Contacts(ctx context.Context, wid string) ([]advisorspec.Contact, error) {
+	return c.listContacts(ctx, contactCalls{owner: wid})
+}
+
+// Contact gets one contact card of a top account.
+func (c *Client) Contact(ctx context.Context, wid, id string) (advisorspec.Contact, error) {
+	return c.getContact(ctx, contactCalls{owner: wid}, id)
+}
+
+// CreateContact adds a contact card to a top account from an Add Contact body and returns its id.
+func (c *Client) CreateContact(ctx context.Context, wid string, body []byte) (string, error) {
+	return c.writeContact(ctx, contactCalls{owner: wid}, nil, body)
+}
+
+// UpdateContact updates a contact card of a top account from an Update Contact body.
+func (c *Client) UpdateContact(ctx context.Context, wid, id string, body []byte) (string, error) {
+	return c.writeContact(ctx, contactCalls{owner: wid}, &id, body)
+}
+
+// ClientContacts lists the contact cards of a v1 client.
+func (c *Client) ClientContacts(ctx context.Context, ref ClientRef) ([]advisorspec.Contact, error) {
+	return c.listContacts(ctx, contactCalls{ref: &ref})
+}
+
+// ClientContact gets one contact card of a v1 client.
+func (c *Client) ClientContact(ctx context.Context, ref ClientRef, id string) (advisorspec.Contact, error) {
+	return c.getContact(ctx, contactCalls{ref: &ref}, id)
+}
+
+// CreateClientContact adds a contact card to a v1 client and returns its id.
+func (c *Client) CreateClientContact(ctx context.Context, ref ClientRef, body []byte) (string, error) {
+	return c.writeContact(ctx, contactCalls{ref: &ref}, nil, body)
+}
+
+// UpdateClientContact updates a contact card of a v1 client.
+func (c *Client) UpdateClientContact(ctx context.Context, ref ClientRef, id string, body []byte) (string, error) {
+	return c.writeContact(ctx, contactCalls{ref: &ref}, &id, body)
+}
+
+// Documents lists one page of a top account's documents.
+func (c *Client) Documents(ctx context.Context, wid string, q advisorspec.DocumentQuery) (advisorspec.DocumentList, error) {
+	var out advisorspec.DocumentList
+	query := url.Values{"limit": {strconv.Itoa(q.Limit)}}
+	if q.NextToken != "" {
+		query.Set("nextToken", q.NextToken)
+	}
+	if len(q.Tags) > 0 {
+		query.Set("tags", strings.Join(q.Tags, ","))
+	}
+	err := c.do(ctx, call{op: "list_documents", method: http.MethodGet, path: path("v2", "top-accounts", wid, "documents", ""), query: query}, &out)
+	if err != nil {
+		return out, fmt.Errorf("list documents of %s: %w", wid, err)
+	}
+	return out, nil
+}
+
+// Document gets one document, with its file status and download address.
+func (c *Client) Document(ctx context.Context, wid, vaultID string) (advisorspec.Document, error) {
+	var out advisorspec.Document
+	err := c.do(ctx, call{op: "get_document", method: http.MethodGet, path: path("v2", "top-accounts", wid, "documents", vaultID)}, &out)
+	if err != nil {
+		return out, fmt.Errorf("get document %s of %s: %w", vaultID, wid, err)
+	}
+	return out, nil
+}
+
+// CreateDocument adds a document from an Upload Document body.
+func (c *Client) CreateDocument(ctx context.Context, wid string, body []byte) (advisorspec.NewDocument, error) {
+	var out advisorspec.NewDocument
+	err := c.do(ctx, call{op: "upload_document", method: http.MethodPost, path: path("v2", "top-accounts", wid, "documents", ""), body: body}, &out)
+	if err != nil {
+		return out, fmt.Errorf("add a document to %s: %w", wid, err)
+	}
+	return out, nil
+}
+
+// UpdateDocument changes a document's metadata from an Update Document body; the answer
+// carries a fresh upload address.
+func (c *Client) UpdateDocument(ctx context.Context, wid, vaultID string, body []byte) (advisorspec.Document, error) {
+	var out advisorspec.Document
+	err := c.do(ctx, call{op: "update_document", method: http.MethodPatch, path: path("v2", "top-accounts", wid, "documents", vaultID), body: body}, &out)
+	if err != nil {
+		return out, fmt.Errorf("update document %s of %s: %w", vaultID, wid, err)
+	}
+	return out, nil
+}
+
+// DeleteDocument removes a document from the vault for good.
+func (c *Client) DeleteDocument(ctx context.Context, wid, vaultID string) error {
+	err := c.do(ctx, call{op: "delete_document", method: http.MethodDelete, path: path("v2", "top-accounts", wid, "documents", vaultID)}, nil)
+	if err != nil {
+		return fmt.Errorf("delete document %s of %s: %w", vaultID, wid, err)
+	}
+	return nil
+}
+
+// UploadFile streams a file to a presigned upload address with the Content-Type its extension
+// requires. size is the file's length, or -1 when unknown. The address is its own credential,
+// so no Authorization goes with it; and as it carries a signature, it appears in no error.
+func (c *Client) UploadFile(ctx context.Context, uploadURI, contentType string, file io.Reader, size int64) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.UploadTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, uploadURI, file)
+	if err != nil {
+		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service gave an upload address the gateway cannot use", err)
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", contentType)
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.opts.Observe("upload_file", "error", time.Since(start))
+		return transportError(ctx, "upload_file", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	c.opts.Observe("upload_file", strconv.Itoa(resp.StatusCode), time.Since(start))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return nil
+	case resp.StatusCode == http.StatusRequestEntityTooLarge:
+		msg, _ := errorMessage(resp.StatusCode, body)
+		return &apperr.Error{Code: apperr.BadUserInput, Message: msg, Field: "file"}
+	default:
+		msg, _ := errorMessage(resp.StatusCode, body)
+		return apperr.Wrap(apperr.UpstreamUnavailable, "The file could not be stored in the vault",
+			fmt.Errorf("upload_file: status %d: %s", resp.StatusCode, msg))
+	}
+}

@@ -1,0 +1,82 @@
+// Package apperr is the gateway's one error type: a code the client can act on, a message safe
+// to show, and the cause, kept for the log. The GraphQL error presenter turns it into
+// extensions.code; anything else becomes INTERNAL after it is logged.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is what a client can act on; it goes in a GraphQL error's extensions.code.
+type Code string
+
+// The codes of DESIGN.md.
+const (
+	// BadUserInput: the request is wrong (the upstream's 400 or 422, or the gateway's own check).
+	BadUserInput Code = "BAD_USER_INPUT"
+	// NotFound: what the request names does not exist.
+	NotFound Code = "NOT_FOUND"
+	// Conflict: the request clashes with what exists, such as a taken external_id.
+	Conflict Code = "CONFLICT"
+	// Forbidden: the gateway's credentials may not do this.
+	Forbidden Code = "FORBIDDEN"
+	// UpstreamUnavailable: the Advisor service timed out, failed, or could not be reached.
+	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
+	// Internal: anything else; the message shown is generic and the cause is logged.
+	Internal Code = "INTERNAL"
+)
+
+// Error is an error with a code and a message safe to show to any client.
+type Error struct {
+	Code    Code
+	Message string
+	// Field is the input field at fault, when known, in the request's own terms.
+	Field string
+	// WID is, for a CONFLICT over a top account's external_id, the wid that already has it.
+	WID string
+	// Err is the cause. It is for the log: it may carry addresses or upstream detail.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an error with a code and a message safe to show.
+func New(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
+}
+
+// Wrap returns an error with a code and a safe message whose cause is err.
+func Wrap(code Code, message string, err error) *Error {
+	return &Error{Code: code, Message: message, Err: err}
+}
+
+// Input returns a BAD_USER_INPUT error about one field.
+func Input(field, message string) *Error {
+	return &Error{Code: BadUserInput, Field: field, Message: message}
+}
+
+// As returns the *Error in err's chain.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// CodeOf returns the code of err: its *Error's, or INTERNAL.
+func CodeOf(err error) Code {
+	if e, ok := As(err); ok {
+		return e.Code
+	}
+	return Internal
+}
+
+// IsNotFound reports whether err says that what was asked for does not exist.
+func IsNotFound(err error) bool { return CodeOf(err) == NotFound }

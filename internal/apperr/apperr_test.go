@@ -1,0 +1,84 @@
+package apperr_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+)
+
+func TestRedactRemovesSecrets(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`PUT "http://up.example/uploads/w/v?expires=1&nonce=2&signature=abc": EOF`,
+			`PUT "http://up.example/uploads/w/v?REDACTED": EOF`},
+		{"Authorization: Bearer s3cr3t.tok-en", "Authorization: Bearer REDACTED"},
+		{"basic dXNlcjpwYXNz header", "basic REDACTED header"},
+		{"get https://ann:pw@advisor.example/v2/x", "get https://REDACTED@advisor.example/v2/x"},
+		{"no secrets at http://advisor.example/v2/top-accounts/", "no secrets at http://advisor.example/v2/top-accounts/"},
+	} {
+		if got := apperr.Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestPresenterShowsCodesAndHidesCauses(t *testing.T) {
+	var logs bytes.Buffer
+	present := apperr.Presenter(slog.New(slog.NewTextHandler(&logs, nil)))
+	ctx := graphql.WithPathContext(context.Background(), graphql.NewPathWithField("topAccount"))
+	secretCause := errors.New(`Get "http://advisor/x?signature=abc": dial tcp: refused`)
+	for _, tc := range []struct {
+		name       string
+		err        error
+		wantCode   apperr.Code
+		wantMsg    string
+		wantExt    map[string]any
+		wantLogged bool
+	}{
+		{"an app error keeps its message", apperr.New(apperr.NotFound, "Container not found"), apperr.NotFound, "Container not found", nil, false},
+		{"a conflict carries the wid", &apperr.Error{Code: apperr.Conflict, Message: "taken", WID: "w1"}, apperr.Conflict, "taken", map[string]any{"wid": "w1"}, false},
+		{"an input error carries the field", apperr.Input("legalName", "legal_name is required"), apperr.BadUserInput, "legal_name is required", map[string]any{"field": "legalName"}, false},
+		{"an unknown error becomes INTERNAL", secretCause, apperr.Internal, "Internal error", nil, true},
+		{"a wrapped app error is found", fmt.Errorf("load: %w", apperr.New(apperr.Forbidden, "Access Denied")), apperr.Forbidden, "Access Denied", nil, false},
+		{"the cause of an outage is logged, not shown", apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service is unavailable", secretCause),
+			apperr.UpstreamUnavailable, "The Advisor service is unavailable", nil, true},
+		{"gqlgen's error without a code is INTERNAL", &gqlerror.Error{Message: "must not be null"}, apperr.Internal, "Internal error", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs.Reset()
+			got := present(ctx, tc.err)
+			if got.Extensions["code"] != tc.wantCode || got.Message != tc.wantMsg {
+				t.Errorf("got code %v message %q, want %v %q", got.Extensions["code"], got.Message, tc.wantCode, tc.wantMsg)
+			}
+			for k, v := range tc.wantExt {
+				if got.Extensions[k] != v {
+					t.Errorf("extensions[%s] = %v, want %v", k, got.Extensions[k], v)
+				}
+			}
+			if strings.Contains(got.Message, "signature") || strings.Contains(logs.String(), "signature=abc") {
+				t.Errorf("a secret leaked: message %q, log %q", got.Message, logs.String())
+			}
+			if logged := logs.Len() > 0; logged != tc.wantLogged {
+				t.Errorf("logged %v, want %v: %s", logged, tc.wantLogged, logs.String())
+			}
+		})
+	}
+}
+
+func TestPresenterKeepsGqlgensCodedErrors(t *testing.T) {
+	present := apperr.Presenter(slog.New(slog.DiscardHandler))
+	in := &gqlerror.Error{Message: "Cannot query field", Path: ast.Path{ast.PathName("x")},
+		Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}}
+	if got := present(context.Background(), in); got.Message != in.Message || got.Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
+		t.Errorf("got %+v, want the validation error unchanged", got)
+	}
+}

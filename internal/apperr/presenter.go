@@ -1,0 +1,84 @@
+package apperr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// internalMessage is all a client learns of an error the gateway did not expect.
+const internalMessage = "Internal error"
+
+// Presenter returns gqlgen's error presenter: every error leaves with extensions.code and a
+// message safe to show. An *Error shows its own message (and field and wid when it has them);
+// gqlgen's parse and validation errors keep theirs; anything else is logged, redacted, and shown
+// as INTERNAL.
+func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		var wrapper *gqlerror.Error
+		errors.As(err, &wrapper) // gqlgen wraps a resolver's error to give it a path and location
+		app, ok := As(err)
+		if !ok && wrapper != nil && wrapper.Err == nil {
+			if wrapper.Extensions["code"] == nil {
+				// gqlgen's own execution errors ("must not be null") are the gateway's bugs.
+				log.Error("graphql error without a code", "path", wrapper.Path.String(), "error", Redact(wrapper.Message))
+				wrapper.Message = internalMessage
+				wrapper.Extensions = map[string]any{"code": Internal}
+			}
+			return wrapper
+		}
+		out := &gqlerror.Error{Path: graphql.GetPath(ctx)}
+		if wrapper != nil {
+			out.Path, out.Locations = wrapper.Path, wrapper.Locations
+		}
+		if !ok {
+			log.Error("unexpected error", "path", out.Path.String(), "error", Redact(err.Error()))
+			app = New(Internal, internalMessage)
+		} else if app.Err != nil && (app.Code == Internal || app.Code == UpstreamUnavailable) {
+			log.Warn("request failed", "code", app.Code, "path", out.Path.String(), "error", Redact(app.Error()))
+		}
+		out.Message = app.Message
+		out.Extensions = map[string]any{"code": app.Code}
+		if app.Field != "" {
+			out.Extensions["field"] = app.Field
+		}
+		if app.WID != "" {
+			out.Extensions["wid"] = app.WID
+		}
+		return out
+	}
+}
+
+// Recover returns gqlgen's recover function: a panic in a resolver is logged with its stack and
+// becomes an INTERNAL error for that field, not a crashed request.
+func Recover(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.Error("panic in resolver", "path", graphql.GetPath(ctx).String(),
+			"panic", Redact(fmt.Sprint(p)), "stack", Redact(string(debug.Stack())))
+		return New(Internal, internalMessage)
+	}
+}
+
+var (
+	// Presigned addresses carry their signature in the query.
+	urlQuery = regexp.MustCompile(`(https?://[^\s"'?#]+)\?[^\s"'#]*`)
+	// Credentials in header form, wherever they were printed.
+	credential = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
+	// Credentials embedded in an address: scheme://user:password@host.
+	userinfo = regexp.MustCompile(`(https?://)[^\s/@"']+@`)
+)
+
+// Redact removes from text what must never reach a log or a client: the query of every
+// address (a presigned address's signature), credentials in an address, and bearer or basic
+// credentials.
+func Redact(text string) string {
+	text = urlQuery.ReplaceAllString(text, "$1?REDACTED")
+	text = userinfo.ReplaceAllString(text, "${1}REDACTED@")
+	return credential.ReplaceAllString(text, "$1 REDACTED")
+}
