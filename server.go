@@ -17,9 +17,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/advisorhq/gateway/graph"
+	"github.com/advisorhq/gateway/graph/generated"
+	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/config"
+	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/httpserver"
+	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/vault"
 )
 
 func main() {
@@ -81,32 +87,87 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	m := metrics.New()
 
-	// Until the gateway has an upstream client, it always runs beside its embedded sandbox.
-	sb, err := sandbox.New(sandbox.Options{Logger: log.With("component", "sandbox")})
-	if err != nil {
-		return fmt.Errorf("start the embedded sandbox: %w", err)
+	upstream := advisor.Options{
+		BaseURL:          cfg.AdvisorBaseURL,
+		AccessToken:      cfg.AdvisorAccessToken,
+		BasicCredentials: cfg.AdvisorBasicCredentials,
+		Timeout:          cfg.UpstreamTimeout,
+		Observe:          m.ObserveUpstream,
 	}
-	defer sb.Close()
-	sandboxLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listen for the embedded sandbox: %w", err)
+	if cfg.Sandboxed() {
+		base, stop, err := startEmbeddedSandbox(ctx, log)
+		if err != nil {
+			return err
+		}
+		// Deferred before the gateway serves, so the sandbox stops after the gateway has drained.
+		defer stop()
+		upstream.BaseURL = base
+		upstream.AccessToken, upstream.BasicCredentials = sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
+		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s\n", base)
 	}
-	sandboxCtx, stopSandbox := context.WithCancel(ctx)
-	sandboxDone := make(chan error, 1)
-	go func() { sandboxDone <- serve(sandboxCtx, sandboxServer(sb), sandboxLn) }()
-	// Deferred before the gateway serves, so the sandbox stops after the gateway has drained.
-	defer func() { stopSandbox(); <-sandboxDone }()
-	fmt.Fprintf(stdout, "Embedded Advisor sandbox serving http://%s\n", sandboxLn.Addr())
+	api, err := advisor.New(upstream)
+	if err != nil {
+		return fmt.Errorf("ADVISOR_BASE_URL: %w", err)
+	}
+	fam := family.NewService(api)
+	docs := vault.NewService(api, 0)
+	schema := generated.NewExecutableSchema(generated.Config{
+		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs},
+	})
+	handler := httpserver.New(httpserver.Deps{
+		Log:     log,
+		Schema:  schema,
+		Metrics: m,
+		PerRequest: func(ctx context.Context) context.Context {
+			return docs.WithLoaders(fam.WithLoaders(advisor.WithRequestCache(ctx)))
+		},
+		Ready: []httpserver.ReadyCheck{{Name: "advisor", Check: api.Ping}},
+		Config: httpserver.Config{
+			AllowedOrigins:  cfg.AllowedOrigins,
+			MaxRequestBytes: cfg.MaxRequestBytes,
+			MaxUploadBytes:  cfg.MaxUploadBytes,
+			MaxUploadFiles:  cfg.MaxUploadFiles,
+			Introspection:   cfg.Introspection,
+			IDE:             cfg.IDE,
+			ComplexityLimit: cfg.ComplexityLimit,
+		},
+	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on ADDR %s: %w", cfg.Addr, err)
 	}
-	handler := httpserver.New(httpserver.Deps{Log: log, Version: version()})
 	base := "http://" + displayAddr(ln.Addr())
-	fmt.Fprintf(stdout, "Advisor GraphQL gateway serving %[1]s\n  GraphQL: %[1]s/graphql\n  IDE:     %[1]s/\n", base)
+	fmt.Fprintf(stdout, "Advisor GraphQL gateway serving %[1]s\n  GraphQL: %[1]s/graphql\n", base)
+	if cfg.IDE {
+		fmt.Fprintf(stdout, "  IDE:     %s/\n", base)
+	}
 	return serve(ctx, &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, ln)
+}
+
+// startEmbeddedSandbox serves a demo sandbox on a free loopback port and returns its address
+// and what stops it.
+func startEmbeddedSandbox(ctx context.Context, log *slog.Logger) (string, func(), error) {
+	sb, err := sandbox.New(sandbox.Options{Logger: log.With("component", "sandbox")})
+	if err != nil {
+		return "", nil, fmt.Errorf("start the embedded sandbox: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = sb.Close()
+		return "", nil, fmt.Errorf("listen for the embedded sandbox: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, sandboxServer(sb), ln) }()
+	stop := func() {
+		cancel()
+		<-done
+		_ = sb.Close()
+	}
+	return "http://" + ln.Addr().String(), stop, nil
 }
 
 // sandboxServer serves the sandbox. There is no read or write timeout: an upload of a large

@@ -14,7 +14,7 @@ import (
 
 // started runs the program with args and environment until the test ends, and returns the
 // first URL printed on a line that contains marker.
-func started(t *testing.T, args []string, env map[string]string, marker string) string {
+func started(t testing.TB, args []string, env map[string]string, marker string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, outW := io.Pipe()

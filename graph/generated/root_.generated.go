@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -21,15 +23,222 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Client() ClientResolver
+	Document() DocumentResolver
+	Mutation() MutationResolver
 	Query() QueryResolver
+	TopAccount() TopAccountResolver
 }
 
 type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Charity struct {
+		AddressFormatted func(childComplexity int) int
+		City             func(childComplexity int) int
+		DisplayName      func(childComplexity int) int
+		Ein              func(childComplexity int) int
+		ExternalID       func(childComplexity int) int
+		ID               func(childComplexity int) int
+		LegalName        func(childComplexity int) int
+		Notes            func(childComplexity int) int
+		Relationships    func(childComplexity int) int
+		State            func(childComplexity int) int
+		Type             func(childComplexity int) int
+	}
+
+	Class struct {
+		CurrentParties func(childComplexity int) int
+		DisplayName    func(childComplexity int) int
+		ExternalID     func(childComplexity int) int
+		ID             func(childComplexity int) int
+		LegalName      func(childComplexity int) int
+		Notes          func(childComplexity int) int
+		Relationships  func(childComplexity int) int
+		Type           func(childComplexity int) int
+	}
+
+	ClassParties struct {
+		IsDistributedEvenly func(childComplexity int) int
+		Parties             func(childComplexity int) int
+		ShareAmount         func(childComplexity int) int
+	}
+
+	ClassParty struct {
+		ContactID              func(childComplexity int) int
+		DistributionPercentage func(childComplexity int) int
+		Fraction               func(childComplexity int) int
+		Party                  func(childComplexity int) int
+	}
+
+	Client struct {
+		AdvisorID func(childComplexity int) int
+		Contact   func(childComplexity int, id string) int
+		Contacts  func(childComplexity int, types []family.ContactType) int
+		Ref       func(childComplexity int) int
+		TeamID    func(childComplexity int) int
+	}
+
+	ContactRef struct {
+		Contact    func(childComplexity int) int
+		ExternalID func(childComplexity int) int
+	}
+
+	DeleteDocumentPayload struct {
+		VaultID func(childComplexity int) int
+	}
+
+	Document struct {
+		Category         func(childComplexity int) int
+		CreationDate     func(childComplexity int) int
+		Description      func(childComplexity int) int
+		DownloadURI      func(childComplexity int) int
+		Extension        func(childComplexity int) int
+		FileStatus       func(childComplexity int) int
+		ModificationDate func(childComplexity int) int
+		Name             func(childComplexity int) int
+		SubCategory      func(childComplexity int) int
+		Tags             func(childComplexity int) int
+		Type             func(childComplexity int) int
+		VaultID          func(childComplexity int) int
+		WID              func(childComplexity int) int
+	}
+
+	DocumentConnection struct {
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	DocumentPayload struct {
+		Document  func(childComplexity int) int
+		UploadURI func(childComplexity int) int
+	}
+
+	Entity struct {
+		DisplayName        func(childComplexity int) int
+		ExternalID         func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		IncorporationForm  func(childComplexity int) int
+		IncorporationState func(childComplexity int) int
+		LegalName          func(childComplexity int) int
+		Ownership          func(childComplexity int) int
+		Relationships      func(childComplexity int) int
+		Type               func(childComplexity int) int
+	}
+
+	Fraction struct {
+		Denominator func(childComplexity int) int
+		Numerator   func(childComplexity int) int
+	}
+
+	Individual struct {
+		DisplayName   func(childComplexity int) int
+		Dob           func(childComplexity int) int
+		ExternalID    func(childComplexity int) int
+		FirstName     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		LastName      func(childComplexity int) int
+		MiddleName    func(childComplexity int) int
+		Relationships func(childComplexity int) int
+		Type          func(childComplexity int) int
+	}
+
+	Mutation struct {
+		CreateClientContact func(childComplexity int, ref string, advisorID *string, teamID *string, input family.ContactInput) int
+		CreateContact       func(childComplexity int, wid string, input family.ContactInput) int
+		CreateDocument      func(childComplexity int, wid string, input vault.CreateDocumentInput, file *graphql.Upload) int
+		CreateTopAccount    func(childComplexity int, input family.CreateTopAccountInput) int
+		DeleteDocument      func(childComplexity int, wid string, vaultID string) int
+		UpdateClientContact func(childComplexity int, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) int
+		UpdateContact       func(childComplexity int, wid string, id string, input family.ContactPatch) int
+		UpdateDocument      func(childComplexity int, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) int
+		UpdateTopAccount    func(childComplexity int, wid string, input family.UpdateTopAccountInput) int
+	}
+
+	OffsetPageInfo struct {
+		Limit      func(childComplexity int) int
+		Page       func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+		TotalPages func(childComplexity int) int
+	}
+
+	Ownership struct {
+		Joint      func(childComplexity int) int
+		OwnerID    func(childComplexity int) int
+		Owners     func(childComplexity int) int
+		Percentage func(childComplexity int) int
+		Subowners  func(childComplexity int) int
+	}
+
+	PageInfo struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+	}
+
 	Query struct {
-		Version func(childComplexity int) int
+		Client      func(childComplexity int, ref string, advisorID *string, teamID *string) int
+		Contact     func(childComplexity int, wid string, id string) int
+		Document    func(childComplexity int, wid string, vaultID string) int
+		TopAccount  func(childComplexity int, wid string) int
+		TopAccounts func(childComplexity int, page *int, limit *int) int
+		Version     func(childComplexity int) int
+	}
+
+	Relationship struct {
+		Percentage func(childComplexity int) int
+		Role       func(childComplexity int) int
+		Source     func(childComplexity int) int
+		Target     func(childComplexity int) int
+	}
+
+	TopAccount struct {
+		Contact       func(childComplexity int, id *string, externalID *string) int
+		Contacts      func(childComplexity int, types []family.ContactType) int
+		Document      func(childComplexity int, vaultID string) int
+		Documents     func(childComplexity int, first *int, after *string, tags []string) int
+		ExternalID    func(childComplexity int) int
+		Name          func(childComplexity int) int
+		Relationships func(childComplexity int) int
+		WID           func(childComplexity int) int
+	}
+
+	TopAccountPage struct {
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	Trust struct {
+		DisplayName       func(childComplexity int) int
+		ExternalID        func(childComplexity int) int
+		GoverningState    func(childComplexity int) int
+		ID                func(childComplexity int) int
+		InitialTrustee    func(childComplexity int) int
+		InitialTrustees   func(childComplexity int) int
+		LegalName         func(childComplexity int) int
+		Relationships     func(childComplexity int) int
+		TrustCreationDate func(childComplexity int) int
+		TrustCreator      func(childComplexity int) int
+		TrustCreators     func(childComplexity int) int
+		TrustType         func(childComplexity int) int
+		Type              func(childComplexity int) int
+	}
+
+	Will struct {
+		DisplayName      func(childComplexity int) int
+		Executor         func(childComplexity int) int
+		Executors        func(childComplexity int) int
+		ExternalID       func(childComplexity int) int
+		GoverningState   func(childComplexity int) int
+		ID               func(childComplexity int) int
+		LegalName        func(childComplexity int) int
+		Relationships    func(childComplexity int) int
+		Testator         func(childComplexity int) int
+		Testators        func(childComplexity int) int
+		Type             func(childComplexity int) int
+		WillCreationDate func(childComplexity int) int
+		WillType         func(childComplexity int) int
 	}
 }
 
@@ -47,12 +256,957 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "Charity.addressFormatted":
+		if e.ComplexityRoot.Charity.AddressFormatted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.AddressFormatted(childComplexity), true
+	case "Charity.city":
+		if e.ComplexityRoot.Charity.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.City(childComplexity), true
+	case "Charity.displayName":
+		if e.ComplexityRoot.Charity.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.DisplayName(childComplexity), true
+	case "Charity.ein":
+		if e.ComplexityRoot.Charity.Ein == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.Ein(childComplexity), true
+	case "Charity.externalId":
+		if e.ComplexityRoot.Charity.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.ExternalID(childComplexity), true
+	case "Charity.id":
+		if e.ComplexityRoot.Charity.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.ID(childComplexity), true
+	case "Charity.legalName":
+		if e.ComplexityRoot.Charity.LegalName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.LegalName(childComplexity), true
+	case "Charity.notes":
+		if e.ComplexityRoot.Charity.Notes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.Notes(childComplexity), true
+	case "Charity.relationships":
+		if e.ComplexityRoot.Charity.Relationships == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.Relationships(childComplexity), true
+	case "Charity.state":
+		if e.ComplexityRoot.Charity.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.State(childComplexity), true
+	case "Charity.type":
+		if e.ComplexityRoot.Charity.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.Type(childComplexity), true
+
+	case "Class.currentParties":
+		if e.ComplexityRoot.Class.CurrentParties == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.CurrentParties(childComplexity), true
+	case "Class.displayName":
+		if e.ComplexityRoot.Class.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.DisplayName(childComplexity), true
+	case "Class.externalId":
+		if e.ComplexityRoot.Class.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.ExternalID(childComplexity), true
+	case "Class.id":
+		if e.ComplexityRoot.Class.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.ID(childComplexity), true
+	case "Class.legalName":
+		if e.ComplexityRoot.Class.LegalName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.LegalName(childComplexity), true
+	case "Class.notes":
+		if e.ComplexityRoot.Class.Notes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.Notes(childComplexity), true
+	case "Class.relationships":
+		if e.ComplexityRoot.Class.Relationships == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.Relationships(childComplexity), true
+	case "Class.type":
+		if e.ComplexityRoot.Class.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.Type(childComplexity), true
+
+	case "ClassParties.isDistributedEvenly":
+		if e.ComplexityRoot.ClassParties.IsDistributedEvenly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClassParties.IsDistributedEvenly(childComplexity), true
+	case "ClassParties.parties":
+		if e.ComplexityRoot.ClassParties.Parties == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClassParties.Parties(childComplexity), true
+	case "ClassParties.shareAmount":
+		if e.ComplexityRoot.ClassParties.ShareAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClassParties.ShareAmount(childComplexity), true
+
+	case "ClassParty.contactId":
+		if e.ComplexityRoot.ClassParty.ContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClassParty.ContactID(childComplexity), true
+	case "ClassParty.distributionPercentage":
+		if e.ComplexityRoot.ClassParty.DistributionPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClassParty.DistributionPercentage(childComplexity), true
+	case "ClassParty.fraction":
+		if e.ComplexityRoot.ClassParty.Fraction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClassParty.Fraction(childComplexity), true
+	case "ClassParty.party":
+		if e.ComplexityRoot.ClassParty.Party == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClassParty.Party(childComplexity), true
+
+	case "Client.advisorId":
+		if e.ComplexityRoot.Client.AdvisorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.AdvisorID(childComplexity), true
+	case "Client.contact":
+		if e.ComplexityRoot.Client.Contact == nil {
+			break
+		}
+
+		args, err := ec.field_Client_contact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Client.Contact(childComplexity, args["id"].(string)), true
+	case "Client.contacts":
+		if e.ComplexityRoot.Client.Contacts == nil {
+			break
+		}
+
+		args, err := ec.field_Client_contacts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Client.Contacts(childComplexity, args["types"].([]family.ContactType)), true
+	case "Client.ref":
+		if e.ComplexityRoot.Client.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.Ref(childComplexity), true
+	case "Client.teamId":
+		if e.ComplexityRoot.Client.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.TeamID(childComplexity), true
+
+	case "ContactRef.contact":
+		if e.ComplexityRoot.ContactRef.Contact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactRef.Contact(childComplexity), true
+	case "ContactRef.externalId":
+		if e.ComplexityRoot.ContactRef.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactRef.ExternalID(childComplexity), true
+
+	case "DeleteDocumentPayload.vaultId":
+		if e.ComplexityRoot.DeleteDocumentPayload.VaultID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteDocumentPayload.VaultID(childComplexity), true
+
+	case "Document.category":
+		if e.ComplexityRoot.Document.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.Category(childComplexity), true
+	case "Document.creationDate":
+		if e.ComplexityRoot.Document.CreationDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.CreationDate(childComplexity), true
+	case "Document.description":
+		if e.ComplexityRoot.Document.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.Description(childComplexity), true
+	case "Document.downloadUri":
+		if e.ComplexityRoot.Document.DownloadURI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.DownloadURI(childComplexity), true
+	case "Document.extension":
+		if e.ComplexityRoot.Document.Extension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.Extension(childComplexity), true
+	case "Document.fileStatus":
+		if e.ComplexityRoot.Document.FileStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.FileStatus(childComplexity), true
+	case "Document.modificationDate":
+		if e.ComplexityRoot.Document.ModificationDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.ModificationDate(childComplexity), true
+	case "Document.name":
+		if e.ComplexityRoot.Document.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.Name(childComplexity), true
+	case "Document.subCategory":
+		if e.ComplexityRoot.Document.SubCategory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.SubCategory(childComplexity), true
+	case "Document.tags":
+		if e.ComplexityRoot.Document.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.Tags(childComplexity), true
+	case "Document.type":
+		if e.ComplexityRoot.Document.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.Type(childComplexity), true
+	case "Document.vaultId":
+		if e.ComplexityRoot.Document.VaultID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.VaultID(childComplexity), true
+	case "Document.wid":
+		if e.ComplexityRoot.Document.WID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.WID(childComplexity), true
+
+	case "DocumentConnection.nodes":
+		if e.ComplexityRoot.DocumentConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentConnection.Nodes(childComplexity), true
+	case "DocumentConnection.pageInfo":
+		if e.ComplexityRoot.DocumentConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentConnection.PageInfo(childComplexity), true
+	case "DocumentConnection.totalCount":
+		if e.ComplexityRoot.DocumentConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentConnection.TotalCount(childComplexity), true
+
+	case "DocumentPayload.document":
+		if e.ComplexityRoot.DocumentPayload.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPayload.Document(childComplexity), true
+	case "DocumentPayload.uploadUri":
+		if e.ComplexityRoot.DocumentPayload.UploadURI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPayload.UploadURI(childComplexity), true
+
+	case "Entity.displayName":
+		if e.ComplexityRoot.Entity.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.DisplayName(childComplexity), true
+	case "Entity.externalId":
+		if e.ComplexityRoot.Entity.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.ExternalID(childComplexity), true
+	case "Entity.id":
+		if e.ComplexityRoot.Entity.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.ID(childComplexity), true
+	case "Entity.incorporationForm":
+		if e.ComplexityRoot.Entity.IncorporationForm == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.IncorporationForm(childComplexity), true
+	case "Entity.incorporationState":
+		if e.ComplexityRoot.Entity.IncorporationState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.IncorporationState(childComplexity), true
+	case "Entity.legalName":
+		if e.ComplexityRoot.Entity.LegalName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.LegalName(childComplexity), true
+	case "Entity.ownership":
+		if e.ComplexityRoot.Entity.Ownership == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.Ownership(childComplexity), true
+	case "Entity.relationships":
+		if e.ComplexityRoot.Entity.Relationships == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.Relationships(childComplexity), true
+	case "Entity.type":
+		if e.ComplexityRoot.Entity.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.Type(childComplexity), true
+
+	case "Fraction.denominator":
+		if e.ComplexityRoot.Fraction.Denominator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Fraction.Denominator(childComplexity), true
+	case "Fraction.numerator":
+		if e.ComplexityRoot.Fraction.Numerator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Fraction.Numerator(childComplexity), true
+
+	case "Individual.displayName":
+		if e.ComplexityRoot.Individual.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.DisplayName(childComplexity), true
+	case "Individual.dob":
+		if e.ComplexityRoot.Individual.Dob == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.Dob(childComplexity), true
+	case "Individual.externalId":
+		if e.ComplexityRoot.Individual.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.ExternalID(childComplexity), true
+	case "Individual.firstName":
+		if e.ComplexityRoot.Individual.FirstName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.FirstName(childComplexity), true
+	case "Individual.id":
+		if e.ComplexityRoot.Individual.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.ID(childComplexity), true
+	case "Individual.lastName":
+		if e.ComplexityRoot.Individual.LastName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.LastName(childComplexity), true
+	case "Individual.middleName":
+		if e.ComplexityRoot.Individual.MiddleName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.MiddleName(childComplexity), true
+	case "Individual.relationships":
+		if e.ComplexityRoot.Individual.Relationships == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.Relationships(childComplexity), true
+	case "Individual.type":
+		if e.ComplexityRoot.Individual.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.Type(childComplexity), true
+
+	case "Mutation.createClientContact":
+		if e.ComplexityRoot.Mutation.CreateClientContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createClientContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateClientContact(childComplexity, args["ref"].(string), args["advisorId"].(*string), args["teamId"].(*string), args["input"].(family.ContactInput)), true
+	case "Mutation.createContact":
+		if e.ComplexityRoot.Mutation.CreateContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateContact(childComplexity, args["wid"].(string), args["input"].(family.ContactInput)), true
+	case "Mutation.createDocument":
+		if e.ComplexityRoot.Mutation.CreateDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateDocument(childComplexity, args["wid"].(string), args["input"].(vault.CreateDocumentInput), args["file"].(*graphql.Upload)), true
+	case "Mutation.createTopAccount":
+		if e.ComplexityRoot.Mutation.CreateTopAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createTopAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateTopAccount(childComplexity, args["input"].(family.CreateTopAccountInput)), true
+	case "Mutation.deleteDocument":
+		if e.ComplexityRoot.Mutation.DeleteDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteDocument(childComplexity, args["wid"].(string), args["vaultId"].(string)), true
+	case "Mutation.updateClientContact":
+		if e.ComplexityRoot.Mutation.UpdateClientContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateClientContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateClientContact(childComplexity, args["ref"].(string), args["advisorId"].(*string), args["teamId"].(*string), args["id"].(string), args["input"].(family.ContactPatch)), true
+	case "Mutation.updateContact":
+		if e.ComplexityRoot.Mutation.UpdateContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateContact(childComplexity, args["wid"].(string), args["id"].(string), args["input"].(family.ContactPatch)), true
+	case "Mutation.updateDocument":
+		if e.ComplexityRoot.Mutation.UpdateDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateDocument(childComplexity, args["wid"].(string), args["vaultId"].(string), args["input"].(vault.UpdateDocumentInput), args["file"].(*graphql.Upload)), true
+	case "Mutation.updateTopAccount":
+		if e.ComplexityRoot.Mutation.UpdateTopAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateTopAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateTopAccount(childComplexity, args["wid"].(string), args["input"].(family.UpdateTopAccountInput)), true
+
+	case "OffsetPageInfo.limit":
+		if e.ComplexityRoot.OffsetPageInfo.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.Limit(childComplexity), true
+	case "OffsetPageInfo.page":
+		if e.ComplexityRoot.OffsetPageInfo.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.Page(childComplexity), true
+	case "OffsetPageInfo.totalCount":
+		if e.ComplexityRoot.OffsetPageInfo.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.TotalCount(childComplexity), true
+	case "OffsetPageInfo.totalPages":
+		if e.ComplexityRoot.OffsetPageInfo.TotalPages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.TotalPages(childComplexity), true
+
+	case "Ownership.joint":
+		if e.ComplexityRoot.Ownership.Joint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ownership.Joint(childComplexity), true
+	case "Ownership.ownerId":
+		if e.ComplexityRoot.Ownership.OwnerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ownership.OwnerID(childComplexity), true
+	case "Ownership.owners":
+		if e.ComplexityRoot.Ownership.Owners == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ownership.Owners(childComplexity), true
+	case "Ownership.percentage":
+		if e.ComplexityRoot.Ownership.Percentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ownership.Percentage(childComplexity), true
+	case "Ownership.subowners":
+		if e.ComplexityRoot.Ownership.Subowners == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ownership.Subowners(childComplexity), true
+
+	case "PageInfo.endCursor":
+		if e.ComplexityRoot.PageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
+	case "PageInfo.hasNextPage":
+		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+
+	case "Query.client":
+		if e.ComplexityRoot.Query.Client == nil {
+			break
+		}
+
+		args, err := ec.field_Query_client_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Client(childComplexity, args["ref"].(string), args["advisorId"].(*string), args["teamId"].(*string)), true
+	case "Query.contact":
+		if e.ComplexityRoot.Query.Contact == nil {
+			break
+		}
+
+		args, err := ec.field_Query_contact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Contact(childComplexity, args["wid"].(string), args["id"].(string)), true
+	case "Query.document":
+		if e.ComplexityRoot.Query.Document == nil {
+			break
+		}
+
+		args, err := ec.field_Query_document_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Document(childComplexity, args["wid"].(string), args["vaultId"].(string)), true
+
+	case "Query.topAccount":
+		if e.ComplexityRoot.Query.TopAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Query_topAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TopAccount(childComplexity, args["wid"].(string)), true
+	case "Query.topAccounts":
+		if e.ComplexityRoot.Query.TopAccounts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_topAccounts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TopAccounts(childComplexity, args["page"].(*int), args["limit"].(*int)), true
 	case "Query.version":
 		if e.ComplexityRoot.Query.Version == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Version(childComplexity), true
+
+	case "Relationship.percentage":
+		if e.ComplexityRoot.Relationship.Percentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relationship.Percentage(childComplexity), true
+	case "Relationship.role":
+		if e.ComplexityRoot.Relationship.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relationship.Role(childComplexity), true
+	case "Relationship.source":
+		if e.ComplexityRoot.Relationship.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relationship.Source(childComplexity), true
+	case "Relationship.target":
+		if e.ComplexityRoot.Relationship.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relationship.Target(childComplexity), true
+
+	case "TopAccount.contact":
+		if e.ComplexityRoot.TopAccount.Contact == nil {
+			break
+		}
+
+		args, err := ec.field_TopAccount_contact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TopAccount.Contact(childComplexity, args["id"].(*string), args["externalId"].(*string)), true
+	case "TopAccount.contacts":
+		if e.ComplexityRoot.TopAccount.Contacts == nil {
+			break
+		}
+
+		args, err := ec.field_TopAccount_contacts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TopAccount.Contacts(childComplexity, args["types"].([]family.ContactType)), true
+	case "TopAccount.document":
+		if e.ComplexityRoot.TopAccount.Document == nil {
+			break
+		}
+
+		args, err := ec.field_TopAccount_document_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TopAccount.Document(childComplexity, args["vaultId"].(string)), true
+	case "TopAccount.documents":
+		if e.ComplexityRoot.TopAccount.Documents == nil {
+			break
+		}
+
+		args, err := ec.field_TopAccount_documents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TopAccount.Documents(childComplexity, args["first"].(*int), args["after"].(*string), args["tags"].([]string)), true
+	case "TopAccount.externalId":
+		if e.ComplexityRoot.TopAccount.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccount.ExternalID(childComplexity), true
+	case "TopAccount.name":
+		if e.ComplexityRoot.TopAccount.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccount.Name(childComplexity), true
+	case "TopAccount.relationships":
+		if e.ComplexityRoot.TopAccount.Relationships == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccount.Relationships(childComplexity), true
+	case "TopAccount.wid":
+		if e.ComplexityRoot.TopAccount.WID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccount.WID(childComplexity), true
+
+	case "TopAccountPage.nodes":
+		if e.ComplexityRoot.TopAccountPage.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountPage.Nodes(childComplexity), true
+	case "TopAccountPage.pageInfo":
+		if e.ComplexityRoot.TopAccountPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountPage.PageInfo(childComplexity), true
+
+	case "Trust.displayName":
+		if e.ComplexityRoot.Trust.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.DisplayName(childComplexity), true
+	case "Trust.externalId":
+		if e.ComplexityRoot.Trust.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.ExternalID(childComplexity), true
+	case "Trust.governingState":
+		if e.ComplexityRoot.Trust.GoverningState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.GoverningState(childComplexity), true
+	case "Trust.id":
+		if e.ComplexityRoot.Trust.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.ID(childComplexity), true
+	case "Trust.initialTrustee":
+		if e.ComplexityRoot.Trust.InitialTrustee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.InitialTrustee(childComplexity), true
+	case "Trust.initialTrustees":
+		if e.ComplexityRoot.Trust.InitialTrustees == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.InitialTrustees(childComplexity), true
+	case "Trust.legalName":
+		if e.ComplexityRoot.Trust.LegalName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.LegalName(childComplexity), true
+	case "Trust.relationships":
+		if e.ComplexityRoot.Trust.Relationships == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.Relationships(childComplexity), true
+	case "Trust.trustCreationDate":
+		if e.ComplexityRoot.Trust.TrustCreationDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.TrustCreationDate(childComplexity), true
+	case "Trust.trustCreator":
+		if e.ComplexityRoot.Trust.TrustCreator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.TrustCreator(childComplexity), true
+	case "Trust.trustCreators":
+		if e.ComplexityRoot.Trust.TrustCreators == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.TrustCreators(childComplexity), true
+	case "Trust.trustType":
+		if e.ComplexityRoot.Trust.TrustType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.TrustType(childComplexity), true
+	case "Trust.type":
+		if e.ComplexityRoot.Trust.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.Type(childComplexity), true
+
+	case "Will.displayName":
+		if e.ComplexityRoot.Will.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.DisplayName(childComplexity), true
+	case "Will.executor":
+		if e.ComplexityRoot.Will.Executor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.Executor(childComplexity), true
+	case "Will.executors":
+		if e.ComplexityRoot.Will.Executors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.Executors(childComplexity), true
+	case "Will.externalId":
+		if e.ComplexityRoot.Will.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.ExternalID(childComplexity), true
+	case "Will.governingState":
+		if e.ComplexityRoot.Will.GoverningState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.GoverningState(childComplexity), true
+	case "Will.id":
+		if e.ComplexityRoot.Will.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.ID(childComplexity), true
+	case "Will.legalName":
+		if e.ComplexityRoot.Will.LegalName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.LegalName(childComplexity), true
+	case "Will.relationships":
+		if e.ComplexityRoot.Will.Relationships == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.Relationships(childComplexity), true
+	case "Will.testator":
+		if e.ComplexityRoot.Will.Testator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.Testator(childComplexity), true
+	case "Will.testators":
+		if e.ComplexityRoot.Will.Testators == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.Testators(childComplexity), true
+	case "Will.type":
+		if e.ComplexityRoot.Will.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.Type(childComplexity), true
+	case "Will.willCreationDate":
+		if e.ComplexityRoot.Will.WillCreationDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.WillCreationDate(childComplexity), true
+	case "Will.willType":
+		if e.ComplexityRoot.Will.WillType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.WillType(childComplexity), true
 
 	}
 	return 0, false
@@ -61,7 +1215,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap()
+	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCharityInput,
+		ec.unmarshalInputCharityPatch,
+		ec.unmarshalInputClassInput,
+		ec.unmarshalInputClassPartiesInput,
+		ec.unmarshalInputClassPartyInput,
+		ec.unmarshalInputClassPatch,
+		ec.unmarshalInputContactInput,
+		ec.unmarshalInputContactPatch,
+		ec.unmarshalInputCreateDocumentInput,
+		ec.unmarshalInputCreateTopAccountInput,
+		ec.unmarshalInputEntityInput,
+		ec.unmarshalInputEntityPatch,
+		ec.unmarshalInputFractionInput,
+		ec.unmarshalInputIndividualInput,
+		ec.unmarshalInputIndividualPatch,
+		ec.unmarshalInputOwnershipInput,
+		ec.unmarshalInputTrustInput,
+		ec.unmarshalInputTrustPatch,
+		ec.unmarshalInputUpdateDocumentInput,
+		ec.unmarshalInputUpdateTopAccountInput,
+		ec.unmarshalInputWillInput,
+		ec.unmarshalInputWillPatch,
+	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -95,6 +1272,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 			return &response
 		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -121,9 +1313,701 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../../schema/gateway.graphqls", Input: `type Query {
+	{Name: "../../schema/contact.graphqls", Input: `"What a contact card is; it never changes after the card is created."
+enum ContactType {
+  INDIVIDUAL
+  TRUST
+  ENTITY
+  CHARITY
+  WILL
+  CLASS
+}
+
+"How one contact card refers to another."
+enum RelationshipRole {
+  "The source, a trust, was created by the target."
+  TRUST_CREATOR
+  "The target is one of the source trust's initial trustees."
+  INITIAL_TRUSTEE
+  "The target alone owns ` + "`" + `percentage` + "`" + ` of the source entity."
+  OWNER
+  "The target owns ` + "`" + `percentage` + "`" + ` of the source entity jointly with the other joint owners of that entry."
+  JOINT_OWNER
+  "The source is the target's will."
+  TESTATOR
+  "The target executes the source will."
+  EXECUTOR
+  "The target is a party of the source class, with ` + "`" + `percentage` + "`" + ` when the class gives one."
+  CLASS_PARTY
+}
+
+enum TrustType {
+  INDIVIDUAL_REVOCABLE_TRUST
+  JOINT_REVOCABLE_TRUST
+  IRREVOCABLE_LIFE_INSURANCE_TRUST
+  GRANTOR_RETAINED_ANNUITY_TRUST
+  CHARITABLE_REMAINDER_UNIT_TRUST
+  CHARITABLE_REMAINDER_ANNUITY_TRUST
+  SPOUSAL_LIFETIME_ACCESS_TRUST
+  DYNASTY_TRUST
+  QUALIFIED_PERSONAL_RESIDENCE_TRUST
+  OTHER_IRREVOCABLE_TRUST
+}
+enum IncorporationForm {
+  C_CORPORATION
+  S_CORPORATION
+  DONOR_ADVISOR_FUND
+  LIMITED_LIABILITY_COMPANY
+  LIMITED_PARTNERSHIP
+  PRIVATE_FOUNDATION
+  SOLE_PROPRIETORSHIP
+  OTHER
+}
+enum WillType {
+  LAST_WILL_AND_TESTAMENT
+  POUR_OVER_WILL
+}
+
+"What every contact card has, whatever its type."
+interface ContactCard {
+  "The service's identifier of the card."
+  id: ID!
+  "The caller's identifier of the card, unique within its top account; cards refer to each other by it."
+  externalId: String
+  type: ContactType!
+  "A name to show: an individual's first, middle and last names, or the legal name."
+  displayName: String!
+  "The card's relationships in both directions: those it holds and those that name it."
+  relationships: [Relationship!]!
+}
+
+"A contact card of any type."
+union Contact = Individual | Trust | Entity | Charity | Will | Class
+
+type Individual implements ContactCard {
+  id: ID!
+  externalId: String
+  type: ContactType!
+  displayName: String!
+  relationships: [Relationship!]!
+  firstName: String
+  middleName: String
+  lastName: String
+  "Date of birth, YYYY-MM-DD; only cards read through a client (` + "`" + `Query.client` + "`" + `) carry it."
+  dob: String
+}
+
+type Trust implements ContactCard {
+  id: ID!
+  externalId: String
+  type: ContactType!
+  displayName: String!
+  relationships: [Relationship!]!
+  legalName: String!
+  trustType: TrustType
+  "The trust's creators."
+  trustCreators: [ContactRef!]!
+  "The trust's initial trustees."
+  initialTrustees: [ContactRef!]!
+  "The external ids of the creators, as the service stores them."
+  trustCreator: [String!]!
+  "The external ids of the initial trustees, as the service stores them."
+  initialTrustee: [String!]!
+  "Two-letter US state abbreviation."
+  governingState: String
+  "YYYY-MM-DD."
+  trustCreationDate: String
+}
+
+type Entity implements ContactCard {
+  id: ID!
+  externalId: String
+  type: ContactType!
+  displayName: String!
+  relationships: [Relationship!]!
+  legalName: String!
+  "Two-letter US state abbreviation."
+  incorporationState: String
+  incorporationForm: IncorporationForm
+  "Who owns the entity: each entry a single owner or a group of joint owners."
+  ownership: [Ownership!]!
+}
+
+"One share of an entity's ownership."
+type Ownership {
+  "0 to 100."
+  percentage: Float!
+  "Whether the share is held jointly (with right of survivorship) by several owners."
+  joint: Boolean!
+  "The single owner, or the joint owners."
+  owners: [ContactRef!]!
+  "The single owner's external id, as the service stores it; null for joint ownership."
+  ownerId: String
+  "The joint owners' external ids, as the service stores them; null for a single owner."
+  subowners: [String!]
+}
+
+type Charity implements ContactCard {
+  id: ID!
+  externalId: String
+  type: ContactType!
+  displayName: String!
+  relationships: [Relationship!]!
+  legalName: String!
+  "Employer identification number."
+  ein: Int
+  city: String!
+  "Two-letter US state abbreviation."
+  state: String!
+  addressFormatted: String
+  notes: String
+}
+
+type Will implements ContactCard {
+  id: ID!
+  externalId: String
+  type: ContactType!
+  displayName: String!
+  relationships: [Relationship!]!
+  legalName: String!
+  willType: WillType!
+  "Two-letter US state abbreviation."
+  governingState: String
+  "YYYY-MM-DD."
+  willCreationDate: String
+  "Whose will it is."
+  testators: [ContactRef!]!
+  "Who executes it."
+  executors: [ContactRef!]!
+  "The testators' external ids, as the service stores them."
+  testator: [String!]!
+  "The executors' external ids, as the service stores them."
+  executor: [String!]!
+}
+
+"A group of beneficiaries, such as a testator's grandchildren."
+type Class implements ContactCard {
+  id: ID!
+  externalId: String
+  type: ContactType!
+  displayName: String!
+  relationships: [Relationship!]!
+  legalName: String!
+  notes: String
+  currentParties: ClassParties
+}
+
+type ClassParties {
+  isDistributedEvenly: Boolean
+  shareAmount: String
+  parties: [ClassParty!]!
+}
+
+type ClassParty {
+  party: ContactRef!
+  "The party's external id, as the service stores it."
+  contactId: String!
+  "0 to 100."
+  distributionPercentage: Float
+  fraction: Fraction
+}
+
+type Fraction {
+  numerator: Int!
+  "Never zero."
+  denominator: Int!
+}
+
+"A reference from one contact card to another, by external id."
+type ContactRef {
+  externalId: String!
+  "The card referred to; null when no card of the same top account (or client) has that external id."
+  contact: Contact
+}
+
+"An edge of the family graph: ` + "`" + `source` + "`" + ` holds the reference, ` + "`" + `target` + "`" + ` is named by it."
+type Relationship {
+  role: RelationshipRole!
+  source: ContactRef!
+  target: ContactRef!
+  "The share, for OWNER, JOINT_OWNER and CLASS_PARTY edges that have one."
+  percentage: Float
+}
+
+extend type Query {
+  "A contact card of a top account; null when there is none."
+  contact(wid: ID!, id: ID!): Contact
+  """
+  A client of the client-scoped contact endpoints, by its wid or the caller's external id.
+  ` + "`" + `advisorId` + "`" + ` and ` + "`" + `teamId` + "`" + ` say whom the gateway acts for when its credentials reach several
+  advisors or teams. Null when there is no such client.
+  """
+  client(ref: ID!, advisorId: String, teamId: String): Client
+}
+
+"A client (an individual or couple the firm serves) and its contact cards."
+type Client {
+  "The wid or external id the client was asked for by."
+  ref: ID!
+  advisorId: String
+  teamId: String
+  "The client's contact cards, oldest first; with ` + "`" + `types` + "`" + `, only cards of those types."
+  contacts(types: [ContactType!]): [Contact!]!
+  "One contact card of the client; null when there is none."
+  contact(id: ID!): Contact
+}
+
+"""
+A new contact card: exactly one member, named for the card's type. Field names are the
+service's in camelCase; relationship lists name other cards of the same top account (or
+client) by external id.
+"""
+input ContactInput @oneOf {
+  individual: IndividualInput
+  trust: TrustInput
+  entity: EntityInput
+  charity: CharityInput
+  will: WillInput
+  class: ClassInput
+}
+
+input IndividualInput {
+  externalId: String!
+  firstName: String
+  middleName: String
+  lastName: String
+  "YYYY-MM-DD; only for cards of a client (` + "`" + `createClientContact` + "`" + `)."
+  dob: String
+}
+
+input TrustInput {
+  externalId: String!
+  legalName: String!
+  trustType: TrustType
+  trustCreator: [String!]
+  initialTrustee: [String!]
+  governingState: String
+  "YYYY-MM-DD."
+  trustCreationDate: String
+}
+
+input EntityInput {
+  externalId: String!
+  legalName: String!
+  incorporationState: String
+  incorporationForm: IncorporationForm
+  ownership: [OwnershipInput!]
+}
+
+"One share: ` + "`" + `ownerId` + "`" + ` for a single owner or ` + "`" + `subowners` + "`" + ` for joint owners, not both."
+input OwnershipInput {
+  "0 to 100."
+  percentage: Float!
+  ownerId: String
+  subowners: [String!]
+}
+
+input CharityInput {
+  externalId: String!
+  legalName: String!
+  ein: Int
+  city: String!
+  state: String!
+  addressFormatted: String
+  notes: String
+}
+
+input WillInput {
+  externalId: String!
+  legalName: String!
+  willType: WillType!
+  governingState: String
+  "YYYY-MM-DD."
+  willCreationDate: String
+  testator: [String!]
+  executor: [String!]
+}
+
+input ClassInput {
+  externalId: String!
+  legalName: String!
+  notes: String
+  currentParties: ClassPartiesInput
+}
+
+input ClassPartiesInput {
+  isDistributedEvenly: Boolean
+  shareAmount: String
+  parties: [ClassPartyInput!]!
+}
+
+input ClassPartyInput {
+  contactId: String!
+  "0 to 100."
+  distributionPercentage: Float
+  fraction: FractionInput
+}
+
+input FractionInput {
+  numerator: Int!
+  "Not zero."
+  denominator: Int!
+}
+
+"""
+Changes to a contact card: exactly one member, for the card's own type. A field left out or
+null stays as it is; an empty list removes every holder of that role. The type and external id
+never change.
+"""
+input ContactPatch @oneOf {
+  individual: IndividualPatch
+  trust: TrustPatch
+  entity: EntityPatch
+  charity: CharityPatch
+  will: WillPatch
+  class: ClassPatch
+}
+
+input IndividualPatch {
+  firstName: String
+  middleName: String
+  lastName: String
+  "YYYY-MM-DD; only for cards of a client."
+  dob: String
+}
+
+input TrustPatch {
+  legalName: String
+  trustType: TrustType
+  trustCreator: [String!]
+  initialTrustee: [String!]
+  governingState: String
+  trustCreationDate: String
+}
+
+input EntityPatch {
+  legalName: String
+  incorporationState: String
+  incorporationForm: IncorporationForm
+  ownership: [OwnershipInput!]
+}
+
+input CharityPatch {
+  legalName: String
+  ein: Int
+  city: String
+  state: String
+  addressFormatted: String
+  notes: String
+}
+
+input WillPatch {
+  legalName: String
+  willType: WillType
+  governingState: String
+  willCreationDate: String
+  testator: [String!]
+  executor: [String!]
+}
+
+input ClassPatch {
+  legalName: String
+  notes: String
+  currentParties: ClassPartiesInput
+}
+
+extend type Mutation {
+  "Adds a contact card to a top account and returns it."
+  createContact(wid: ID!, input: ContactInput!): Contact!
+  "Changes a contact card of a top account and returns it."
+  updateContact(wid: ID!, id: ID!, input: ContactPatch!): Contact!
+  "Adds a contact card to a client and returns it."
+  createClientContact(ref: ID!, advisorId: String, teamId: String, input: ContactInput!): Contact!
+  "Changes a contact card of a client and returns it."
+  updateClientContact(ref: ID!, advisorId: String, teamId: String, id: ID!, input: ContactPatch!): Contact!
+}
+`, BuiltIn: false},
+	{Name: "../../schema/document.graphqls", Input: `"A document in a top account's vault: its metadata, and its file once uploaded."
+type Document {
+  "The top account's wid."
+  wid: ID!
+  "The document's identifier in the vault."
+  vaultId: ID!
+  "The file name."
+  name: String!
+  "The file extension, without a leading dot."
+  extension: String!
+  description: String
+  category: DocumentCategory!
+  subCategory: DocumentSubCategory!
+  type: DocumentType
+  tags: [String!]!
+  "When the document was added to the vault."
+  creationDate: DateTime!
+  "When the document or its file last changed."
+  modificationDate: DateTime!
+  "Whether the file has arrived; asks the service once per document, only when selected."
+  fileStatus: FileStatus!
+  "A short-lived address that serves the file, when there is one."
+  downloadUri: String
+}
+
+enum FileStatus {
+  "No file has been uploaded yet."
+  NO_FILE_UPLOADED
+  "The file has been uploaded."
+  UPLOADED
+  "A file was uploaded and the service is still processing it; it has no download address yet."
+  PROCESSING
+}
+
+enum DocumentCategory {
+  PERSONAL_INFORMATION
+  FAMILY
+  ESTATE_PLANNING
+  ASSETS
+  TAXES
+  BUSINESS
+  MISCELLANEOUS
+}
+enum DocumentSubCategory {
+  BIRTH_CERTIFICATE
+  DRIVER_LICENSE
+  PASSPORT
+  VISA
+  TSA_PRE_GLOBAL_ENTRY
+  AIRLINE_FREQUENT_FLYERS
+  NAME_CHANGE_ORDERS
+  MEDICAL_IDENTIFICATION_CARDS
+  MILITARY_DISCHARGE_PAPERS
+  PERSONAL_INFORMATION_OTHER
+  MARRIAGE_CERTIFICATE
+  MARITAL_AGREEMENT
+  DIVORCE_DECREE
+  DOMESTIC_PARTNERSHIP_CERTIFICATE
+  ADOPTION_DECREE
+  DEATH_CERTIFICATE
+  FAMILY_OTHER
+  LAST_WILL_AND_TESTAMENT
+  REVOCABLE_TRUSTS_AND_SUPPORTING_DOCUMENTS
+  IRREVOCABLE_TRUSTS
+  LIVING_WILL
+  DURABLE_POWER_OF_ATTORNEY
+  NOMINATION_OF_GUARDIANSHIP
+  LETTERS_OF_INTENT
+  PERSONAL_INVENTORY_LIST
+  BENEFICIARY_DESIGNATIONS
+  INSURANCE_POLICIES
+  CHARITABLE_GIVING
+  ESTATE_PLANNING_OTHER
+  PRESENTATION_MATERIALS
+  LLC_OPERATING_AGREEMENT
+  REAL_ESTATE_LEASES_DEEDS
+  INVESTMENTS
+  STORAGE_UNITS
+  SAFE_DEPOSIT_BOXES
+  GUN_PERMITS
+  ASSETS_OTHER
+  FORM_1099
+  TAX_RETURN_1040
+  W2
+  K1S
+  FORM_8949_CRYPTO
+  FORM_709_GIFT_TAX_RETURNS
+  FORM_1098S_DEBT
+  TAXES_OTHER
+  EMPLOYMENT_CONTRACT
+  OPTIONS_AGREEMENTS
+  NDAS
+  PARTNERSHIP_AGREEMENTS
+  CORPORATIONS
+  EMPLOYEE_BENEFITS
+  PERFORMANCE_REVIEWS
+  BUSINESS_OTHER
+  UNCATEGORIZED
+  MISCELLANEOUS_OTHER
+}
+enum DocumentType {
+  POUR_OVER_WILL
+  DYNASTY_TRUST
+  SLAT
+  GRAT
+  ILIT
+  CRUT
+  QPRT
+  OTHER
+}
+
+"A page of vault documents."
+type DocumentConnection {
+  nodes: [Document!]!
+  "How many documents match, on all pages."
+  totalCount: Int!
+  pageInfo: PageInfo!
+}
+
+"Where a page stands in a list read with cursors."
+type PageInfo {
+  "The cursor to pass as ` + "`" + `after` + "`" + ` for the next page; null on an empty page."
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+extend type Query {
+  "A vault document; null when there is none."
+  document(wid: ID!, vaultId: ID!): Document
+}
+
+input CreateDocumentInput {
+  "The file name, at most 200 characters."
+  name: String!
+  "The file extension, with or without its dot: pdf, doc, docx, xls, xlsx, ppt, pptx, key, csv, tsv, png, jpg, jpeg or bmp."
+  extension: String!
+  "At most 2000 characters."
+  description: String
+  category: DocumentCategory!
+  "One of the category's sub-categories."
+  subCategory: DocumentSubCategory!
+  "Only where the sub-category has types."
+  type: DocumentType
+  "Built-in tags and the team's custom tags."
+  tags: [String!]
+}
+
+"""
+The fields to change. A field left out stays as it is; ` + "`" + `description` + "`" + `, ` + "`" + `type` + "`" + ` and ` + "`" + `tags` + "`" + ` sent
+as null are cleared.
+"""
+input UpdateDocumentInput {
+  name: String
+  extension: String
+  description: String @goField(omittable: true)
+  category: DocumentCategory
+  subCategory: DocumentSubCategory
+  type: DocumentType @goField(omittable: true)
+  tags: [String!] @goField(omittable: true)
+}
+
+"A document after a change, and where to send its file when the gateway did not."
+type DocumentPayload {
+  document: Document!
+  """
+  The presigned address to PUT the file's bytes to, with the Content-Type of its extension,
+  within five minutes. Null when the request carried the file and the gateway uploaded it.
+  """
+  uploadUri: String
+}
+
+"What a delete removed."
+type DeleteDocumentPayload {
+  vaultId: ID!
+}
+
+extend type Mutation {
+  """
+  Adds a document to a top account's vault. With ` + "`" + `file` + "`" + ` (a multipart request), the gateway
+  streams the file to the vault; without it, PUT the file to ` + "`" + `uploadUri` + "`" + ` yourself.
+  """
+  createDocument(wid: ID!, input: CreateDocumentInput!, file: Upload): DocumentPayload!
+  "Changes a document's metadata and, with ` + "`" + `file` + "`" + `, replaces its file."
+  updateDocument(wid: ID!, vaultId: ID!, input: UpdateDocumentInput!, file: Upload): DocumentPayload!
+  "Removes a document from the vault for good."
+  deleteDocument(wid: ID!, vaultId: ID!): DeleteDocumentPayload!
+}
+`, BuiltIn: false},
+	{Name: "../../schema/gateway.graphqls", Input: `"""
+The Advisor GraphQL gateway: a family's top account, its contact cards and how they relate,
+and its vault documents, read and written through the Advisor service.
+
+Errors carry ` + "`" + `extensions.code` + "`" + `: BAD_USER_INPUT (with ` + "`" + `extensions.field` + "`" + ` when one input field
+is at fault), NOT_FOUND, CONFLICT (with ` + "`" + `extensions.wid` + "`" + ` of the top account that has the
+external id), FORBIDDEN, UPSTREAM_UNAVAILABLE or INTERNAL. A lookup of one object that does
+not exist answers null rather than failing the query.
+"""
+schema {
+  query: Query
+  mutation: Mutation
+}
+
+type Query {
   "The gateway's build version: a module version, or ` + "`" + `(devel)` + "`" + ` for a local build."
   version: String!
+}
+
+"A file sent with the request, as the GraphQL multipart request specification describes."
+scalar Upload
+
+"A date and time in RFC 3339, in UTC, such as ` + "`" + `2026-11-22T09:30:00.000Z` + "`" + `."
+scalar DateTime
+
+directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
+`, BuiltIn: false},
+	{Name: "../../schema/topaccount.graphqls", Input: `extend type Query {
+  "One page of the top accounts the gateway's credentials reach, oldest first."
+  topAccounts(page: Int = 1, limit: Int = 20): TopAccountPage!
+  "A top account by its wid; null when there is none."
+  topAccount(wid: ID!): TopAccount
+}
+
+"A family in the largest sense: it holds contact cards and vault documents."
+type TopAccount {
+  "The service's identifier of the top account."
+  wid: ID!
+  "The caller firm's identifier of the top account, unique across top accounts."
+  externalId: String!
+  name: String!
+  "The family's contact cards, oldest first; with ` + "`" + `types` + "`" + `, only cards of those types."
+  contacts(types: [ContactType!]): [Contact!]!
+  "One contact card by its service ` + "`" + `id` + "`" + ` or by its ` + "`" + `externalId` + "`" + ` (give exactly one); null when none matches."
+  contact(id: ID, externalId: String): Contact
+  """
+  The family's vault documents, ` + "`" + `first` + "`" + ` (1 to 1000) at a time, after the cursor ` + "`" + `after` + "`" + ` (a
+  page's ` + "`" + `pageInfo.endCursor` + "`" + `). With ` + "`" + `tags` + "`" + `, only documents that carry any one of them; tag
+  names match case-insensitively.
+  """
+  documents(first: Int = 100, after: String, tags: [String!]): DocumentConnection!
+  "One vault document; null when there is none."
+  document(vaultId: ID!): Document
+  "Every relationship between the family's contact cards, for drawing the family graph."
+  relationships: [Relationship!]!
+}
+
+"A page of top accounts."
+type TopAccountPage {
+  nodes: [TopAccount!]!
+  pageInfo: OffsetPageInfo!
+}
+
+"Where a numbered page stands among all the pages."
+type OffsetPageInfo {
+  "The page number, from 1."
+  page: Int!
+  "The most items a page holds."
+  limit: Int!
+  "How many items there are on all pages."
+  totalCount: Int!
+  "How many pages there are."
+  totalPages: Int!
+}
+
+input CreateTopAccountInput {
+  "The caller firm's identifier, at most 50 characters, unique across top accounts."
+  externalId: String!
+  "At most 255 characters."
+  name: String!
+}
+
+"The fields to change; leave out (or send null for) what stays as it is. At least one is required."
+input UpdateTopAccountInput {
+  externalId: String
+  name: String
+}
+
+type Mutation {
+  "Adds a top account. A taken ` + "`" + `externalId` + "`" + ` is a CONFLICT whose ` + "`" + `extensions.wid` + "`" + ` names the top account that has it."
+  createTopAccount(input: CreateTopAccountInput!): TopAccount!
+  "Changes a top account's external id or name."
+  updateTopAccount(wid: ID!, input: UpdateTopAccountInput!): TopAccount!
 }
 `, BuiltIn: false},
 }
@@ -132,6 +2016,216 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_ClassParties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "isDistributedEvenly":
+		return ec.fieldContext_ClassParties_isDistributedEvenly(ctx, field)
+	case "shareAmount":
+		return ec.fieldContext_ClassParties_shareAmount(ctx, field)
+	case "parties":
+		return ec.fieldContext_ClassParties_parties(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClassParties", field.Name)
+}
+
+func (ec *executionContext) childFields_ClassParty(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "party":
+		return ec.fieldContext_ClassParty_party(ctx, field)
+	case "contactId":
+		return ec.fieldContext_ClassParty_contactId(ctx, field)
+	case "distributionPercentage":
+		return ec.fieldContext_ClassParty_distributionPercentage(ctx, field)
+	case "fraction":
+		return ec.fieldContext_ClassParty_fraction(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClassParty", field.Name)
+}
+
+func (ec *executionContext) childFields_Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_Client_ref(ctx, field)
+	case "advisorId":
+		return ec.fieldContext_Client_advisorId(ctx, field)
+	case "teamId":
+		return ec.fieldContext_Client_teamId(ctx, field)
+	case "contacts":
+		return ec.fieldContext_Client_contacts(ctx, field)
+	case "contact":
+		return ec.fieldContext_Client_contact(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Client", field.Name)
+}
+
+func (ec *executionContext) childFields_ContactRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "externalId":
+		return ec.fieldContext_ContactRef_externalId(ctx, field)
+	case "contact":
+		return ec.fieldContext_ContactRef_contact(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContactRef", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteDocumentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vaultId":
+		return ec.fieldContext_DeleteDocumentPayload_vaultId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteDocumentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Document(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "wid":
+		return ec.fieldContext_Document_wid(ctx, field)
+	case "vaultId":
+		return ec.fieldContext_Document_vaultId(ctx, field)
+	case "name":
+		return ec.fieldContext_Document_name(ctx, field)
+	case "extension":
+		return ec.fieldContext_Document_extension(ctx, field)
+	case "description":
+		return ec.fieldContext_Document_description(ctx, field)
+	case "category":
+		return ec.fieldContext_Document_category(ctx, field)
+	case "subCategory":
+		return ec.fieldContext_Document_subCategory(ctx, field)
+	case "type":
+		return ec.fieldContext_Document_type(ctx, field)
+	case "tags":
+		return ec.fieldContext_Document_tags(ctx, field)
+	case "creationDate":
+		return ec.fieldContext_Document_creationDate(ctx, field)
+	case "modificationDate":
+		return ec.fieldContext_Document_modificationDate(ctx, field)
+	case "fileStatus":
+		return ec.fieldContext_Document_fileStatus(ctx, field)
+	case "downloadUri":
+		return ec.fieldContext_Document_downloadUri(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Document", field.Name)
+}
+
+func (ec *executionContext) childFields_DocumentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_DocumentConnection_nodes(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_DocumentConnection_totalCount(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DocumentConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DocumentConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_DocumentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "document":
+		return ec.fieldContext_DocumentPayload_document(ctx, field)
+	case "uploadUri":
+		return ec.fieldContext_DocumentPayload_uploadUri(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DocumentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Fraction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "numerator":
+		return ec.fieldContext_Fraction_numerator(ctx, field)
+	case "denominator":
+		return ec.fieldContext_Fraction_denominator(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Fraction", field.Name)
+}
+
+func (ec *executionContext) childFields_OffsetPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "page":
+		return ec.fieldContext_OffsetPageInfo_page(ctx, field)
+	case "limit":
+		return ec.fieldContext_OffsetPageInfo_limit(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_OffsetPageInfo_totalCount(ctx, field)
+	case "totalPages":
+		return ec.fieldContext_OffsetPageInfo_totalPages(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OffsetPageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_Ownership(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "percentage":
+		return ec.fieldContext_Ownership_percentage(ctx, field)
+	case "joint":
+		return ec.fieldContext_Ownership_joint(ctx, field)
+	case "owners":
+		return ec.fieldContext_Ownership_owners(ctx, field)
+	case "ownerId":
+		return ec.fieldContext_Ownership_ownerId(ctx, field)
+	case "subowners":
+		return ec.fieldContext_Ownership_subowners(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Ownership", field.Name)
+}
+
+func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "endCursor":
+		return ec.fieldContext_PageInfo_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_Relationship(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "role":
+		return ec.fieldContext_Relationship_role(ctx, field)
+	case "source":
+		return ec.fieldContext_Relationship_source(ctx, field)
+	case "target":
+		return ec.fieldContext_Relationship_target(ctx, field)
+	case "percentage":
+		return ec.fieldContext_Relationship_percentage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Relationship", field.Name)
+}
+
+func (ec *executionContext) childFields_TopAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "wid":
+		return ec.fieldContext_TopAccount_wid(ctx, field)
+	case "externalId":
+		return ec.fieldContext_TopAccount_externalId(ctx, field)
+	case "name":
+		return ec.fieldContext_TopAccount_name(ctx, field)
+	case "contacts":
+		return ec.fieldContext_TopAccount_contacts(ctx, field)
+	case "contact":
+		return ec.fieldContext_TopAccount_contact(ctx, field)
+	case "documents":
+		return ec.fieldContext_TopAccount_documents(ctx, field)
+	case "document":
+		return ec.fieldContext_TopAccount_document(ctx, field)
+	case "relationships":
+		return ec.fieldContext_TopAccount_relationships(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TopAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_TopAccountPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_TopAccountPage_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TopAccountPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TopAccountPage", field.Name)
+}
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {

@@ -1,29 +1,181 @@
 // Package config reads the gateway's and the sandbox's settings. Defaults are declared once,
-// here, and an invalid setting is reported by its name.
+// here, and an invalid setting stops start-up with a message that names it.
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
 )
 
-// DefaultAddr is where the gateway listens unless ADDR says otherwise.
-const DefaultAddr = ":8080"
+// Defaults of the gateway's settings.
+const (
+	DefaultAddr            = ":8080"
+	DefaultUpstreamTimeout = 10 * time.Second
+	DefaultMaxRequestBytes = 2 << 20
+	DefaultMaxUploadBytes  = advisorspec.MaxFileSize
+	DefaultMaxUploadFiles  = 10
+	DefaultComplexityLimit = 5000
+)
 
 // Gateway is the gateway's configuration.
 type Gateway struct {
 	// Addr is the host:port the gateway listens on (ADDR).
 	Addr string
+	// AdvisorBaseURL is the Advisor service (ADVISOR_BASE_URL); empty runs the embedded sandbox.
+	AdvisorBaseURL string
+	// AdvisorAccessToken is the bearer token of the v2 endpoints (ADVISOR_ACCESS_TOKEN).
+	AdvisorAccessToken string
+	// AdvisorBasicCredentials is the "user:password" of the v1 endpoints (ADVISOR_BASIC_CREDENTIALS).
+	AdvisorBasicCredentials string
+	// UpstreamTimeout bounds each attempt of a call to the Advisor service (UPSTREAM_TIMEOUT).
+	UpstreamTimeout time.Duration
+	// AllowedOrigins may call the gateway from browsers (CORS_ALLOWED_ORIGINS, comma-separated).
+	AllowedOrigins []string
+	// MaxRequestBytes bounds a JSON request (MAX_REQUEST_BYTES).
+	MaxRequestBytes int64
+	// MaxUploadBytes bounds a multipart request with its files (MAX_UPLOAD_BYTES).
+	MaxUploadBytes int64
+	// MaxUploadFiles bounds the files of one request (MAX_UPLOAD_FILES).
+	MaxUploadFiles int
+	// Introspection serves the schema and field suggestions (GRAPHQL_INTROSPECTION).
+	Introspection bool
+	// IDE serves the GraphQL IDE at / (GRAPHQL_IDE).
+	IDE bool
+	// ComplexityLimit bounds the fields one operation selects (GRAPHQL_COMPLEXITY_LIMIT).
+	ComplexityLimit int
 }
 
-// Load reads the gateway's configuration from the environment.
+// Sandboxed reports whether the gateway runs against its embedded sandbox.
+func (g Gateway) Sandboxed() bool { return g.AdvisorBaseURL == "" }
+
+// Load reads the gateway's configuration from the environment. Every problem is reported, each
+// naming its setting.
 func Load(getenv func(string) string) (Gateway, error) {
-	cfg := Gateway{Addr: DefaultAddr}
-	if v := getenv("ADDR"); v != "" {
+	cfg := Gateway{
+		Addr:            DefaultAddr,
+		UpstreamTimeout: DefaultUpstreamTimeout,
+		MaxRequestBytes: DefaultMaxRequestBytes,
+		MaxUploadBytes:  DefaultMaxUploadBytes,
+		MaxUploadFiles:  DefaultMaxUploadFiles,
+		Introspection:   true,
+		IDE:             true,
+		ComplexityLimit: DefaultComplexityLimit,
+	}
+	var errs []error
+	set := func(name string, parse func(string) error) {
+		if v := getenv(name); v != "" {
+			if err := parse(strings.TrimSpace(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+	set("ADDR", func(v string) error {
 		if _, _, err := net.SplitHostPort(v); err != nil {
-			return cfg, fmt.Errorf("ADDR %q is not a host:port such as :8080 or 127.0.0.1:8080", v)
+			return fmt.Errorf("%q is not a host:port such as :8080 or 127.0.0.1:8080", v)
 		}
 		cfg.Addr = v
+		return nil
+	})
+	set("ADVISOR_BASE_URL", func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			return errors.New("must be an absolute http or https URL without credentials or query, such as https://api.advisor.example")
+		}
+		cfg.AdvisorBaseURL = strings.TrimSuffix(v, "/")
+		return nil
+	})
+	set("ADVISOR_ACCESS_TOKEN", func(v string) error {
+		if strings.ContainsAny(v, " \t\r\n") {
+			return errors.New("must not contain spaces")
+		}
+		cfg.AdvisorAccessToken = v
+		return nil
+	})
+	set("ADVISOR_BASIC_CREDENTIALS", func(v string) error {
+		if user, pass, ok := strings.Cut(v, ":"); !ok || user == "" || pass == "" {
+			return errors.New(`must have the form "user:password"`)
+		}
+		cfg.AdvisorBasicCredentials = v
+		return nil
+	})
+	set("UPSTREAM_TIMEOUT", durationSetting(&cfg.UpstreamTimeout))
+	set("CORS_ALLOWED_ORIGINS", func(v string) error {
+		for _, o := range strings.Split(v, ",") {
+			o = strings.TrimSpace(o)
+			if o == "" {
+				continue
+			}
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+				return fmt.Errorf("%q is not an origin such as https://app.example.com", o)
+			}
+			cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
+		}
+		return nil
+	})
+	set("MAX_REQUEST_BYTES", sizeSetting(&cfg.MaxRequestBytes))
+	set("MAX_UPLOAD_BYTES", sizeSetting(&cfg.MaxUploadBytes))
+	set("MAX_UPLOAD_FILES", intSetting(&cfg.MaxUploadFiles))
+	set("GRAPHQL_INTROSPECTION", boolSetting(&cfg.Introspection))
+	set("GRAPHQL_IDE", boolSetting(&cfg.IDE))
+	set("GRAPHQL_COMPLEXITY_LIMIT", intSetting(&cfg.ComplexityLimit))
+
+	if cfg.AdvisorBaseURL != "" && cfg.AdvisorAccessToken == "" {
+		errs = append(errs, errors.New("ADVISOR_ACCESS_TOKEN: required when ADVISOR_BASE_URL is set"))
 	}
-	return cfg, nil
+	if cfg.AdvisorBaseURL == "" && (cfg.AdvisorAccessToken != "" || cfg.AdvisorBasicCredentials != "") {
+		errs = append(errs, errors.New("ADVISOR_BASE_URL: required when Advisor credentials are set (without it the gateway runs its embedded sandbox)"))
+	}
+	return cfg, errors.Join(errs...)
+}
+
+func durationSetting(dst *time.Duration) func(string) error {
+	return func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a positive duration such as 10s", v)
+		}
+		*dst = d
+		return nil
+	}
+}
+
+func sizeSetting(dst *int64) func(string) error {
+	return func(v string) error {
+		n, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		*dst = n
+		return nil
+	}
+}
+
+func intSetting(dst *int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q is not a positive whole number", v)
+		}
+		*dst = n
+		return nil
+	}
+}
+
+func boolSetting(dst *bool) func(string) error {
+	return func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		*dst = b
+		return nil
+	}
 }

@@ -1,41 +1,267 @@
-// Package httpserver builds the gateway's HTTP handler: the GraphQL endpoint, the IDE and the
-// health checks, with every dependency passed in.
+// Package httpserver builds the gateway's HTTP handler: the GraphQL endpoint with its
+// transports and limits, the IDE, health and readiness checks and metrics. Every dependency is
+// passed in.
 package httpserver
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"sync"
+	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/rs/cors"
+	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/advisorhq/gateway/graph"
-	"github.com/advisorhq/gateway/graph/generated"
+	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/metrics"
 )
 
-// Deps are what the gateway's handler needs.
-type Deps struct {
-	Log     *slog.Logger
-	Version string
+// Config are the HTTP-facing settings.
+type Config struct {
+	// AllowedOrigins may call the gateway from a browser, with credentials.
+	AllowedOrigins []string
+	// MaxRequestBytes bounds a JSON request body.
+	MaxRequestBytes int64
+	// MaxUploadBytes bounds a multipart request, its files included.
+	MaxUploadBytes int64
+	// MaxUploadFiles bounds the files of one multipart request.
+	MaxUploadFiles int
+	// Introspection serves the schema to introspection queries and lets validation suggest
+	// field names ("Did you mean ...").
+	Introspection bool
+	// IDE serves a GraphQL IDE at /.
+	IDE bool
+	// ComplexityLimit bounds how many fields one operation may select.
+	ComplexityLimit int
 }
 
-// New returns the gateway's handler.
-func New(deps Deps) http.Handler {
-	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &graph.Resolver{Version: deps.Version}})
-	gql := handler.New(schema)
-	gql.AddTransport(transport.Options{})
-	gql.AddTransport(transport.GET{})
-	gql.AddTransport(transport.POST{})
-	gql.Use(extension.Introspection{})
+// ReadyCheck is one thing /readyz asks about, such as the upstream.
+type ReadyCheck struct {
+	Name  string
+	Check func(context.Context) error
+}
 
+// Deps are what the handler needs.
+type Deps struct {
+	Log     *slog.Logger
+	Schema  graphql.ExecutableSchema
+	Metrics *metrics.Metrics
+	// PerRequest installs what one request shares: loaders and the upstream read cache.
+	PerRequest func(context.Context) context.Context
+	Ready      []ReadyCheck
+	Config     Config
+}
+
+// readyTimeout bounds each readiness check.
+const readyTimeout = 3 * time.Second
+
+// New returns the gateway's handler.
+func New(d Deps) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", gql)
-	mux.Handle("GET /{$}", playground.Handler("Advisor GraphQL gateway", "/graphql"))
+	mux.Handle("/graphql", d.cors(d.limits(d.scoped(d.graphQL()))))
+	if d.Config.IDE {
+		mux.Handle("GET /{$}", playground.Handler("Advisor GraphQL gateway", "/graphql"))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
+		writeJSON(w, map[string]string{"status": "ok"})
 	})
-	return mux
+	mux.HandleFunc("GET /readyz", d.ready)
+	mux.Handle("GET /metrics", d.Metrics.Handler())
+	return d.logged(mux)
+}
+
+// graphQL is the GraphQL handler with explicit transports: gqlgen's default server adds more
+// than the gateway wants and is marked as not for production.
+func (d Deps) graphQL() http.Handler {
+	srv := handler.New(d.Schema)
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	if d.Config.Introspection {
+		srv.Use(extension.Introspection{})
+	} else {
+		srv.SetDisableSuggestion(true) // suggestions would leak the schema introspection hides
+	}
+	if d.Config.ComplexityLimit > 0 {
+		srv.Use(extension.FixedComplexityLimit(d.Config.ComplexityLimit))
+	}
+	srv.Use(d.Metrics.Extension())
+	srv.SetErrorPresenter(apperr.Presenter(d.Log))
+	srv.SetRecoverFunc(apperr.Recover(d.Log))
+	return srv
+}
+
+// cors lets the listed origins call the gateway from a browser, with credentials; any other
+// origin gets no CORS headers, so browsers keep its pages from reading the answers.
+func (d Deps) cors(next http.Handler) http.Handler {
+	return cors.New(cors.Options{
+		AllowedOrigins:   d.Config.AllowedOrigins,
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders:   []string{"Content-Type", "Accept", "Authorization", "GraphQL-Require-Preflight", "Apollo-Require-Preflight", "X-Requested-With"},
+		AllowCredentials: true,
+		MaxAge:           600,
+	}).Handler(next)
+}
+
+// limits refuses oversized bodies with 413 before anything parses them, and multipart requests
+// without a preflight header: a cross-site HTML form can send multipart/form-data without a
+// CORS preflight, but cannot set a custom header.
+func (d Deps) limits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+			if r.Header.Get("GraphQL-Require-Preflight") == "" && r.Header.Get("Apollo-Require-Preflight") == "" {
+				writeError(w, http.StatusBadRequest,
+					"A multipart request must carry a GraphQL-Require-Preflight (or Apollo-Require-Preflight) header")
+				return
+			}
+			next.ServeHTTP(w, r) // the upload transport enforces its own limits as it streams
+			return
+		}
+		limit := d.Config.MaxRequestBytes
+		if r.ContentLength > limit {
+			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(limit))
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "The request body could not be read")
+			return
+		}
+		if int64(len(body)) > limit {
+			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(limit))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// scoped gives each request its own loaders and upstream read cache.
+func (d Deps) scoped(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(d.PerRequest(r.Context())))
+	})
+}
+
+// ready answers 200 when every check passes and 503 otherwise, with each check's state. A
+// failure is described by its safe message only.
+func (d Deps) ready(w http.ResponseWriter, r *http.Request) {
+	states := make(map[string]string, len(d.Ready))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range d.Ready {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			defer cancel()
+			state := "ok"
+			if err := c.Check(ctx); err != nil {
+				state = "unavailable"
+				if e, ok := apperr.As(err); ok {
+					state = e.Message
+				}
+				d.Log.Warn("readiness check failed", "check", c.Name, "error", apperr.Redact(err.Error()))
+			}
+			mu.Lock()
+			states[c.Name] = state
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	status, code := "ok", http.StatusOK
+	for _, s := range states {
+		if s != "ok" {
+			status, code = "unavailable", http.StatusServiceUnavailable
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "checks": states})
+}
+
+// logged writes one line per request. The query string is left out: it may carry variables.
+func (d Deps) logged(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		level := slog.LevelInfo
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
+			level = slog.LevelDebug
+		}
+		d.Log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "duration", time.Since(start))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap lets http.ResponseController (and WebSocket upgrades) reach the real writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush passes flushes through, for streamed responses.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// writeError answers with a GraphQL-shaped error that carries a code, like every error of the
+// gateway.
+func writeError(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	writeJSON(w, map[string]any{"errors": []map[string]any{{
+		"message":    message,
+		"extensions": map[string]any{"code": apperr.BadUserInput},
+	}}})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	_ = json.NewEncoder(w).Encode(v) // the client went away; nothing to tell it
+}
+
+func tooLarge(limit int64) string {
+	return fmt.Sprintf("The request body is larger than the limit of %s", formatBytes(limit))
+}
+
+// formatBytes writes a byte count in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d %s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -1,0 +1,87 @@
+package family
+
+// index finds an owner's cards by external id.
+type index map[string]Contact
+
+func indexOf(cards []Contact) index {
+	ix := make(index, len(cards))
+	for _, c := range cards {
+		if id := c.card().ExternalID; id != nil {
+			ix[*id] = c
+		}
+	}
+	return ix
+}
+
+// ref is a reference already looked for in the owner's cards.
+func (ix index) ref(owner Owner, externalID string) *ContactRef {
+	return &ContactRef{Owner: owner, ExternalID: externalID, looked: true, resolved: ix[externalID]}
+}
+
+// edgesOf returns the relationships a card holds, in the order of its fields.
+func (ix index) edgesOf(c Contact) []*Relationship {
+	card := c.card()
+	source := &ContactRef{Owner: card.Owner, ExternalID: deref(card.ExternalID), looked: true, resolved: c}
+	var out []*Relationship
+	add := func(role RelationshipRole, targets []string, pct *float64) {
+		for _, t := range targets {
+			out = append(out, &Relationship{Role: role, Source: source, Target: ix.ref(card.Owner, t), Percentage: pct})
+		}
+	}
+	switch v := c.(type) {
+	case *Trust:
+		add(RoleTrustCreator, v.TrustCreator, nil)
+		add(RoleInitialTrustee, v.InitialTrustee, nil)
+	case *Entity:
+		for _, o := range v.Ownership {
+			pct := o.Percentage
+			if o.OwnerID != nil {
+				add(RoleOwner, []string{*o.OwnerID}, &pct)
+			} else {
+				add(RoleJointOwner, o.Subowners, &pct)
+			}
+		}
+	case *Will:
+		add(RoleTestator, v.Testator, nil)
+		add(RoleExecutor, v.Executor, nil)
+	case *Class:
+		if v.CurrentParties != nil {
+			for _, p := range v.CurrentParties.Parties {
+				add(RoleClassParty, []string{p.ContactID}, p.DistributionPercentage)
+			}
+		}
+	}
+	return out
+}
+
+// roster is an owner's cards with their graph worked out once: the whole graph, and each
+// card's relationships in both directions. A request computes it once per owner.
+type roster struct {
+	cards  []Contact
+	index  index
+	edges  []*Relationship
+	byCard map[string][]*Relationship // by card id
+}
+
+func newRoster(cards []Contact) *roster {
+	r := &roster{cards: cards, index: indexOf(cards), edges: []*Relationship{}, byCard: map[string][]*Relationship{}}
+	for _, c := range cards {
+		r.edges = append(r.edges, r.index.edgesOf(c)...)
+	}
+	for _, e := range r.edges {
+		source := e.Source.resolved.card().ID
+		r.byCard[source] = append(r.byCard[source], e)
+		if target := e.Target.resolved; target != nil && target.card().ID != source {
+			r.byCard[target.card().ID] = append(r.byCard[target.card().ID], e)
+		}
+	}
+	return r
+}
+
+// touching returns the relationships a card holds and those that name it, in graph order.
+func (r *roster) touching(c *Card) []*Relationship {
+	if edges := r.byCard[c.ID]; edges != nil {
+		return edges
+	}
+	return []*Relationship{}
+}

@@ -1,0 +1,244 @@
+package family
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/apperr"
+)
+
+// API is what the family graph needs of the Advisor service.
+type API interface {
+	TopAccount(ctx context.Context, wid string) (advisorspec.TopAccount, error)
+	TopAccounts(ctx context.Context, page, limit int) (advisorspec.TopAccountPage, error)
+	CreateTopAccount(ctx context.Context, externalID, name string) (advisorspec.TopAccount, error)
+	UpdateTopAccount(ctx context.Context, wid string, externalID, name *string) (advisorspec.TopAccount, error)
+	Contacts(ctx context.Context, wid string) ([]advisorspec.Contact, error)
+	Contact(ctx context.Context, wid, id string) (advisorspec.Contact, error)
+	CreateContact(ctx context.Context, wid string, body []byte) (string, error)
+	UpdateContact(ctx context.Context, wid, id string, body []byte) (string, error)
+	ClientContacts(ctx context.Context, ref advisor.ClientRef) ([]advisorspec.Contact, error)
+	ClientContact(ctx context.Context, ref advisor.ClientRef, id string) (advisorspec.Contact, error)
+	CreateClientContact(ctx context.Context, ref advisor.ClientRef, body []byte) (string, error)
+	UpdateClientContact(ctx context.Context, ref advisor.ClientRef, id string, body []byte) (string, error)
+}
+
+// Service answers the family graph's queries and mutations.
+type Service struct {
+	api API
+}
+
+// NewService returns the family graph over api.
+func NewService(api API) *Service { return &Service{api: api} }
+
+// TopAccounts returns one page of top accounts. The page and limit are checked as the service
+// checks them, with its messages.
+func (s *Service) TopAccounts(ctx context.Context, page, limit int) (*TopAccountPage, error) {
+	switch {
+	case page < 1:
+		return nil, apperr.Input("page", "page must be a positive integer")
+	case limit > advisorspec.MaxTopPageLimit:
+		return nil, apperr.Input("limit", fmt.Sprintf("Limit can't be more than %d", advisorspec.MaxTopPageLimit))
+	case limit < 1:
+		return nil, apperr.Input("limit", fmt.Sprintf("limit must be an integer from 1 to %d", advisorspec.MaxTopPageLimit))
+	}
+	p, err := s.api.TopAccounts(ctx, page, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &TopAccountPage{Nodes: make([]*TopAccount, 0, len(p.TopAccounts)), PageInfo: OffsetPageInfo(p.Pagination)}
+	for _, t := range p.TopAccounts {
+		out.Nodes = append(out.Nodes, topAccountFrom(t))
+	}
+	return out, nil
+}
+
+// TopAccount returns a top account, or nil when there is none.
+func (s *Service) TopAccount(ctx context.Context, wid string) (*TopAccount, error) {
+	t, err := s.api.TopAccount(ctx, wid)
+	if apperr.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return topAccountFrom(t), nil
+}
+
+// Contacts returns an owner's cards, oldest first, keeping only the given types if any.
+func (s *Service) Contacts(ctx context.Context, owner Owner, types []ContactType) ([]Contact, error) {
+	r, err := s.roster(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	if len(types) == 0 {
+		return r.cards, nil
+	}
+	out := []Contact{}
+	for _, c := range r.cards {
+		if slices.Contains(types, c.card().Type) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// ContactByID returns one of an owner's cards by its service id, or nil when there is none.
+func (s *Service) ContactByID(ctx context.Context, owner Owner, id string) (Contact, error) {
+	var c advisorspec.Contact
+	var err error
+	if owner.isClient() {
+		c, err = s.api.ClientContact(ctx, owner.Client, id)
+	} else {
+		c, err = s.api.Contact(ctx, owner.TopAccount, id)
+	}
+	if apperr.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return contactFrom(owner, c)
+}
+
+// ContactByExternalID returns one of an owner's cards by its external id, or nil when there
+// is none.
+func (s *Service) ContactByExternalID(ctx context.Context, owner Owner, externalID string) (Contact, error) {
+	c, err := s.loaders(ctx).cards.Load(ctx, cardKey{Owner: owner, ExternalID: externalID})()
+	if apperr.IsNotFound(err) {
+		return nil, nil
+	}
+	return c, err
+}
+
+// FindContact returns a card by its id or its external id, exactly one of which must be given.
+func (s *Service) FindContact(ctx context.Context, owner Owner, id, externalID *string) (Contact, error) {
+	switch {
+	case (id == nil) == (externalID == nil):
+		return nil, apperr.Input("id", "Give exactly one of id and externalId")
+	case id != nil:
+		return s.ContactByID(ctx, owner, *id)
+	default:
+		return s.ContactByExternalID(ctx, owner, *externalID)
+	}
+}
+
+// Graph returns every relationship among an owner's cards.
+func (s *Service) Graph(ctx context.Context, owner Owner) ([]*Relationship, error) {
+	r, err := s.roster(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	return r.edges, nil
+}
+
+// Client returns a v1 client, or nil when there is none. It lists the client's cards to find
+// out, and keeps them for the rest of the request.
+func (s *Service) Client(ctx context.Context, ref advisor.ClientRef) (*Client, error) {
+	c := &Client{Ref: ref.Ref, AdvisorID: nonEmpty(ref.AdvisorID), TeamID: nonEmpty(ref.TeamID)}
+	_, err := s.roster(ctx, c.owner())
+	if apperr.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ClientContacts returns a client's cards, keeping only the given types if any.
+func (s *Service) ClientContacts(ctx context.Context, c *Client, types []ContactType) ([]Contact, error) {
+	return s.Contacts(ctx, c.owner(), types)
+}
+
+// ClientContact returns one of a client's cards, or nil when there is none.
+func (s *Service) ClientContact(ctx context.Context, c *Client, id string) (Contact, error) {
+	return s.ContactByID(ctx, c.owner(), id)
+}
+
+func (s *Service) listContacts(ctx context.Context, owner Owner) ([]advisorspec.Contact, error) {
+	if owner.isClient() {
+		return s.api.ClientContacts(ctx, owner.Client)
+	}
+	return s.api.Contacts(ctx, owner.TopAccount)
+}
+
+// CreateTopAccount adds a top account.
+func (s *Service) CreateTopAccount(ctx context.Context, in CreateTopAccountInput) (*TopAccount, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	t, err := s.api.CreateTopAccount(ctx, in.ExternalID, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	return topAccountFrom(t), nil
+}
+
+// UpdateTopAccount changes a top account's external id or name.
+func (s *Service) UpdateTopAccount(ctx context.Context, wid string, in UpdateTopAccountInput) (*TopAccount, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	t, err := s.api.UpdateTopAccount(ctx, wid, in.ExternalID, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	return topAccountFrom(t), nil
+}
+
+// CreateContact adds a card to an owner and returns it as the service stored it.
+func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInput) (Contact, error) {
+	body, err := in.body(scopeOf(owner))
+	if err != nil {
+		return nil, err
+	}
+	var id string
+	if owner.isClient() {
+		id, err = s.api.CreateClientContact(ctx, owner.Client, body)
+	} else {
+		id, err = s.api.CreateContact(ctx, owner.TopAccount, body)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.written(ctx, owner, id)
+}
+
+// UpdateContact changes one of an owner's cards and returns it as the service stored it.
+func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in ContactPatch) (Contact, error) {
+	body, err := in.body(scopeOf(owner))
+	if err != nil {
+		return nil, err
+	}
+	if owner.isClient() {
+		_, err = s.api.UpdateClientContact(ctx, owner.Client, id, body)
+	} else {
+		_, err = s.api.UpdateContact(ctx, owner.TopAccount, id, body)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.written(ctx, owner, id)
+}
+
+// written reads back a card after a write. The request's loaders are cleared first, so the
+// card's relationships and references are read afresh.
+func (s *Service) written(ctx context.Context, owner Owner, id string) (Contact, error) {
+	s.loaders(ctx).clear()
+	c, err := s.ContactByID(ctx, owner, id)
+	if err == nil && c == nil {
+		err = apperr.New(apperr.NotFound, "Contact card not found")
+	}
+	return c, err
+}
+
+func scopeOf(owner Owner) advisorspec.Scope {
+	if owner.isClient() {
+		return advisorspec.ClientScope
+	}
+	return advisorspec.TopAccountScope
+}

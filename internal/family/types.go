@@ -1,0 +1,258 @@
+// Package family is the family graph: top accounts, their contact cards, and the relationships
+// the cards' external_id references make. It maps the upstream's records to the GraphQL types,
+// follows references through per-request loaders, and checks writes against the
+// specification's rules before they reach the upstream.
+package family
+
+import (
+	"strings"
+
+	"github.com/advisorhq/gateway/internal/advisor"
+)
+
+// Owner is whom a contact card belongs to: a top account (the v2 endpoints) or a client (the v1
+// endpoints). A card's references name other cards of the same owner.
+type Owner struct {
+	// TopAccount is the wid of the top account, for a v2 card.
+	TopAccount string
+	// Client is the client, for a v1 card; its Ref is empty otherwise.
+	Client advisor.ClientRef
+}
+
+// OfTopAccount is the owner of a top account's cards.
+func OfTopAccount(wid string) Owner { return Owner{TopAccount: wid} }
+
+// OfClient is the owner of a client's cards.
+func OfClient(ref advisor.ClientRef) Owner { return Owner{Client: ref} }
+
+func (o Owner) isClient() bool { return o.Client.Ref != "" }
+
+// TopAccount is a family in the largest sense.
+type TopAccount struct {
+	WID        string
+	ExternalID string
+	Name       string
+}
+
+// TopAccountPage is one page of top accounts.
+type TopAccountPage struct {
+	Nodes    []*TopAccount
+	PageInfo OffsetPageInfo
+}
+
+// OffsetPageInfo says where a numbered page stands.
+type OffsetPageInfo struct {
+	Page       int
+	Limit      int
+	TotalCount int
+	TotalPages int
+}
+
+// Client is a client of the v1 contact endpoints.
+type Client struct {
+	Ref       string
+	AdvisorID *string
+	TeamID    *string
+}
+
+func (c *Client) owner() Owner {
+	return OfClient(advisor.ClientRef{Ref: c.Ref, AdvisorID: deref(c.AdvisorID), TeamID: deref(c.TeamID)})
+}
+
+// Card is what every contact card has.
+type Card struct {
+	Owner      Owner
+	ID         string
+	ExternalID *string
+	Type       ContactType
+}
+
+// card gives the common part of any contact.
+func (c *Card) card() *Card { return c }
+
+// Contact is a contact card of any type: *Individual, *Trust, *Entity, *Charity, *Will or *Class.
+type Contact interface {
+	card() *Card
+	DisplayName() string
+}
+
+// ContactCard is the GraphQL interface every contact type implements; in Go it is the same as
+// Contact.
+type ContactCard interface {
+	card() *Card
+	DisplayName() string
+}
+
+// CardOf returns the common part of a contact.
+func CardOf(c Contact) *Card { return c.card() }
+
+// Individual is a person.
+type Individual struct {
+	Card
+	FirstName  *string
+	MiddleName *string
+	LastName   *string
+	Dob        *string
+}
+
+// DisplayName is the person's names, or the external id when the card has none.
+func (i *Individual) DisplayName() string {
+	var parts []string
+	for _, p := range []*string{i.FirstName, i.MiddleName, i.LastName} {
+		if p != nil && strings.TrimSpace(*p) != "" {
+			parts = append(parts, strings.TrimSpace(*p))
+		}
+	}
+	if len(parts) == 0 {
+		return deref(i.ExternalID)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Trust is a trust.
+type Trust struct {
+	Card
+	LegalName         string
+	TrustType         *TrustType
+	TrustCreator      []string
+	InitialTrustee    []string
+	GoverningState    *string
+	TrustCreationDate *string
+}
+
+func (t *Trust) DisplayName() string { return t.LegalName }
+
+// TrustCreators are the references to the trust's creators.
+func (t *Trust) TrustCreators() []*ContactRef { return t.Owner.refs(t.TrustCreator) }
+
+// InitialTrustees are the references to the trust's initial trustees.
+func (t *Trust) InitialTrustees() []*ContactRef { return t.Owner.refs(t.InitialTrustee) }
+
+// Entity is a company, partnership, foundation or the like.
+type Entity struct {
+	Card
+	LegalName          string
+	IncorporationState *string
+	IncorporationForm  *IncorporationForm
+	Ownership          []*Ownership
+}
+
+func (e *Entity) DisplayName() string { return e.LegalName }
+
+// Ownership is one share of an entity.
+type Ownership struct {
+	owner      Owner
+	Percentage float64
+	OwnerID    *string
+	Subowners  []string
+}
+
+// Joint reports whether the share is held jointly by several owners.
+func (o *Ownership) Joint() bool { return o.OwnerID == nil }
+
+// Owners are the references to the single owner or the joint owners.
+func (o *Ownership) Owners() []*ContactRef {
+	if o.OwnerID != nil {
+		return o.owner.refs([]string{*o.OwnerID})
+	}
+	return o.owner.refs(o.Subowners)
+}
+
+// Charity is a charitable organisation.
+type Charity struct {
+	Card
+	LegalName        string
+	Ein              *int64
+	City             string
+	State            string
+	AddressFormatted *string
+	Notes            *string
+}
+
+func (c *Charity) DisplayName() string { return c.LegalName }
+
+// Will is a will.
+type Will struct {
+	Card
+	LegalName        string
+	WillType         WillType
+	GoverningState   *string
+	WillCreationDate *string
+	Testator         []string
+	Executor         []string
+}
+
+func (w *Will) DisplayName() string { return w.LegalName }
+
+// Testators are the references to whose will it is.
+func (w *Will) Testators() []*ContactRef { return w.Owner.refs(w.Testator) }
+
+// Executors are the references to the will's executors.
+func (w *Will) Executors() []*ContactRef { return w.Owner.refs(w.Executor) }
+
+// Class is a group of beneficiaries.
+type Class struct {
+	Card
+	LegalName      string
+	Notes          *string
+	CurrentParties *ClassParties
+}
+
+func (c *Class) DisplayName() string { return c.LegalName }
+
+// ClassParties are a class's current parties.
+type ClassParties struct {
+	IsDistributedEvenly *bool
+	ShareAmount         *string
+	Parties             []*ClassParty
+}
+
+// ClassParty is one party of a class.
+type ClassParty struct {
+	owner                  Owner
+	ContactID              string
+	DistributionPercentage *float64
+	Fraction               *Fraction
+}
+
+// Party is the reference to the party's card.
+func (p *ClassParty) Party() *ContactRef { return &ContactRef{Owner: p.owner, ExternalID: p.ContactID} }
+
+// Fraction is a share as numerator over denominator.
+type Fraction struct {
+	Numerator   int64
+	Denominator int64
+}
+
+// ContactRef is a reference by external id to a card of the same owner.
+type ContactRef struct {
+	Owner      Owner
+	ExternalID string
+	// looked says the card was already looked for in the owner's list: resolved is the card, or
+	// nil when the reference dangles. Otherwise ContactRef.contact goes through the loader.
+	looked   bool
+	resolved Contact
+}
+
+func (o Owner) refs(externalIDs []string) []*ContactRef {
+	out := make([]*ContactRef, len(externalIDs))
+	for i, id := range externalIDs {
+		out[i] = &ContactRef{Owner: o, ExternalID: id}
+	}
+	return out
+}
+
+// Relationship is an edge of the family graph: Source holds the reference, Target is named by it.
+type Relationship struct {
+	Role       RelationshipRole
+	Source     *ContactRef
+	Target     *ContactRef
+	Percentage *float64
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

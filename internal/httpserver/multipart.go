@@ -1,0 +1,156 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+)
+
+// uploads is the transport of the GraphQL multipart request specification: an "operations"
+// part, a "map" part naming which variable each file fills, then the files. gqlgen has one,
+// but it answers an oversized request with 200 or 422, has no limit on the number of files,
+// and reads small files into memory; this one answers 413, bounds the files, and spills every
+// file to a temporary file that is removed when the request ends.
+type uploads struct {
+	maxBytes int64 // the whole request
+	maxFiles int
+}
+
+// maxOperationsBytes bounds the operations and map parts, which are read into memory.
+const maxOperationsBytes = 2 << 20
+
+var _ graphql.Transport = uploads{}
+
+func (u uploads) Supports(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && r.Method == http.MethodPost && mt == "multipart/form-data"
+}
+
+func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	start := graphql.Now()
+	if r.ContentLength > u.maxBytes {
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(u.maxBytes))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, u.maxBytes)
+	params, cleanup, status, err := u.read(r)
+	defer cleanup()
+	if err != nil {
+		writeError(w, status, err.Error())
+		return
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+
+	w.Header().Set("Content-Type", "application/json")
+	ctx := r.Context()
+	opCtx, gqlErr := exec.CreateOperationContext(ctx, params)
+	if gqlErr != nil {
+		if errcode.GetErrorKind(gqlErr) == errcode.KindProtocol {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+		}
+		writeJSON(w, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), gqlErr))
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	writeJSON(w, responses(ctx))
+}
+
+// read parses the request into operation parameters with their files, and returns what
+// removes the files. On failure it gives the status to answer with.
+func (u uploads) read(r *http.Request) (*graphql.RawParams, func(), int, error) {
+	var files []*os.File
+	cleanup := func() {
+		for _, f := range files {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}
+	fail := func(err error) (*graphql.RawParams, func(), int, error) {
+		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
+			return nil, cleanup, http.StatusRequestEntityTooLarge, errors.New(tooLarge(u.maxBytes))
+		}
+		return nil, cleanup, http.StatusBadRequest, err
+	}
+
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return fail(fmt.Errorf("the multipart body could not be read: %w", err))
+	}
+	var params graphql.RawParams
+	if err := decodePart(mr, "operations", &params); err != nil {
+		return fail(err)
+	}
+	var fileMap map[string][]string
+	if err := decodePart(mr, "map", &fileMap); err != nil {
+		return fail(err)
+	}
+	if len(fileMap) > u.maxFiles {
+		return nil, cleanup, http.StatusRequestEntityTooLarge,
+			fmt.Errorf("the request carries %d files; at most %d are accepted", len(fileMap), u.maxFiles)
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail(fmt.Errorf("the multipart body could not be read: %w", err))
+		}
+		key := part.FormName()
+		paths, ok := fileMap[key]
+		if !ok {
+			return fail(fmt.Errorf("part %q is not named in the map", key))
+		}
+		delete(fileMap, key)
+		f, err := os.CreateTemp("", "gateway-upload-")
+		if err != nil {
+			return nil, cleanup, http.StatusInternalServerError, errors.New("the upload could not be stored")
+		}
+		files = append(files, f)
+		size, err := io.Copy(f, part)
+		if err != nil {
+			return fail(fmt.Errorf("file %q could not be read: %w", key, err))
+		}
+		for _, path := range paths {
+			// Each use of the file reads it from the start on its own handle.
+			g, err := os.Open(f.Name())
+			if err != nil {
+				return nil, cleanup, http.StatusInternalServerError, errors.New("the upload could not be stored")
+			}
+			files = append(files, g)
+			up := graphql.Upload{File: g, Size: size, Filename: part.FileName(), ContentType: part.Header.Get("Content-Type")}
+			if gerr := params.AddUpload(up, key, path); gerr != nil {
+				return fail(errors.New(gerr.Message))
+			}
+		}
+	}
+	for key := range fileMap {
+		return fail(fmt.Errorf("the map names file %q, but the request does not carry it", key))
+	}
+	return &params, cleanup, 0, nil
+}
+
+// decodePart reads the next part, which must be the form field name, as JSON into v.
+func decodePart(mr *multipart.Reader, name string, v any) error {
+	part, err := mr.NextPart()
+	if err != nil {
+		return fmt.Errorf("the multipart body must go on with the %q part: %w", name, err)
+	}
+	if part.FormName() != name {
+		return fmt.Errorf("the multipart body must have the %q part next, not %q, as the GraphQL multipart request specification orders them", name, part.FormName())
+	}
+	dec := json.NewDecoder(io.LimitReader(part, maxOperationsBytes))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("the %q part is not valid JSON: %w", name, err)
+	}
+	return nil
+}

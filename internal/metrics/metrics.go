@@ -1,0 +1,125 @@
+// Package metrics counts what the gateway does, in Prometheus's text format at /metrics: every
+// upstream request by operation and status, every GraphQL operation by name and outcome, with
+// latency histograms, and the Go runtime's own gauges.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// maxOperationNames bounds the distinct operation names counted: clients choose the names, and
+// each would otherwise be a new series without end.
+const maxOperationNames = 200
+
+// Metrics is the gateway's registry. It is safe for concurrent use.
+type Metrics struct {
+	reg              *prometheus.Registry
+	upstream         *prometheus.CounterVec
+	upstreamDuration *prometheus.HistogramVec
+	operations       *prometheus.CounterVec
+	opDuration       *prometheus.HistogramVec
+
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// New returns a registry with the gateway's metrics and the Go and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "advisor_upstream_requests_total",
+			Help: "Requests to the Advisor service, by operation and HTTP status (error: no answer).",
+		}, []string{"operation", "status"}),
+		upstreamDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "advisor_upstream_request_duration_seconds",
+			Help:    "Time to the Advisor service's answer, by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+		}, []string{"operation"}),
+		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "graphql_operations_total",
+			Help: "GraphQL operations, by operation name and outcome (ok, or error when the response carries errors).",
+		}, []string{"operation", "outcome"}),
+		opDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "graphql_operation_duration_seconds",
+			Help:    "Time to answer a GraphQL operation, by operation name and outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+		}, []string{"operation", "outcome"}),
+		names: map[string]bool{},
+	}
+	m.reg.MustRegister(m.upstream, m.upstreamDuration, m.operations, m.opDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// ObserveUpstream records one request to the Advisor service.
+func (m *Metrics) ObserveUpstream(operation, status string, elapsed time.Duration) {
+	m.upstream.WithLabelValues(operation, status).Inc()
+	m.upstreamDuration.WithLabelValues(operation).Observe(elapsed.Seconds())
+}
+
+// Extension returns the gqlgen extension that times every GraphQL response.
+func (m *Metrics) Extension() graphql.HandlerExtension { return extension{m} }
+
+type extension struct{ m *Metrics }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.ResponseInterceptor
+} = extension{}
+
+func (extension) ExtensionName() string                   { return "Metrics" }
+func (extension) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (e extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	start := time.Now()
+	resp := next(ctx)
+	name := "anonymous"
+	if graphql.HasOperationContext(ctx) {
+		if op := graphql.GetOperationContext(ctx); op.OperationName != "" {
+			name = op.OperationName
+		}
+	}
+	outcome := "ok"
+	if resp != nil && len(resp.Errors) > 0 {
+		outcome = "error"
+	}
+	name = e.m.label(name)
+	e.m.operations.WithLabelValues(name, outcome).Inc()
+	e.m.opDuration.WithLabelValues(name, outcome).Observe(time.Since(start).Seconds())
+	return resp
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]`)
+
+// label is the series name for an operation: the name as sent, cut to a sane length, until
+// maxOperationNames distinct names have been seen; later new names count as "other".
+func (m *Metrics) label(name string) string {
+	name = unsafeName.ReplaceAllString(name, "_")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.names[name] {
+		if len(m.names) >= maxOperationNames {
+			return "other"
+		}
+		m.names[name] = true
+	}
+	return name
+}

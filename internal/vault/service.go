@@ -1,0 +1,290 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/apperr"
+)
+
+// API is what the vault needs of the Advisor service.
+type API interface {
+	Documents(ctx context.Context, wid string, q advisorspec.DocumentQuery) (advisorspec.DocumentList, error)
+	Document(ctx context.Context, wid, vaultID string) (advisorspec.Document, error)
+	CreateDocument(ctx context.Context, wid string, body []byte) (advisorspec.NewDocument, error)
+	UpdateDocument(ctx context.Context, wid, vaultID string, body []byte) (advisorspec.Document, error)
+	DeleteDocument(ctx context.Context, wid, vaultID string) error
+	UploadFile(ctx context.Context, uploadURI, contentType string, file io.Reader, size int64) error
+}
+
+// DefaultDetailConcurrency bounds how many Get Document calls one request makes at once to
+// learn the file status of listed documents.
+const DefaultDetailConcurrency = 8
+
+// Service answers the vault's queries and mutations.
+type Service struct {
+	api         API
+	concurrency int
+}
+
+// NewService returns the vault over api; concurrency bounds the Get Document calls one request
+// makes at once (DefaultDetailConcurrency when not positive).
+func NewService(api API, concurrency int) *Service {
+	if concurrency <= 0 {
+		concurrency = DefaultDetailConcurrency
+	}
+	return &Service{api: api, concurrency: concurrency}
+}
+
+type docKey struct{ wid, vaultID string }
+
+type loadersKey struct{}
+
+// WithLoaders returns a context carrying a fresh file-status loader for one request.
+func (s *Service) WithLoaders(ctx context.Context) context.Context {
+	return context.WithValue(ctx, loadersKey{}, s.newLoader())
+}
+
+func (s *Service) loader(ctx context.Context) *dataloader.Loader[docKey, *fileInfo] {
+	if l, ok := ctx.Value(loadersKey{}).(*dataloader.Loader[docKey, *fileInfo]); ok {
+		return l
+	}
+	return s.newLoader()
+}
+
+// newLoader batches the file-status lookups of a request and makes them with at most
+// s.concurrency calls in flight, across all its batches.
+func (s *Service) newLoader() *dataloader.Loader[docKey, *fileInfo] {
+	slots := make(chan struct{}, s.concurrency)
+	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []docKey) []*dataloader.Result[*fileInfo] {
+		results := make([]*dataloader.Result[*fileInfo], len(keys))
+		done := make(chan struct{})
+		for i, k := range keys {
+			go func() {
+				slots <- struct{}{}
+				defer func() { <-slots; done <- struct{}{} }()
+				doc, err := s.Get(ctx, k.wid, k.vaultID)
+				switch {
+				case err != nil:
+					results[i] = &dataloader.Result[*fileInfo]{Error: err}
+				case doc == nil:
+					results[i] = &dataloader.Result[*fileInfo]{Error: apperr.New(apperr.NotFound, "Vault doesn't exist")}
+				default:
+					results[i] = &dataloader.Result[*fileInfo]{Data: doc.file}
+				}
+			}()
+		}
+		for range keys {
+			<-done
+		}
+		return results
+	}, dataloader.WithWait[docKey, *fileInfo](100*time.Microsecond))
+}
+
+// FileStatus is whether the document's file has arrived, asked of the service if the document
+// came from a list.
+func (s *Service) FileStatus(ctx context.Context, d *Document) (FileStatus, error) {
+	f, err := s.file(ctx, d)
+	if err != nil {
+		return "", err
+	}
+	return f.status, nil
+}
+
+// DownloadURI is the address that serves the document's file, when there is one.
+func (s *Service) DownloadURI(ctx context.Context, d *Document) (*string, error) {
+	f, err := s.file(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return f.downloadURI, nil
+}
+
+func (s *Service) file(ctx context.Context, d *Document) (*fileInfo, error) {
+	if d.file != nil {
+		return d.file, nil
+	}
+	return s.loader(ctx).Load(ctx, docKey{d.WID, d.VaultID})()
+}
+
+// Get returns a document with its file status, or nil when there is none.
+func (s *Service) Get(ctx context.Context, wid, vaultID string) (*Document, error) {
+	d, err := s.api.Document(ctx, wid, vaultID)
+	if err == nil {
+		return documentFrom(d), nil
+	}
+	e, _ := apperr.As(err)
+	switch {
+	case e != nil && e.Code == apperr.NotFound && e.Message == advisorspec.MessageFileNotReady:
+		return s.processing(ctx, wid, vaultID)
+	case apperr.IsNotFound(err):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// processing finds a document whose file the service is still processing. Get Document gives
+// nothing but the 404 then, so its metadata comes from the list.
+func (s *Service) processing(ctx context.Context, wid, vaultID string) (*Document, error) {
+	q := advisorspec.DocumentQuery{Limit: advisorspec.MaxDocLimit}
+	for {
+		page, err := s.api.Documents(ctx, wid, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range page.Documents {
+			if d.VaultID == vaultID {
+				doc := documentFrom(d)
+				doc.file = &fileInfo{status: FileStatusProcessing}
+				return doc, nil
+			}
+		}
+		if len(page.Documents) < q.Limit {
+			return nil, nil
+		}
+		q.NextToken = page.Documents[len(page.Documents)-1].VaultID
+	}
+}
+
+// List returns first documents after the cursor after, only those carrying any of tags when
+// tags are given.
+func (s *Service) List(ctx context.Context, wid string, first int, after *string, tags []string) (*DocumentConnection, error) {
+	switch {
+	case first > advisorspec.MaxDocLimit:
+		return nil, apperr.Input("first", fmt.Sprintf("first can't be more than %d", advisorspec.MaxDocLimit))
+	case first < 1:
+		return nil, apperr.Input("first", fmt.Sprintf("first must be from 1 to %d", advisorspec.MaxDocLimit))
+	}
+	q := advisorspec.DocumentQuery{Limit: first}
+	if after != nil {
+		q.NextToken = *after
+	}
+	for _, t := range tags {
+		switch t = strings.TrimSpace(t); {
+		case strings.Contains(t, ","):
+			return nil, apperr.Input("tags", fmt.Sprintf("Tag names cannot contain commas: %q", t))
+		case t != "":
+			q.Tags = append(q.Tags, t)
+		}
+	}
+	if len(tags) > 0 && len(q.Tags) == 0 {
+		return nil, apperr.Input("tags", "tags must contain at least one non-empty value")
+	}
+	// One more than asked for tells whether another page follows, when the service allows it.
+	probe := q
+	if first < advisorspec.MaxDocLimit {
+		probe.Limit = first + 1
+	}
+	page, err := s.api.Documents(ctx, wid, probe)
+	if err != nil {
+		return nil, err
+	}
+	out := &DocumentConnection{Nodes: []*Document{}, TotalCount: page.Pagination.TotalCount}
+	for _, d := range page.Documents[:min(first, len(page.Documents))] {
+		out.Nodes = append(out.Nodes, documentFrom(d))
+	}
+	if n := len(out.Nodes); n > 0 {
+		out.PageInfo.EndCursor = &out.Nodes[n-1].VaultID
+		out.PageInfo.HasNextPage = len(page.Documents) > first
+		if first == advisorspec.MaxDocLimit && n == first {
+			more, err := s.api.Documents(ctx, wid, advisorspec.DocumentQuery{Limit: 1, NextToken: *out.PageInfo.EndCursor, Tags: q.Tags})
+			if err != nil {
+				return nil, err
+			}
+			out.PageInfo.HasNextPage = len(more.Documents) > 0
+		}
+	}
+	return out, nil
+}
+
+// Create adds a document and, when file is given, streams the file to it.
+func (s *Service) Create(ctx context.Context, wid string, in CreateDocumentInput, file *graphql.Upload) (*DocumentPayload, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("encode the document: %w", err)
+	}
+	if _, verr := advisorspec.CheckNewDocument(body, advisorspec.OpenTags()); verr != nil {
+		return nil, inputError(verr)
+	}
+	created, err := s.api.CreateDocument(ctx, wid, body)
+	if err != nil {
+		return nil, err
+	}
+	return s.finish(ctx, wid, created.VaultID, created.UploadURI, in.Extension, file)
+}
+
+// Update changes a document's metadata and, when file is given, replaces its file.
+func (s *Service) Update(ctx context.Context, wid, vaultID string, in UpdateDocumentInput, file *graphql.Upload) (*DocumentPayload, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("encode the document change: %w", err)
+	}
+	if verr := advisorspec.CheckDocumentPatchAlone(body, advisorspec.OpenTags()); verr != nil {
+		return nil, inputError(verr)
+	}
+	updated, err := s.api.UpdateDocument(ctx, wid, vaultID, body)
+	if err != nil {
+		return nil, err
+	}
+	return s.finish(ctx, wid, vaultID, updated.UploadURI, updated.Extension, file)
+}
+
+// finish uploads the file when there is one and reads the document back. Without a file the
+// caller gets the upload address to use itself.
+func (s *Service) finish(ctx context.Context, wid, vaultID, uploadURI, extension string, file *graphql.Upload) (*DocumentPayload, error) {
+	out := &DocumentPayload{}
+	if file == nil {
+		out.UploadURI = &uploadURI
+	} else {
+		contentType, ok := advisorspec.ContentTypeFor(extension)
+		if !ok {
+			return nil, apperr.Input("input.extension", "Unsupported extension: "+extension)
+		}
+		if err := s.api.UploadFile(ctx, uploadURI, contentType, file.File, file.Size); err != nil {
+			e, _ := apperr.As(err)
+			return nil, &apperr.Error{Code: apperr.CodeOf(err), Field: "file", Err: err,
+				Message: fmt.Sprintf("Document %s is saved, but its file was not: %s. Send the file again with updateDocument.", vaultID, messageOf(e))}
+		}
+	}
+	doc, err := s.Get(ctx, wid, vaultID)
+	if err == nil && doc == nil {
+		err = apperr.New(apperr.NotFound, "Vault doesn't exist")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Document = doc
+	return out, nil
+}
+
+// Delete removes a document for good.
+func (s *Service) Delete(ctx context.Context, wid, vaultID string) (*DeleteDocumentPayload, error) {
+	if err := s.api.DeleteDocument(ctx, wid, vaultID); err != nil {
+		return nil, err
+	}
+	return &DeleteDocumentPayload{VaultID: vaultID}, nil
+}
+
+func messageOf(e *apperr.Error) string {
+	if e == nil {
+		return "internal error"
+	}
+	return strings.TrimSuffix(e.Message, ".")
+}
+
+// inputError names the GraphQL field of a broken rule; the message stays the service's.
+func inputError(err *advisorspec.Error) error {
+	field := "input"
+	if err.Field != "" {
+		field += "." + strings.ReplaceAll(err.Field, "sub_category", "subCategory")
+	}
+	return apperr.Input(field, err.Message)
+}
