@@ -1881,11 +1881,11 @@ as null are cleared.
 input UpdateDocumentInput {
   name: String
   extension: String
-  description: String @goField(omittable: true)
+  description: String
   category: DocumentCategory
   subCategory: DocumentSubCategory
-  type: DocumentType @goField(omittable: true)
-  tags: [String!] @goField(omittable: true)
+  type: DocumentType
+  tags: [String!]
 }
 
 "A document after a change, and where to send its file when the gateway did not."
@@ -1939,8 +1939,6 @@ scalar Upload
 
 "A date and time in RFC 3339, in UTC, such as ` + "`" + `2026-11-22T09:30:00.000Z` + "`" + `."
 scalar DateTime
-
-directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
 `, BuiltIn: false},
 	{Name: "../../schema/topaccount.graphqls", Input: `extend type Query {
   "One page of the top accounts the gateway's credentials reach, oldest first."

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/bytesize"
 )
 
 // Defaults of the gateway's settings.
@@ -149,7 +150,7 @@ func durationSetting(dst *time.Duration) func(string) error {
 
 func sizeSetting(dst *int64) func(string) error {
 	return func(v string) error {
-		n, err := ParseSize(v)
+		n, err := bytesize.Parse(v)
 		if err != nil {
 			return err
 		}

@@ -1,29 +1,18 @@
 package config_test
 
 import (
+	"encoding/json"
+	"flag"
 	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/config"
 )
 
-func TestParseSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"1024", 1024, true}, {"100MiB", 100 << 20, true}, {"5GiB", 5 << 30, true}, {"5GB", 5e9, true},
-		{"1 KiB", 1024, true}, {"12B", 12, true}, {"0", 0, false}, {"-1", 0, false}, {"lots", 0, false},
-		{"1.5GiB", 0, false}, {"9999999999GiB", 0, false},
-	} {
-		got, err := config.ParseSize(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
+var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestSandboxDefaults(t *testing.T) {
 	cfg, err := config.LoadSandbox(nil, func(string) string { return "" }, io.Discard)
@@ -40,5 +29,56 @@ func TestGatewayDefaults(t *testing.T) {
 	cfg, err := config.Load(func(string) string { return "" })
 	if err != nil || cfg.Addr != ":8080" {
 		t.Errorf("Load() = %+v, %v; want Addr :8080", cfg, err)
+	}
+}
+
+// The defaults are what production gets when a setting is left out: the golden file makes a
+// change to any of them visible in review. Run go test ./internal/config -update to rewrite it.
+func TestGatewayDefaultsMatchTheirGoldenFile(t *testing.T) {
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.MarshalIndent(cfg, "", "  ")
+	got = append(got, '\n')
+	const golden = "testdata/defaults.json"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read %s (create it with -update): %v", golden, err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("defaults changed:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestInvalidSettingsAreAllReportedByName(t *testing.T) {
+	env := map[string]string{
+		"ADDR": "nope", "UPSTREAM_TIMEOUT": "-1s", "CORS_ALLOWED_ORIGINS": "https://ok.example, not an origin",
+		"MAX_REQUEST_BYTES": "lots", "MAX_UPLOAD_FILES": "0", "GRAPHQL_INTROSPECTION": "maybe",
+		"ADVISOR_BASE_URL": "ftp://x", "ADVISOR_BASIC_CREDENTIALS": "nocolon",
+	}
+	_, err := config.Load(func(k string) string { return env[k] })
+	if err == nil {
+		t.Fatal("Load accepted invalid settings")
+	}
+	for name := range env {
+		if !strings.Contains(err.Error(), name+":") {
+			t.Errorf("the error does not name %s:\n%v", name, err)
+		}
+	}
+	_, err = config.Load(func(k string) string {
+		return map[string]string{"ADVISOR_BASE_URL": "https://advisor.example"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), "ADVISOR_ACCESS_TOKEN: required") {
+		t.Errorf("a base URL without a token: %v, want ADVISOR_ACCESS_TOKEN required", err)
+	}
+	_, err = config.Load(func(k string) string { return map[string]string{"ADVISOR_ACCESS_TOKEN": "t"}[k] })
+	if err == nil || !strings.Contains(err.Error(), "ADVISOR_BASE_URL: required") {
+		t.Errorf("a token without a base URL: %v, want ADVISOR_BASE_URL required", err)
 	}
 }

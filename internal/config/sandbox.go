@@ -5,10 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
@@ -77,48 +77,14 @@ Flags:
 // sizeFlag is a byte count written as a number with an optional unit.
 type sizeFlag int64
 
-// String writes the size in the largest binary unit that divides it, as ParseSize reads it.
-func (s *sizeFlag) String() string {
-	n := int64(*s)
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+// String writes the size as Parse reads it, in the largest binary unit that divides it.
+func (s *sizeFlag) String() string { return strings.ReplaceAll(bytesize.Format(int64(*s)), " ", "") }
 
 func (s *sizeFlag) Set(v string) error {
-	n, err := ParseSize(v)
+	n, err := bytesize.Parse(v)
 	if err != nil {
 		return err
 	}
 	*s = sizeFlag(n)
 	return nil
-}
-
-// ParseSize reads a positive byte count such as "1048576", "100MiB" or "5GB".
-func ParseSize(v string) (int64, error) {
-	units := []struct {
-		suffix string
-		size   int64
-	}{
-		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
-	}
-	num, mult := strings.TrimSpace(v), int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.size
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("%q is not a size: write a positive number of bytes, optionally with KiB, MiB, GiB, KB, MB or GB", v)
-	}
-	return n * mult, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/metrics"
 )
 
@@ -82,13 +83,13 @@ func New(d Deps) http.Handler {
 	return d.logged(mux)
 }
 
-// graphQL is the GraphQL handler with explicit transports: gqlgen's default server adds more
-// than the gateway wants and is marked as not for production.
+// graphQL is the GraphQL handler with explicit transports (gqlgen's default server adds more
+// than the gateway wants and is marked as not for production): OPTIONS, GET and POST as
+// GraphQL over HTTP specifies them, and multipart uploads.
 func (d Deps) graphQL() http.Handler {
 	srv := handler.New(d.Schema)
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(jsonTransport{})
 	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if d.Config.Introspection {
@@ -250,18 +251,5 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func tooLarge(limit int64) string {
-	return fmt.Sprintf("The request body is larger than the limit of %s", formatBytes(limit))
-}
-
-// formatBytes writes a byte count in the largest binary unit that divides it.
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d %s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("The request body is larger than the limit of %s", bytesize.Format(limit))
 }

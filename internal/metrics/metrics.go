@@ -90,8 +90,9 @@ func (e extension) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	resp := next(ctx)
 	name := "anonymous"
 	if graphql.HasOperationContext(ctx) {
-		if op := graphql.GetOperationContext(ctx); op.OperationName != "" {
-			name = op.OperationName
+		// The document's own name, which a client need not repeat in operationName.
+		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Name != "" {
+			name = op.Name
 		}
 	}
 	outcome := "ok"

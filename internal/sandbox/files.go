@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/bytesize"
 )
 
 // Presigned addresses live under these first path segments of the sandbox's own host.
@@ -158,7 +159,7 @@ func (s *Sandbox) releaseUpload(nonce string) {
 }
 
 func (s *Sandbox) tooLarge() *apiError {
-	return errorf(http.StatusRequestEntityTooLarge, "The file is larger than the maximum of "+formatSize(s.opts.MaxFileSize))
+	return errorf(http.StatusRequestEntityTooLarge, "The file is larger than the maximum of "+bytesize.Format(s.opts.MaxFileSize))
 }
 
 // receive streams the request body to a temporary file, never holding more than a buffer of
@@ -299,17 +300,4 @@ func (fs *fileStore) close() error {
 		return nil
 	}
 	return os.RemoveAll(fs.dir)
-}
-
-// formatSize writes a byte count in the largest binary unit that divides it.
-func formatSize(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d %s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
