@@ -20,7 +20,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -73,7 +72,8 @@ func New(d Deps) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", d.cors(d.limits(d.scoped(d.graphQL()))))
 	if d.Config.IDE {
-		mux.Handle("GET /{$}", playground.Handler("Advisor GraphQL gateway", "/graphql"))
+		mux.Handle("GET /{$}", idePage("Advisor GraphQL gateway", "/graphql"))
+		mux.Handle("GET /ide/", ideAssets())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]string{"status": "ok"})

@@ -1,0 +1,28 @@
+// Opens the gateway's GraphQL IDE in headless Chromium with a query in the address, runs it
+// with the IDE's own button, waits for the response pane to show a text, and prints one JSON
+// line: the whole response and any request the page could not make.
+// Usage: node ide.mjs <gateway url> <query> <text to wait for>
+import { chromium } from 'playwright-core';
+
+const [base, query, expect] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  // The machine's network is closed: no background traffic, no QUIC, no first-run work.
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage();
+  const failed = [];
+  page.on('requestfailed', (r) => failed.push(r.url()));
+  page.on('pageerror', (e) => failed.push('page error: ' + e.message));
+  await page.goto(base + '/?query=' + encodeURIComponent(query));
+  await page.locator('.graphiql-execute-button').click({ timeout: 20000 });
+  const pane = page.locator('.graphiql-response');
+  await pane.getByText(expect).first().waitFor({ timeout: 20000 });
+  // The pane is an editor that draws only the lines in view: read its whole value.
+  const text = await page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue());
+  console.log(JSON.stringify({ text, failed }));
+} finally {
+  await browser.close();
+}
