@@ -20,6 +20,7 @@ import (
 const (
 	upstreamToken = "upstream-token"
 	upstreamBasic = "gw:upstream-pass"
+	webhookKey    = "test-webhook-key-0123456789"
 )
 
 // upstream is a sandbox that records every request made to it.
@@ -100,6 +101,7 @@ func newGateway(t testing.TB, up *upstream, env map[string]string) *gateway {
 		"ADVISOR_BASE_URL":          up.srv.URL,
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
+		"WEBHOOK_API_KEY":           webhookKey,
 	}
 	for k, v := range env {
 		settings[k] = v

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,13 +21,19 @@ import (
 
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/generated"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/config"
+	"github.com/advisorhq/gateway/internal/eventhub"
+	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/httpserver"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/vault"
+	"github.com/advisorhq/gateway/internal/webhook"
 )
 
 func main() {
@@ -89,6 +97,25 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	m := metrics.New()
 
+	// Listen first: the embedded sandbox needs the gateway's address to send its webhooks to.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on ADDR %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	base := "http://" + displayAddr(ln.Addr())
+
+	events, closeEvents, err := openEventLog(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, Logger: log.With("component", "events")})
+	hubCtx, stopHub := context.WithCancel(ctx)
+	hubDone := make(chan struct{})
+	go func() { defer close(hubDone); hub.Run(hubCtx) }()
+	defer func() { stopHub(); <-hubDone }()
+
 	upstream := advisor.Options{
 		BaseURL:          cfg.AdvisorBaseURL,
 		AccessToken:      cfg.AdvisorAccessToken,
@@ -96,16 +123,22 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Timeout:          cfg.UpstreamTimeout,
 		Observe:          m.ObserveUpstream,
 	}
+	webhookKey := cfg.WebhookAPIKey
 	if cfg.Sandboxed() {
-		base, stop, err := startEmbeddedSandbox(ctx, log)
+		if webhookKey == "" {
+			webhookKey = randomKey()
+		}
+		sbBase, stop, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", webhookKey)
 		if err != nil {
 			return err
 		}
 		// Deferred before the gateway serves, so the sandbox stops after the gateway has drained.
 		defer stop()
-		upstream.BaseURL = base
+		upstream.BaseURL = sbBase
 		upstream.AccessToken, upstream.BasicCredentials = sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
-		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s\n", base)
+		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s\n", sbBase)
+		fmt.Fprintf(stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
+			sandbox.DefaultAccessToken, sbBase)
 	}
 	api, err := advisor.New(upstream)
 	if err != nil {
@@ -114,7 +147,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	fam := family.NewService(api)
 	docs := vault.NewService(api, 0)
 	schema := generated.NewExecutableSchema(generated.Config{
-		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs},
+		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub},
 	})
 	handler := httpserver.New(httpserver.Deps{
 		Log:     log,
@@ -123,7 +156,16 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		PerRequest: func(ctx context.Context) context.Context {
 			return docs.WithLoaders(fam.WithLoaders(advisor.WithRequestCache(ctx)))
 		},
-		Ready: []httpserver.ReadyCheck{{Name: "advisor", Check: api.Ping}},
+		Webhooks: &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
+		Ready: []httpserver.ReadyCheck{
+			{Name: "advisor", Check: api.Ping},
+			{Name: "events", Check: func(ctx context.Context) error {
+				if err := events.Ping(ctx); err != nil {
+					return apperr.Wrap(eventhub.CodeUnavailable, "The event store is unavailable", err)
+				}
+				return hub.Ready(ctx)
+			}},
+		},
 		Config: httpserver.Config{
 			AllowedOrigins:  cfg.AllowedOrigins,
 			MaxRequestBytes: cfg.MaxRequestBytes,
@@ -132,29 +174,66 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			Introspection:   cfg.Introspection,
 			IDE:             cfg.IDE,
 			ComplexityLimit: cfg.ComplexityLimit,
+			KeepAlive:       cfg.KeepAlive,
 		},
 	})
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on ADDR %s: %w", cfg.Addr, err)
-	}
-	base := "http://" + displayAddr(ln.Addr())
-	fmt.Fprintf(stdout, "Advisor GraphQL gateway serving %[1]s\n  GraphQL: %[1]s/graphql\n", base)
+	fmt.Fprintf(stdout, "Advisor GraphQL gateway serving %[1]s\n  GraphQL:  %[1]s/graphql\n  Webhooks: %[1]s/webhooks\n", base)
 	if cfg.IDE {
-		fmt.Fprintf(stdout, "  IDE:     %s/\n", base)
+		fmt.Fprintf(stdout, "  IDE:      %s/\n", base)
 	}
 	return serve(ctx, &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, ln)
 }
 
-// startEmbeddedSandbox serves a demo sandbox on a free loopback port and returns its address
-// and what stops it.
-func startEmbeddedSandbox(ctx context.Context, log *slog.Logger) (string, func(), error) {
-	sb, err := sandbox.New(sandbox.Options{Logger: log.With("component", "sandbox")})
+// openEventLog opens the event log: a Redis Stream with REDIS_URL, in process without. The
+// function returned closes it.
+func openEventLog(cfg config.Gateway) (eventlog.Log, func(), error) {
+	if cfg.RedisURL == "" {
+		return eventlog.NewMemory(cfg.EventHistory, cfg.DedupWindow, nil), func() {}, nil
+	}
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	// Every call to Redis is bounded, so a stalled server fails requests instead of hanging them.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 3*time.Second, 3*time.Second, 3*time.Second
+	client := redis.NewClient(opts)
+	return eventlog.NewRedis(client, cfg.RedisKeyPrefix, cfg.EventHistory, cfg.DedupWindow), func() { _ = client.Close() }, nil
+}
+
+// randomKey is a webhook key for the embedded sandbox, which shares it with the gateway.
+func randomKey() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// loopbackURL is the gateway's address as the embedded sandbox, on this machine, reaches it.
+func loopbackURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return "http://" + a.String()
+	}
+	return "http://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+}
+
+// startEmbeddedSandbox serves a demo sandbox on a free loopback port, sending its webhook events
+// to the gateway, and returns its address and what stops it.
+func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, webhookKey string) (string, func(), error) {
+	sb, err := sandbox.New(sandbox.Options{
+		Logger:     log.With("component", "sandbox"),
+		WebhookURL: webhookURL,
+		WebhookKey: webhookKey,
+	})
 	if err != nil {
 		return "", nil, fmt.Errorf("start the embedded sandbox: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The sandbox's usual address, so the README's curl lines work as written; any free port
+	// when something else holds it (another gateway, or tests running in parallel).
+	ln, err := net.Listen("tcp", config.DefaultSandboxAddr)
+	if err != nil {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		_ = sb.Close()
 		return "", nil, fmt.Errorf("listen for the embedded sandbox: %w", err)

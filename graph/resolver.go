@@ -4,6 +4,7 @@ package graph
 
 import (
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/vault"
 )
@@ -15,6 +16,8 @@ type Resolver struct {
 	Version string
 	Family  *family.Service
 	Vault   *vault.Service
+	// Hub streams the webhook events to subscribers and answers recentEvents.
+	Hub *eventhub.Hub
 }
 
 // clientRef addresses a v1 client from a query's arguments.

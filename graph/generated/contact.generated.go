@@ -4868,6 +4868,22 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 	return ret
 }
 
+func (ec *executionContext) unmarshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx context.Context, v any) (*family.ContactType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(family.ContactType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx context.Context, sel ast.SelectionSet, v *family.ContactType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOEntityInput2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐEntityInput(ctx context.Context, v any) (*family.EntityInput, error) {
 	if v == nil {
 		return nil, nil

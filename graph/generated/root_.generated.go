@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -23,10 +24,18 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AssistantJobCompleted() AssistantJobCompletedResolver
+	AssistantJobFailed() AssistantJobFailedResolver
+	AssistantMultiDocumentRequiresReview() AssistantMultiDocumentRequiresReviewResolver
 	Client() ClientResolver
 	Document() DocumentResolver
+	GeneratedDocument() GeneratedDocumentResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	SourceDocument() SourceDocumentResolver
+	Subscription() SubscriptionResolver
+	TaxJobCompleted() TaxJobCompletedResolver
+	TaxJobFailed() TaxJobFailedResolver
 	TopAccount() TopAccountResolver
 }
 
@@ -34,6 +43,111 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AssetAdded struct {
+		AssetName    func(childComplexity int) int
+		DollarAmount func(childComplexity int) int
+		EventType    func(childComplexity int) int
+		Group        func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Timestamp    func(childComplexity int) int
+		Wid          func(childComplexity int) int
+	}
+
+	AssetBeneficiaryAdded struct {
+		AssetName        func(childComplexity int) int
+		BeneficiaryAdded func(childComplexity int) int
+		EventType        func(childComplexity int) int
+		Group            func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Timestamp        func(childComplexity int) int
+		Wid              func(childComplexity int) int
+	}
+
+	AssetBeneficiaryDeleted struct {
+		AssetName          func(childComplexity int) int
+		BeneficiaryDeleted func(childComplexity int) int
+		EventType          func(childComplexity int) int
+		Group              func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Timestamp          func(childComplexity int) int
+		Wid                func(childComplexity int) int
+	}
+
+	AssetDeleted struct {
+		AssetName func(childComplexity int) int
+		EventType func(childComplexity int) int
+		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Wid       func(childComplexity int) int
+	}
+
+	AssetOwnershipAdded struct {
+		AssetName      func(childComplexity int) int
+		EventType      func(childComplexity int) int
+		Group          func(childComplexity int) int
+		ID             func(childComplexity int) int
+		OwnerAdded     func(childComplexity int) int
+		OwnershipAdded func(childComplexity int) int
+		Timestamp      func(childComplexity int) int
+		Wid            func(childComplexity int) int
+	}
+
+	AssetOwnershipDeleted struct {
+		AssetName    func(childComplexity int) int
+		EventType    func(childComplexity int) int
+		Group        func(childComplexity int) int
+		ID           func(childComplexity int) int
+		OwnerDeleted func(childComplexity int) int
+		Timestamp    func(childComplexity int) int
+		Wid          func(childComplexity int) int
+	}
+
+	AssistantJobCompleted struct {
+		Category       func(childComplexity int) int
+		CorrelationID  func(childComplexity int) int
+		Document       func(childComplexity int) int
+		DocumentWid    func(childComplexity int) int
+		Documents      func(childComplexity int) int
+		EventType      func(childComplexity int) int
+		ExternalID     func(childComplexity int) int
+		Group          func(childComplexity int) int
+		ID             func(childComplexity int) int
+		JobID          func(childComplexity int) int
+		SourceDocument func(childComplexity int) int
+		Timestamp      func(childComplexity int) int
+		Wid            func(childComplexity int) int
+	}
+
+	AssistantJobFailed struct {
+		CorrelationID func(childComplexity int) int
+		Document      func(childComplexity int) int
+		DocumentWid   func(childComplexity int) int
+		EventType     func(childComplexity int) int
+		ExternalID    func(childComplexity int) int
+		Group         func(childComplexity int) int
+		ID            func(childComplexity int) int
+		JobID         func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		Timestamp     func(childComplexity int) int
+		Wid           func(childComplexity int) int
+	}
+
+	AssistantMultiDocumentRequiresReview struct {
+		CorrelationID         func(childComplexity int) int
+		DetectedDocumentCount func(childComplexity int) int
+		Document              func(childComplexity int) int
+		DocumentWid           func(childComplexity int) int
+		EventType             func(childComplexity int) int
+		ExternalID            func(childComplexity int) int
+		Group                 func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		JobID                 func(childComplexity int) int
+		Timestamp             func(childComplexity int) int
+		VaultLink             func(childComplexity int) int
+		Wid                   func(childComplexity int) int
+	}
+
 	Charity struct {
 		AddressFormatted func(childComplexity int) int
 		City             func(childComplexity int) int
@@ -80,6 +194,40 @@ type ComplexityRoot struct {
 		TeamID    func(childComplexity int) int
 	}
 
+	ClientAcceptedInvitation struct {
+		AdvisorWid        func(childComplexity int) int
+		CompanyID         func(childComplexity int) int
+		EventType         func(childComplexity int) int
+		Group             func(childComplexity int) int
+		ID                func(childComplexity int) int
+		RegistrationEmail func(childComplexity int) int
+		TeamID            func(childComplexity int) int
+		Timestamp         func(childComplexity int) int
+		Wid               func(childComplexity int) int
+	}
+
+	ClientDeclinedInvitation struct {
+		AdvisorWid        func(childComplexity int) int
+		CompanyID         func(childComplexity int) int
+		EventType         func(childComplexity int) int
+		Group             func(childComplexity int) int
+		ID                func(childComplexity int) int
+		RegistrationEmail func(childComplexity int) int
+		TeamID            func(childComplexity int) int
+		Timestamp         func(childComplexity int) int
+		Wid               func(childComplexity int) int
+	}
+
+	ClientProgressChanged struct {
+		CompletionPercentage func(childComplexity int) int
+		EstateStatus         func(childComplexity int) int
+		EventType            func(childComplexity int) int
+		Group                func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Timestamp            func(childComplexity int) int
+		Wid                  func(childComplexity int) int
+	}
+
 	ContactRef struct {
 		Contact    func(childComplexity int) int
 		ExternalID func(childComplexity int) int
@@ -105,15 +253,63 @@ type ComplexityRoot struct {
 		WID              func(childComplexity int) int
 	}
 
+	DocumentCompleted struct {
+		DocumentName               func(childComplexity int) int
+		DocumentOwnerInfo          func(childComplexity int) int
+		DocumentProgressPercentage func(childComplexity int) int
+		EventType                  func(childComplexity int) int
+		Group                      func(childComplexity int) int
+		ID                         func(childComplexity int) int
+		IsRecommendedDocument      func(childComplexity int) int
+		Timestamp                  func(childComplexity int) int
+		UserTier                   func(childComplexity int) int
+		Wid                        func(childComplexity int) int
+	}
+
 	DocumentConnection struct {
 		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
 	}
 
+	DocumentOwnerInfo struct {
+		ContactType func(childComplexity int) int
+		FirstName   func(childComplexity int) int
+		IsPrimary   func(childComplexity int) int
+		LastName    func(childComplexity int) int
+		LegalName   func(childComplexity int) int
+	}
+
 	DocumentPayload struct {
 		Document  func(childComplexity int) int
 		UploadURI func(childComplexity int) int
+	}
+
+	DocumentPendingValidation struct {
+		DocumentName               func(childComplexity int) int
+		DocumentOwnerInfo          func(childComplexity int) int
+		DocumentProgressPercentage func(childComplexity int) int
+		EventType                  func(childComplexity int) int
+		Group                      func(childComplexity int) int
+		ID                         func(childComplexity int) int
+		IsRecommendedDocument      func(childComplexity int) int
+		Timestamp                  func(childComplexity int) int
+		UserTier                   func(childComplexity int) int
+		Wid                        func(childComplexity int) int
+	}
+
+	DocumentStarted struct {
+		DocumentName               func(childComplexity int) int
+		DocumentOwnerInfo          func(childComplexity int) int
+		DocumentProgressPercentage func(childComplexity int) int
+		EventType                  func(childComplexity int) int
+		Group                      func(childComplexity int) int
+		ID                         func(childComplexity int) int
+		IsRecommendedDocument      func(childComplexity int) int
+		Timestamp                  func(childComplexity int) int
+		UserTier                   func(childComplexity int) int
+		WasCompletedBefore         func(childComplexity int) int
+		Wid                        func(childComplexity int) int
 	}
 
 	Entity struct {
@@ -131,6 +327,13 @@ type ComplexityRoot struct {
 	Fraction struct {
 		Denominator func(childComplexity int) int
 		Numerator   func(childComplexity int) int
+	}
+
+	GeneratedDocument struct {
+		Document     func(childComplexity int) int
+		DocumentType func(childComplexity int) int
+		Extension    func(childComplexity int) int
+		VaultID      func(childComplexity int) int
 	}
 
 	Individual struct {
@@ -157,6 +360,10 @@ type ComplexityRoot struct {
 		UpdateTopAccount    func(childComplexity int, wid string, input family.UpdateTopAccountInput) int
 	}
 
+	Name struct {
+		Name func(childComplexity int) int
+	}
+
 	OffsetPageInfo struct {
 		Limit      func(childComplexity int) int
 		Page       func(childComplexity int) int
@@ -178,12 +385,13 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Client      func(childComplexity int, ref string, advisorID *string, teamID *string) int
-		Contact     func(childComplexity int, wid string, id string) int
-		Document    func(childComplexity int, wid string, vaultID string) int
-		TopAccount  func(childComplexity int, wid string) int
-		TopAccounts func(childComplexity int, page *int, limit *int) int
-		Version     func(childComplexity int) int
+		Client       func(childComplexity int, ref string, advisorID *string, teamID *string) int
+		Contact      func(childComplexity int, wid string, id string) int
+		Document     func(childComplexity int, wid string, vaultID string) int
+		RecentEvents func(childComplexity int, filter *event.Filter, last *int) int
+		TopAccount   func(childComplexity int, wid string) int
+		TopAccounts  func(childComplexity int, page *int, limit *int) int
+		Version      func(childComplexity int) int
 	}
 
 	Relationship struct {
@@ -191,6 +399,48 @@ type ComplexityRoot struct {
 		Role       func(childComplexity int) int
 		Source     func(childComplexity int) int
 		Target     func(childComplexity int) int
+	}
+
+	SourceDocument struct {
+		Document   func(childComplexity int) int
+		Extension  func(childComplexity int) int
+		Name       func(childComplexity int) int
+		UploadedAt func(childComplexity int) int
+		VaultID    func(childComplexity int) int
+	}
+
+	Subscription struct {
+		Events func(childComplexity int, filter *event.Filter, after *string) int
+	}
+
+	TaxJobCompleted struct {
+		Category           func(childComplexity int) int
+		CorrelationID      func(childComplexity int) int
+		Document           func(childComplexity int) int
+		DocumentWid        func(childComplexity int) int
+		EventType          func(childComplexity int) int
+		ExternalID         func(childComplexity int) int
+		Group              func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		JobID              func(childComplexity int) int
+		PresentationStatus func(childComplexity int) int
+		SourceDocument     func(childComplexity int) int
+		Timestamp          func(childComplexity int) int
+		Wid                func(childComplexity int) int
+	}
+
+	TaxJobFailed struct {
+		CorrelationID func(childComplexity int) int
+		Document      func(childComplexity int) int
+		DocumentWid   func(childComplexity int) int
+		EventType     func(childComplexity int) int
+		ExternalID    func(childComplexity int) int
+		Group         func(childComplexity int) int
+		ID            func(childComplexity int) int
+		JobID         func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		Timestamp     func(childComplexity int) int
+		Wid           func(childComplexity int) int
 	}
 
 	TopAccount struct {
@@ -225,6 +475,43 @@ type ComplexityRoot struct {
 		Type              func(childComplexity int) int
 	}
 
+	UserSubscriptionCanceled struct {
+		EventType func(childComplexity int) int
+		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		OldPlan   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Wid       func(childComplexity int) int
+	}
+
+	UserSubscriptionChanged struct {
+		EventType func(childComplexity int) int
+		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		NewPlan   func(childComplexity int) int
+		OldPlan   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Wid       func(childComplexity int) int
+	}
+
+	UserSubscriptionCreated struct {
+		EventType func(childComplexity int) int
+		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		NewPlan   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Wid       func(childComplexity int) int
+	}
+
+	UserSubscriptionReactivated struct {
+		EventType func(childComplexity int) int
+		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		OldPlan   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Wid       func(childComplexity int) int
+	}
+
 	Will struct {
 		DisplayName      func(childComplexity int) int
 		Executor         func(childComplexity int) int
@@ -255,6 +542,483 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AssetAdded.assetName":
+		if e.ComplexityRoot.AssetAdded.AssetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetAdded.AssetName(childComplexity), true
+	case "AssetAdded.dollarAmount":
+		if e.ComplexityRoot.AssetAdded.DollarAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetAdded.DollarAmount(childComplexity), true
+	case "AssetAdded.eventType":
+		if e.ComplexityRoot.AssetAdded.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetAdded.EventType(childComplexity), true
+	case "AssetAdded.group":
+		if e.ComplexityRoot.AssetAdded.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetAdded.Group(childComplexity), true
+	case "AssetAdded.id":
+		if e.ComplexityRoot.AssetAdded.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetAdded.ID(childComplexity), true
+	case "AssetAdded.timestamp":
+		if e.ComplexityRoot.AssetAdded.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetAdded.Timestamp(childComplexity), true
+	case "AssetAdded.wid":
+		if e.ComplexityRoot.AssetAdded.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetAdded.Wid(childComplexity), true
+
+	case "AssetBeneficiaryAdded.assetName":
+		if e.ComplexityRoot.AssetBeneficiaryAdded.AssetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryAdded.AssetName(childComplexity), true
+	case "AssetBeneficiaryAdded.beneficiaryAdded":
+		if e.ComplexityRoot.AssetBeneficiaryAdded.BeneficiaryAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryAdded.BeneficiaryAdded(childComplexity), true
+	case "AssetBeneficiaryAdded.eventType":
+		if e.ComplexityRoot.AssetBeneficiaryAdded.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryAdded.EventType(childComplexity), true
+	case "AssetBeneficiaryAdded.group":
+		if e.ComplexityRoot.AssetBeneficiaryAdded.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryAdded.Group(childComplexity), true
+	case "AssetBeneficiaryAdded.id":
+		if e.ComplexityRoot.AssetBeneficiaryAdded.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryAdded.ID(childComplexity), true
+	case "AssetBeneficiaryAdded.timestamp":
+		if e.ComplexityRoot.AssetBeneficiaryAdded.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryAdded.Timestamp(childComplexity), true
+	case "AssetBeneficiaryAdded.wid":
+		if e.ComplexityRoot.AssetBeneficiaryAdded.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryAdded.Wid(childComplexity), true
+
+	case "AssetBeneficiaryDeleted.assetName":
+		if e.ComplexityRoot.AssetBeneficiaryDeleted.AssetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryDeleted.AssetName(childComplexity), true
+	case "AssetBeneficiaryDeleted.beneficiaryDeleted":
+		if e.ComplexityRoot.AssetBeneficiaryDeleted.BeneficiaryDeleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryDeleted.BeneficiaryDeleted(childComplexity), true
+	case "AssetBeneficiaryDeleted.eventType":
+		if e.ComplexityRoot.AssetBeneficiaryDeleted.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryDeleted.EventType(childComplexity), true
+	case "AssetBeneficiaryDeleted.group":
+		if e.ComplexityRoot.AssetBeneficiaryDeleted.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryDeleted.Group(childComplexity), true
+	case "AssetBeneficiaryDeleted.id":
+		if e.ComplexityRoot.AssetBeneficiaryDeleted.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryDeleted.ID(childComplexity), true
+	case "AssetBeneficiaryDeleted.timestamp":
+		if e.ComplexityRoot.AssetBeneficiaryDeleted.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryDeleted.Timestamp(childComplexity), true
+	case "AssetBeneficiaryDeleted.wid":
+		if e.ComplexityRoot.AssetBeneficiaryDeleted.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetBeneficiaryDeleted.Wid(childComplexity), true
+
+	case "AssetDeleted.assetName":
+		if e.ComplexityRoot.AssetDeleted.AssetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetDeleted.AssetName(childComplexity), true
+	case "AssetDeleted.eventType":
+		if e.ComplexityRoot.AssetDeleted.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetDeleted.EventType(childComplexity), true
+	case "AssetDeleted.group":
+		if e.ComplexityRoot.AssetDeleted.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetDeleted.Group(childComplexity), true
+	case "AssetDeleted.id":
+		if e.ComplexityRoot.AssetDeleted.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetDeleted.ID(childComplexity), true
+	case "AssetDeleted.timestamp":
+		if e.ComplexityRoot.AssetDeleted.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetDeleted.Timestamp(childComplexity), true
+	case "AssetDeleted.wid":
+		if e.ComplexityRoot.AssetDeleted.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetDeleted.Wid(childComplexity), true
+
+	case "AssetOwnershipAdded.assetName":
+		if e.ComplexityRoot.AssetOwnershipAdded.AssetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.AssetName(childComplexity), true
+	case "AssetOwnershipAdded.eventType":
+		if e.ComplexityRoot.AssetOwnershipAdded.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.EventType(childComplexity), true
+	case "AssetOwnershipAdded.group":
+		if e.ComplexityRoot.AssetOwnershipAdded.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.Group(childComplexity), true
+	case "AssetOwnershipAdded.id":
+		if e.ComplexityRoot.AssetOwnershipAdded.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.ID(childComplexity), true
+	case "AssetOwnershipAdded.ownerAdded":
+		if e.ComplexityRoot.AssetOwnershipAdded.OwnerAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.OwnerAdded(childComplexity), true
+	case "AssetOwnershipAdded.ownershipAdded":
+		if e.ComplexityRoot.AssetOwnershipAdded.OwnershipAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.OwnershipAdded(childComplexity), true
+	case "AssetOwnershipAdded.timestamp":
+		if e.ComplexityRoot.AssetOwnershipAdded.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.Timestamp(childComplexity), true
+	case "AssetOwnershipAdded.wid":
+		if e.ComplexityRoot.AssetOwnershipAdded.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipAdded.Wid(childComplexity), true
+
+	case "AssetOwnershipDeleted.assetName":
+		if e.ComplexityRoot.AssetOwnershipDeleted.AssetName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipDeleted.AssetName(childComplexity), true
+	case "AssetOwnershipDeleted.eventType":
+		if e.ComplexityRoot.AssetOwnershipDeleted.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipDeleted.EventType(childComplexity), true
+	case "AssetOwnershipDeleted.group":
+		if e.ComplexityRoot.AssetOwnershipDeleted.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipDeleted.Group(childComplexity), true
+	case "AssetOwnershipDeleted.id":
+		if e.ComplexityRoot.AssetOwnershipDeleted.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipDeleted.ID(childComplexity), true
+	case "AssetOwnershipDeleted.ownerDeleted":
+		if e.ComplexityRoot.AssetOwnershipDeleted.OwnerDeleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipDeleted.OwnerDeleted(childComplexity), true
+	case "AssetOwnershipDeleted.timestamp":
+		if e.ComplexityRoot.AssetOwnershipDeleted.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipDeleted.Timestamp(childComplexity), true
+	case "AssetOwnershipDeleted.wid":
+		if e.ComplexityRoot.AssetOwnershipDeleted.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssetOwnershipDeleted.Wid(childComplexity), true
+
+	case "AssistantJobCompleted.category":
+		if e.ComplexityRoot.AssistantJobCompleted.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.Category(childComplexity), true
+	case "AssistantJobCompleted.correlationId":
+		if e.ComplexityRoot.AssistantJobCompleted.CorrelationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.CorrelationID(childComplexity), true
+	case "AssistantJobCompleted.document":
+		if e.ComplexityRoot.AssistantJobCompleted.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.Document(childComplexity), true
+	case "AssistantJobCompleted.documentWid":
+		if e.ComplexityRoot.AssistantJobCompleted.DocumentWid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.DocumentWid(childComplexity), true
+	case "AssistantJobCompleted.documents":
+		if e.ComplexityRoot.AssistantJobCompleted.Documents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.Documents(childComplexity), true
+	case "AssistantJobCompleted.eventType":
+		if e.ComplexityRoot.AssistantJobCompleted.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.EventType(childComplexity), true
+	case "AssistantJobCompleted.externalId":
+		if e.ComplexityRoot.AssistantJobCompleted.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.ExternalID(childComplexity), true
+	case "AssistantJobCompleted.group":
+		if e.ComplexityRoot.AssistantJobCompleted.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.Group(childComplexity), true
+	case "AssistantJobCompleted.id":
+		if e.ComplexityRoot.AssistantJobCompleted.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.ID(childComplexity), true
+	case "AssistantJobCompleted.jobId":
+		if e.ComplexityRoot.AssistantJobCompleted.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.JobID(childComplexity), true
+	case "AssistantJobCompleted.sourceDocument":
+		if e.ComplexityRoot.AssistantJobCompleted.SourceDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.SourceDocument(childComplexity), true
+	case "AssistantJobCompleted.timestamp":
+		if e.ComplexityRoot.AssistantJobCompleted.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.Timestamp(childComplexity), true
+	case "AssistantJobCompleted.wid":
+		if e.ComplexityRoot.AssistantJobCompleted.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobCompleted.Wid(childComplexity), true
+
+	case "AssistantJobFailed.correlationId":
+		if e.ComplexityRoot.AssistantJobFailed.CorrelationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.CorrelationID(childComplexity), true
+	case "AssistantJobFailed.document":
+		if e.ComplexityRoot.AssistantJobFailed.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.Document(childComplexity), true
+	case "AssistantJobFailed.documentWid":
+		if e.ComplexityRoot.AssistantJobFailed.DocumentWid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.DocumentWid(childComplexity), true
+	case "AssistantJobFailed.eventType":
+		if e.ComplexityRoot.AssistantJobFailed.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.EventType(childComplexity), true
+	case "AssistantJobFailed.externalId":
+		if e.ComplexityRoot.AssistantJobFailed.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.ExternalID(childComplexity), true
+	case "AssistantJobFailed.group":
+		if e.ComplexityRoot.AssistantJobFailed.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.Group(childComplexity), true
+	case "AssistantJobFailed.id":
+		if e.ComplexityRoot.AssistantJobFailed.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.ID(childComplexity), true
+	case "AssistantJobFailed.jobId":
+		if e.ComplexityRoot.AssistantJobFailed.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.JobID(childComplexity), true
+	case "AssistantJobFailed.reason":
+		if e.ComplexityRoot.AssistantJobFailed.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.Reason(childComplexity), true
+	case "AssistantJobFailed.timestamp":
+		if e.ComplexityRoot.AssistantJobFailed.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.Timestamp(childComplexity), true
+	case "AssistantJobFailed.wid":
+		if e.ComplexityRoot.AssistantJobFailed.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.Wid(childComplexity), true
+
+	case "AssistantMultiDocumentRequiresReview.correlationId":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.CorrelationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.CorrelationID(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.detectedDocumentCount":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.DetectedDocumentCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.DetectedDocumentCount(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.document":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Document(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.documentWid":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.DocumentWid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.DocumentWid(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.eventType":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.EventType(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.externalId":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.ExternalID(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.group":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Group(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.id":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.ID(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.jobId":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.JobID(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.timestamp":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Timestamp(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.vaultLink":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.VaultLink == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.VaultLink(childComplexity), true
+	case "AssistantMultiDocumentRequiresReview.wid":
+		if e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Wid(childComplexity), true
 
 	case "Charity.addressFormatted":
 		if e.ComplexityRoot.Charity.AddressFormatted == nil {
@@ -457,6 +1221,159 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Client.TeamID(childComplexity), true
 
+	case "ClientAcceptedInvitation.advisorWid":
+		if e.ComplexityRoot.ClientAcceptedInvitation.AdvisorWid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.AdvisorWid(childComplexity), true
+	case "ClientAcceptedInvitation.companyId":
+		if e.ComplexityRoot.ClientAcceptedInvitation.CompanyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.CompanyID(childComplexity), true
+	case "ClientAcceptedInvitation.eventType":
+		if e.ComplexityRoot.ClientAcceptedInvitation.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.EventType(childComplexity), true
+	case "ClientAcceptedInvitation.group":
+		if e.ComplexityRoot.ClientAcceptedInvitation.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.Group(childComplexity), true
+	case "ClientAcceptedInvitation.id":
+		if e.ComplexityRoot.ClientAcceptedInvitation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.ID(childComplexity), true
+	case "ClientAcceptedInvitation.registrationEmail":
+		if e.ComplexityRoot.ClientAcceptedInvitation.RegistrationEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.RegistrationEmail(childComplexity), true
+	case "ClientAcceptedInvitation.teamId":
+		if e.ComplexityRoot.ClientAcceptedInvitation.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.TeamID(childComplexity), true
+	case "ClientAcceptedInvitation.timestamp":
+		if e.ComplexityRoot.ClientAcceptedInvitation.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.Timestamp(childComplexity), true
+	case "ClientAcceptedInvitation.wid":
+		if e.ComplexityRoot.ClientAcceptedInvitation.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAcceptedInvitation.Wid(childComplexity), true
+
+	case "ClientDeclinedInvitation.advisorWid":
+		if e.ComplexityRoot.ClientDeclinedInvitation.AdvisorWid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.AdvisorWid(childComplexity), true
+	case "ClientDeclinedInvitation.companyId":
+		if e.ComplexityRoot.ClientDeclinedInvitation.CompanyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.CompanyID(childComplexity), true
+	case "ClientDeclinedInvitation.eventType":
+		if e.ComplexityRoot.ClientDeclinedInvitation.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.EventType(childComplexity), true
+	case "ClientDeclinedInvitation.group":
+		if e.ComplexityRoot.ClientDeclinedInvitation.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.Group(childComplexity), true
+	case "ClientDeclinedInvitation.id":
+		if e.ComplexityRoot.ClientDeclinedInvitation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.ID(childComplexity), true
+	case "ClientDeclinedInvitation.registrationEmail":
+		if e.ComplexityRoot.ClientDeclinedInvitation.RegistrationEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.RegistrationEmail(childComplexity), true
+	case "ClientDeclinedInvitation.teamId":
+		if e.ComplexityRoot.ClientDeclinedInvitation.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.TeamID(childComplexity), true
+	case "ClientDeclinedInvitation.timestamp":
+		if e.ComplexityRoot.ClientDeclinedInvitation.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.Timestamp(childComplexity), true
+	case "ClientDeclinedInvitation.wid":
+		if e.ComplexityRoot.ClientDeclinedInvitation.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDeclinedInvitation.Wid(childComplexity), true
+
+	case "ClientProgressChanged.completionPercentage":
+		if e.ComplexityRoot.ClientProgressChanged.CompletionPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.CompletionPercentage(childComplexity), true
+	case "ClientProgressChanged.estateStatus":
+		if e.ComplexityRoot.ClientProgressChanged.EstateStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.EstateStatus(childComplexity), true
+	case "ClientProgressChanged.eventType":
+		if e.ComplexityRoot.ClientProgressChanged.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.EventType(childComplexity), true
+	case "ClientProgressChanged.group":
+		if e.ComplexityRoot.ClientProgressChanged.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.Group(childComplexity), true
+	case "ClientProgressChanged.id":
+		if e.ComplexityRoot.ClientProgressChanged.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.ID(childComplexity), true
+	case "ClientProgressChanged.timestamp":
+		if e.ComplexityRoot.ClientProgressChanged.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.Timestamp(childComplexity), true
+	case "ClientProgressChanged.wid":
+		if e.ComplexityRoot.ClientProgressChanged.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.Wid(childComplexity), true
+
 	case "ContactRef.contact":
 		if e.ComplexityRoot.ContactRef.Contact == nil {
 			break
@@ -556,6 +1473,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Document.WID(childComplexity), true
 
+	case "DocumentCompleted.documentName":
+		if e.ComplexityRoot.DocumentCompleted.DocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.DocumentName(childComplexity), true
+	case "DocumentCompleted.documentOwnerInfo":
+		if e.ComplexityRoot.DocumentCompleted.DocumentOwnerInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.DocumentOwnerInfo(childComplexity), true
+	case "DocumentCompleted.documentProgressPercentage":
+		if e.ComplexityRoot.DocumentCompleted.DocumentProgressPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.DocumentProgressPercentage(childComplexity), true
+	case "DocumentCompleted.eventType":
+		if e.ComplexityRoot.DocumentCompleted.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.EventType(childComplexity), true
+	case "DocumentCompleted.group":
+		if e.ComplexityRoot.DocumentCompleted.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.Group(childComplexity), true
+	case "DocumentCompleted.id":
+		if e.ComplexityRoot.DocumentCompleted.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.ID(childComplexity), true
+	case "DocumentCompleted.isRecommendedDocument":
+		if e.ComplexityRoot.DocumentCompleted.IsRecommendedDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.IsRecommendedDocument(childComplexity), true
+	case "DocumentCompleted.timestamp":
+		if e.ComplexityRoot.DocumentCompleted.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.Timestamp(childComplexity), true
+	case "DocumentCompleted.userTier":
+		if e.ComplexityRoot.DocumentCompleted.UserTier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.UserTier(childComplexity), true
+	case "DocumentCompleted.wid":
+		if e.ComplexityRoot.DocumentCompleted.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.Wid(childComplexity), true
+
 	case "DocumentConnection.nodes":
 		if e.ComplexityRoot.DocumentConnection.Nodes == nil {
 			break
@@ -575,6 +1553,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DocumentConnection.TotalCount(childComplexity), true
 
+	case "DocumentOwnerInfo.contactType":
+		if e.ComplexityRoot.DocumentOwnerInfo.ContactType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentOwnerInfo.ContactType(childComplexity), true
+	case "DocumentOwnerInfo.firstName":
+		if e.ComplexityRoot.DocumentOwnerInfo.FirstName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentOwnerInfo.FirstName(childComplexity), true
+	case "DocumentOwnerInfo.isPrimary":
+		if e.ComplexityRoot.DocumentOwnerInfo.IsPrimary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentOwnerInfo.IsPrimary(childComplexity), true
+	case "DocumentOwnerInfo.lastName":
+		if e.ComplexityRoot.DocumentOwnerInfo.LastName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentOwnerInfo.LastName(childComplexity), true
+	case "DocumentOwnerInfo.legalName":
+		if e.ComplexityRoot.DocumentOwnerInfo.LegalName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentOwnerInfo.LegalName(childComplexity), true
+
 	case "DocumentPayload.document":
 		if e.ComplexityRoot.DocumentPayload.Document == nil {
 			break
@@ -587,6 +1596,134 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentPayload.UploadURI(childComplexity), true
+
+	case "DocumentPendingValidation.documentName":
+		if e.ComplexityRoot.DocumentPendingValidation.DocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.DocumentName(childComplexity), true
+	case "DocumentPendingValidation.documentOwnerInfo":
+		if e.ComplexityRoot.DocumentPendingValidation.DocumentOwnerInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.DocumentOwnerInfo(childComplexity), true
+	case "DocumentPendingValidation.documentProgressPercentage":
+		if e.ComplexityRoot.DocumentPendingValidation.DocumentProgressPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.DocumentProgressPercentage(childComplexity), true
+	case "DocumentPendingValidation.eventType":
+		if e.ComplexityRoot.DocumentPendingValidation.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.EventType(childComplexity), true
+	case "DocumentPendingValidation.group":
+		if e.ComplexityRoot.DocumentPendingValidation.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.Group(childComplexity), true
+	case "DocumentPendingValidation.id":
+		if e.ComplexityRoot.DocumentPendingValidation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.ID(childComplexity), true
+	case "DocumentPendingValidation.isRecommendedDocument":
+		if e.ComplexityRoot.DocumentPendingValidation.IsRecommendedDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.IsRecommendedDocument(childComplexity), true
+	case "DocumentPendingValidation.timestamp":
+		if e.ComplexityRoot.DocumentPendingValidation.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.Timestamp(childComplexity), true
+	case "DocumentPendingValidation.userTier":
+		if e.ComplexityRoot.DocumentPendingValidation.UserTier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.UserTier(childComplexity), true
+	case "DocumentPendingValidation.wid":
+		if e.ComplexityRoot.DocumentPendingValidation.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.Wid(childComplexity), true
+
+	case "DocumentStarted.documentName":
+		if e.ComplexityRoot.DocumentStarted.DocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.DocumentName(childComplexity), true
+	case "DocumentStarted.documentOwnerInfo":
+		if e.ComplexityRoot.DocumentStarted.DocumentOwnerInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.DocumentOwnerInfo(childComplexity), true
+	case "DocumentStarted.documentProgressPercentage":
+		if e.ComplexityRoot.DocumentStarted.DocumentProgressPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.DocumentProgressPercentage(childComplexity), true
+	case "DocumentStarted.eventType":
+		if e.ComplexityRoot.DocumentStarted.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.EventType(childComplexity), true
+	case "DocumentStarted.group":
+		if e.ComplexityRoot.DocumentStarted.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.Group(childComplexity), true
+	case "DocumentStarted.id":
+		if e.ComplexityRoot.DocumentStarted.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.ID(childComplexity), true
+	case "DocumentStarted.isRecommendedDocument":
+		if e.ComplexityRoot.DocumentStarted.IsRecommendedDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.IsRecommendedDocument(childComplexity), true
+	case "DocumentStarted.timestamp":
+		if e.ComplexityRoot.DocumentStarted.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.Timestamp(childComplexity), true
+	case "DocumentStarted.userTier":
+		if e.ComplexityRoot.DocumentStarted.UserTier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.UserTier(childComplexity), true
+	case "DocumentStarted.wasCompletedBefore":
+		if e.ComplexityRoot.DocumentStarted.WasCompletedBefore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.WasCompletedBefore(childComplexity), true
+	case "DocumentStarted.wid":
+		if e.ComplexityRoot.DocumentStarted.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.Wid(childComplexity), true
 
 	case "Entity.displayName":
 		if e.ComplexityRoot.Entity.DisplayName == nil {
@@ -655,6 +1792,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Fraction.Numerator(childComplexity), true
+
+	case "GeneratedDocument.document":
+		if e.ComplexityRoot.GeneratedDocument.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedDocument.Document(childComplexity), true
+	case "GeneratedDocument.documentType":
+		if e.ComplexityRoot.GeneratedDocument.DocumentType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedDocument.DocumentType(childComplexity), true
+	case "GeneratedDocument.extension":
+		if e.ComplexityRoot.GeneratedDocument.Extension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedDocument.Extension(childComplexity), true
+	case "GeneratedDocument.vaultId":
+		if e.ComplexityRoot.GeneratedDocument.VaultID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedDocument.VaultID(childComplexity), true
 
 	case "Individual.displayName":
 		if e.ComplexityRoot.Individual.DisplayName == nil {
@@ -811,6 +1973,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateTopAccount(childComplexity, args["wid"].(string), args["input"].(family.UpdateTopAccountInput)), true
 
+	case "Name.name":
+		if e.ComplexityRoot.Name.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Name.Name(childComplexity), true
+
 	case "OffsetPageInfo.limit":
 		if e.ComplexityRoot.OffsetPageInfo.Limit == nil {
 			break
@@ -914,6 +2083,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Document(childComplexity, args["wid"].(string), args["vaultId"].(string)), true
 
+	case "Query.recentEvents":
+		if e.ComplexityRoot.Query.RecentEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_recentEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RecentEvents(childComplexity, args["filter"].(*event.Filter), args["last"].(*int)), true
 	case "Query.topAccount":
 		if e.ComplexityRoot.Query.TopAccount == nil {
 			break
@@ -967,6 +2147,195 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Relationship.Target(childComplexity), true
+
+	case "SourceDocument.document":
+		if e.ComplexityRoot.SourceDocument.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDocument.Document(childComplexity), true
+	case "SourceDocument.extension":
+		if e.ComplexityRoot.SourceDocument.Extension == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDocument.Extension(childComplexity), true
+	case "SourceDocument.name":
+		if e.ComplexityRoot.SourceDocument.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDocument.Name(childComplexity), true
+	case "SourceDocument.uploadedAt":
+		if e.ComplexityRoot.SourceDocument.UploadedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDocument.UploadedAt(childComplexity), true
+	case "SourceDocument.vaultId":
+		if e.ComplexityRoot.SourceDocument.VaultID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceDocument.VaultID(childComplexity), true
+
+	case "Subscription.events":
+		if e.ComplexityRoot.Subscription.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Events(childComplexity, args["filter"].(*event.Filter), args["after"].(*string)), true
+
+	case "TaxJobCompleted.category":
+		if e.ComplexityRoot.TaxJobCompleted.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.Category(childComplexity), true
+	case "TaxJobCompleted.correlationId":
+		if e.ComplexityRoot.TaxJobCompleted.CorrelationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.CorrelationID(childComplexity), true
+	case "TaxJobCompleted.document":
+		if e.ComplexityRoot.TaxJobCompleted.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.Document(childComplexity), true
+	case "TaxJobCompleted.documentWid":
+		if e.ComplexityRoot.TaxJobCompleted.DocumentWid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.DocumentWid(childComplexity), true
+	case "TaxJobCompleted.eventType":
+		if e.ComplexityRoot.TaxJobCompleted.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.EventType(childComplexity), true
+	case "TaxJobCompleted.externalId":
+		if e.ComplexityRoot.TaxJobCompleted.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.ExternalID(childComplexity), true
+	case "TaxJobCompleted.group":
+		if e.ComplexityRoot.TaxJobCompleted.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.Group(childComplexity), true
+	case "TaxJobCompleted.id":
+		if e.ComplexityRoot.TaxJobCompleted.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.ID(childComplexity), true
+	case "TaxJobCompleted.jobId":
+		if e.ComplexityRoot.TaxJobCompleted.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.JobID(childComplexity), true
+	case "TaxJobCompleted.presentationStatus":
+		if e.ComplexityRoot.TaxJobCompleted.PresentationStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.PresentationStatus(childComplexity), true
+	case "TaxJobCompleted.sourceDocument":
+		if e.ComplexityRoot.TaxJobCompleted.SourceDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.SourceDocument(childComplexity), true
+	case "TaxJobCompleted.timestamp":
+		if e.ComplexityRoot.TaxJobCompleted.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.Timestamp(childComplexity), true
+	case "TaxJobCompleted.wid":
+		if e.ComplexityRoot.TaxJobCompleted.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.Wid(childComplexity), true
+
+	case "TaxJobFailed.correlationId":
+		if e.ComplexityRoot.TaxJobFailed.CorrelationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.CorrelationID(childComplexity), true
+	case "TaxJobFailed.document":
+		if e.ComplexityRoot.TaxJobFailed.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.Document(childComplexity), true
+	case "TaxJobFailed.documentWid":
+		if e.ComplexityRoot.TaxJobFailed.DocumentWid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.DocumentWid(childComplexity), true
+	case "TaxJobFailed.eventType":
+		if e.ComplexityRoot.TaxJobFailed.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.EventType(childComplexity), true
+	case "TaxJobFailed.externalId":
+		if e.ComplexityRoot.TaxJobFailed.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.ExternalID(childComplexity), true
+	case "TaxJobFailed.group":
+		if e.ComplexityRoot.TaxJobFailed.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.Group(childComplexity), true
+	case "TaxJobFailed.id":
+		if e.ComplexityRoot.TaxJobFailed.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.ID(childComplexity), true
+	case "TaxJobFailed.jobId":
+		if e.ComplexityRoot.TaxJobFailed.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.JobID(childComplexity), true
+	case "TaxJobFailed.reason":
+		if e.ComplexityRoot.TaxJobFailed.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.Reason(childComplexity), true
+	case "TaxJobFailed.timestamp":
+		if e.ComplexityRoot.TaxJobFailed.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.Timestamp(childComplexity), true
+	case "TaxJobFailed.wid":
+		if e.ComplexityRoot.TaxJobFailed.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.Wid(childComplexity), true
 
 	case "TopAccount.contact":
 		if e.ComplexityRoot.TopAccount.Contact == nil {
@@ -1129,6 +2498,160 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Trust.Type(childComplexity), true
 
+	case "UserSubscriptionCanceled.eventType":
+		if e.ComplexityRoot.UserSubscriptionCanceled.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCanceled.EventType(childComplexity), true
+	case "UserSubscriptionCanceled.group":
+		if e.ComplexityRoot.UserSubscriptionCanceled.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCanceled.Group(childComplexity), true
+	case "UserSubscriptionCanceled.id":
+		if e.ComplexityRoot.UserSubscriptionCanceled.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCanceled.ID(childComplexity), true
+	case "UserSubscriptionCanceled.oldPlan":
+		if e.ComplexityRoot.UserSubscriptionCanceled.OldPlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCanceled.OldPlan(childComplexity), true
+	case "UserSubscriptionCanceled.timestamp":
+		if e.ComplexityRoot.UserSubscriptionCanceled.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCanceled.Timestamp(childComplexity), true
+	case "UserSubscriptionCanceled.wid":
+		if e.ComplexityRoot.UserSubscriptionCanceled.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCanceled.Wid(childComplexity), true
+
+	case "UserSubscriptionChanged.eventType":
+		if e.ComplexityRoot.UserSubscriptionChanged.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionChanged.EventType(childComplexity), true
+	case "UserSubscriptionChanged.group":
+		if e.ComplexityRoot.UserSubscriptionChanged.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionChanged.Group(childComplexity), true
+	case "UserSubscriptionChanged.id":
+		if e.ComplexityRoot.UserSubscriptionChanged.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionChanged.ID(childComplexity), true
+	case "UserSubscriptionChanged.newPlan":
+		if e.ComplexityRoot.UserSubscriptionChanged.NewPlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionChanged.NewPlan(childComplexity), true
+	case "UserSubscriptionChanged.oldPlan":
+		if e.ComplexityRoot.UserSubscriptionChanged.OldPlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionChanged.OldPlan(childComplexity), true
+	case "UserSubscriptionChanged.timestamp":
+		if e.ComplexityRoot.UserSubscriptionChanged.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionChanged.Timestamp(childComplexity), true
+	case "UserSubscriptionChanged.wid":
+		if e.ComplexityRoot.UserSubscriptionChanged.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionChanged.Wid(childComplexity), true
+
+	case "UserSubscriptionCreated.eventType":
+		if e.ComplexityRoot.UserSubscriptionCreated.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCreated.EventType(childComplexity), true
+	case "UserSubscriptionCreated.group":
+		if e.ComplexityRoot.UserSubscriptionCreated.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCreated.Group(childComplexity), true
+	case "UserSubscriptionCreated.id":
+		if e.ComplexityRoot.UserSubscriptionCreated.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCreated.ID(childComplexity), true
+	case "UserSubscriptionCreated.newPlan":
+		if e.ComplexityRoot.UserSubscriptionCreated.NewPlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCreated.NewPlan(childComplexity), true
+	case "UserSubscriptionCreated.timestamp":
+		if e.ComplexityRoot.UserSubscriptionCreated.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCreated.Timestamp(childComplexity), true
+	case "UserSubscriptionCreated.wid":
+		if e.ComplexityRoot.UserSubscriptionCreated.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionCreated.Wid(childComplexity), true
+
+	case "UserSubscriptionReactivated.eventType":
+		if e.ComplexityRoot.UserSubscriptionReactivated.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionReactivated.EventType(childComplexity), true
+	case "UserSubscriptionReactivated.group":
+		if e.ComplexityRoot.UserSubscriptionReactivated.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionReactivated.Group(childComplexity), true
+	case "UserSubscriptionReactivated.id":
+		if e.ComplexityRoot.UserSubscriptionReactivated.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionReactivated.ID(childComplexity), true
+	case "UserSubscriptionReactivated.oldPlan":
+		if e.ComplexityRoot.UserSubscriptionReactivated.OldPlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionReactivated.OldPlan(childComplexity), true
+	case "UserSubscriptionReactivated.timestamp":
+		if e.ComplexityRoot.UserSubscriptionReactivated.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionReactivated.Timestamp(childComplexity), true
+	case "UserSubscriptionReactivated.wid":
+		if e.ComplexityRoot.UserSubscriptionReactivated.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSubscriptionReactivated.Wid(childComplexity), true
+
 	case "Will.displayName":
 		if e.ComplexityRoot.Will.DisplayName == nil {
 			break
@@ -1228,6 +2751,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateTopAccountInput,
 		ec.unmarshalInputEntityInput,
 		ec.unmarshalInputEntityPatch,
+		ec.unmarshalInputEventFilter,
 		ec.unmarshalInputFractionInput,
 		ec.unmarshalInputIndividualInput,
 		ec.unmarshalInputIndividualPatch,
@@ -1281,6 +2805,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -1915,6 +3456,468 @@ extend type Mutation {
   deleteDocument(wid: ID!, vaultId: ID!): DeleteDocumentPayload!
 }
 `, BuiltIn: false},
+	{Name: "../../schema/event.graphqls", Input: `# Live events: what the Advisor service reports through its webhooks, stored by the gateway and
+# streamed to every replica's subscribers.
+
+extend type Query {
+  """
+  The latest ` + "`" + `last` + "`" + ` events matching ` + "`" + `filter` + "`" + `, oldest first: what a live screen paints before it
+  subscribes with ` + "`" + `after` + "`" + ` set to the last one's id. ` + "`" + `last` + "`" + ` is from 1 to 1000; the search looks
+  back at most 10,000 events.
+  """
+  recentEvents(filter: EventFilter, last: Int = 50): [Event!]!
+}
+
+type Subscription {
+  """
+  The events matching ` + "`" + `filter` + "`" + `, as they arrive. With ` + "`" + `after` + "`" + ` (the id of the last event a client
+  received), the events since then come first, in order, then the live ones, with no gap and no
+  duplicate. A subscriber that falls more than the gateway's buffer behind is ended with an
+  error of code SLOW_CONSUMER naming the id to resume after; EVENTS_UNAVAILABLE means the event
+  store is unreachable (retry); EVENTS_EXPIRED means ` + "`" + `after` + "`" + ` is older than the history kept.
+  """
+  events(filter: EventFilter, after: ID): Event!
+}
+
+"Which events to deliver. Each list left out or empty allows all; the lists combine with AND."
+input EventFilter {
+  "Only events of these clients (the events' ` + "`" + `wid` + "`" + `)."
+  wids: [ID!]
+  types: [EventType!]
+  groups: [EventGroup!]
+}
+
+"The specification's four groups of events."
+enum EventGroup {
+  ANALYSIS
+  CLIENT
+  ASSET
+  DOCUMENT
+}
+
+"Every kind of event, named as the specification's EventType in SCREAMING_SNAKE_CASE."
+enum EventType {
+  ASSISTANT_JOB_COMPLETED
+  ASSISTANT_JOB_FAILED
+  ASSISTANT_MULTI_DOCUMENT_REQUIRES_REVIEW
+  TAX_JOB_COMPLETED
+  TAX_JOB_FAILED
+  CLIENT_ACCEPTED_INVITATION
+  CLIENT_DECLINED_INVITATION
+  USER_SUBSCRIPTION_CREATED
+  USER_SUBSCRIPTION_CANCELED
+  USER_SUBSCRIPTION_CHANGED
+  USER_SUBSCRIPTION_REACTIVATED
+  CLIENT_PROGRESS_CHANGED
+  ASSET_ADDED
+  ASSET_DELETED
+  ASSET_BENEFICIARY_ADDED
+  ASSET_BENEFICIARY_DELETED
+  ASSET_OWNERSHIP_ADDED
+  ASSET_OWNERSHIP_DELETED
+  DOCUMENT_STARTED
+  DOCUMENT_PENDING_VALIDATION
+  DOCUMENT_COMPLETED
+}
+
+"A client's progress through the estate plan."
+enum EstateStatus {
+  NOT_STARTED
+  IN_PROGRESS
+  PENDING_VALIDATION
+  COMPLETED
+}
+
+"Why an estate document analysis failed."
+enum AssistantFailureReason {
+  UPLOAD_TIMEOUT
+  PROCESSING_FAILED
+  DOCUMENT_TYPE_NOT_SUPPORTED
+  FILE_TOO_LARGE
+  INVALID_DOCUMENT
+}
+
+"Why a tax document analysis failed."
+enum TaxFailureReason {
+  UPLOAD_TIMEOUT
+  VAULT_FAILED
+  NO_TAX_RETURN_FOUND
+  INCOMPLETE_RETURN
+  PROCESSING_FAILED
+  REPORT_UNAVAILABLE
+  TIMED_OUT
+}
+
+"The estate documents a client fills in."
+enum DocumentName {
+  INDIVIDUAL_REVOCABLE_TRUST
+  ADVANCE_HEALTH_CARE_DIRECTIVE
+  FINANCIAL_POWER_OF_ATTORNEY
+  LAST_WILL_AND_TESTAMENT
+  JOINT_REVOCABLE_TRUST
+  NOMINATION_OF_GUARDIANSHIP
+}
+
+"The outcome of a tax analysis."
+enum PresentationStatus {
+  FILED
+  INSIGHTS_UNAVAILABLE
+}
+
+"What an estate analysis generated."
+enum GeneratedDocumentType {
+  STANDARD_EXEC_SUMMARY
+  ADVANCED_EXEC_SUMMARY
+  INSIGHTS
+}
+
+"What every event carries."
+interface Event {
+  "The event's position in the gateway's log: ordered, and the cursor to resume after."
+  id: ID!
+  "The client's service identifier (for CLIENT_DECLINED_INVITATION, the user's)."
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  "When the service says it happened."
+  timestamp: DateTime!
+}
+
+"What the five analysis events carry, from their payload."
+interface AnalysisEvent implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  "The client's external id; null when it has none."
+  externalId: String
+  "The analysis run id returned when the analysis was started; empty when it was not started through the API."
+  correlationId: String!
+  "The analysis job id; empty when no job was started."
+  jobId: String!
+  "The vault id of the analysed document."
+  documentWid: ID!
+  "The analysed document, loaded from the vault; null when it no longer exists."
+  document: Document
+}
+
+"The uploaded document an analysis ran on."
+type SourceDocument {
+  vaultId: ID!
+  name: String
+  extension: String
+  uploadedAt: DateTime
+  "The document, loaded from the vault; null when it no longer exists."
+  document: Document
+}
+
+"A document an estate analysis generated, kept in the client's vault."
+type GeneratedDocument {
+  documentType: GeneratedDocumentType!
+  vaultId: ID!
+  extension: String
+  "The document, loaded from the vault; null when it no longer exists."
+  document: Document
+}
+
+"The specification's name object."
+type Name {
+  name: String!
+}
+
+"Who an estate document is for."
+type DocumentOwnerInfo {
+  firstName: String
+  lastName: String
+  legalName: String
+  contactType: ContactType
+  "True when the owner is the client."
+  isPrimary: Boolean
+}
+
+"Estate document analysis completed."
+type AssistantJobCompleted implements Event & AnalysisEvent {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  externalId: String
+  correlationId: String!
+  jobId: String!
+  documentWid: ID!
+  document: Document
+  sourceDocument: SourceDocument
+  "Always ` + "`" + `estate` + "`" + `."
+  category: String
+  "The generated documents (flowchart outputs omitted)."
+  documents: [GeneratedDocument!]!
+}
+
+"Estate document analysis failed."
+type AssistantJobFailed implements Event & AnalysisEvent {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  externalId: String
+  correlationId: String!
+  jobId: String!
+  documentWid: ID!
+  document: Document
+  reason: AssistantFailureReason!
+}
+
+"An uploaded file holds more than one estate document and needs review."
+type AssistantMultiDocumentRequiresReview implements Event & AnalysisEvent {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  externalId: String
+  correlationId: String!
+  jobId: String!
+  documentWid: ID!
+  document: Document
+  "Path to the document in the application."
+  vaultLink: String
+  detectedDocumentCount: Int
+}
+
+"Tax document analysis completed; the generated artifact stays on the uploaded document."
+type TaxJobCompleted implements Event & AnalysisEvent {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  externalId: String
+  correlationId: String!
+  jobId: String!
+  documentWid: ID!
+  document: Document
+  sourceDocument: SourceDocument
+  "Always ` + "`" + `tax` + "`" + `."
+  category: String
+  presentationStatus: PresentationStatus
+}
+
+"Tax document analysis failed."
+type TaxJobFailed implements Event & AnalysisEvent {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  externalId: String
+  correlationId: String!
+  jobId: String!
+  documentWid: ID!
+  document: Document
+  reason: TaxFailureReason!
+}
+
+"A client accepted an invitation on registration."
+type ClientAcceptedInvitation implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  advisorWid: String
+  teamId: String
+  companyId: String
+  registrationEmail: String
+}
+
+"A user declined an advisor's invitation; ` + "`" + `wid` + "`" + ` is the user's."
+type ClientDeclinedInvitation implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  advisorWid: String
+  teamId: String
+  companyId: String
+  registrationEmail: String
+}
+
+"The client selected an estate plan after registration."
+type UserSubscriptionCreated implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  "The plan code, such as ` + "`" + `individual_will` + "`" + `."
+  newPlan: String!
+}
+
+"The client cancelled the estate plan."
+type UserSubscriptionCanceled implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  oldPlan: String!
+}
+
+"The client changed the estate plan."
+type UserSubscriptionChanged implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  oldPlan: String!
+  newPlan: String!
+}
+
+"The client reactivated a cancelled plan."
+type UserSubscriptionReactivated implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  oldPlan: String!
+}
+
+"The client's progress toward completing the estate plan changed."
+type ClientProgressChanged implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  estateStatus: EstateStatus!
+  "From 0 to 100."
+  completionPercentage: Int!
+}
+
+"The client added an asset."
+type AssetAdded implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  assetName: String!
+  "The asset's value in dollars."
+  dollarAmount: Int
+}
+
+"The client removed an asset."
+type AssetDeleted implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  assetName: String!
+}
+
+"The client added beneficiaries to an asset."
+type AssetBeneficiaryAdded implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  assetName: String!
+  beneficiaryAdded: [Name!]!
+}
+
+"The client removed beneficiaries from an asset."
+type AssetBeneficiaryDeleted implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  assetName: String!
+  beneficiaryDeleted: [Name!]!
+}
+
+"""
+The client added ownership data to an asset. The service names the owners OwnershipAdded in
+its samples and OwnerAdded in its field table; both arrive here, under both names.
+"""
+type AssetOwnershipAdded implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  assetName: String!
+  ownershipAdded: [Name!]!
+  "The same owners as ` + "`" + `ownershipAdded` + "`" + `."
+  ownerAdded: [Name!]!
+}
+
+"The client removed ownership data from an asset."
+type AssetOwnershipDeleted implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  assetName: String!
+  ownerDeleted: [Name!]!
+}
+
+"The client started a new document."
+type DocumentStarted implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  "True when the document is recommended on the client's plan."
+  isRecommendedDocument: Boolean
+  documentName: DocumentName!
+  "From 0 to 100."
+  documentProgressPercentage: Int!
+  "The client's estate plan code."
+  userTier: String
+  documentOwnerInfo: DocumentOwnerInfo
+  "True when the client completed the document before."
+  wasCompletedBefore: Boolean
+}
+
+"The client finished filling a document; it is ready for validation."
+type DocumentPendingValidation implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  isRecommendedDocument: Boolean
+  documentName: DocumentName!
+  documentProgressPercentage: Int!
+  userTier: String
+  documentOwnerInfo: DocumentOwnerInfo
+}
+
+"The client completed and validated a document."
+type DocumentCompleted implements Event {
+  id: ID!
+  wid: ID!
+  eventType: EventType!
+  group: EventGroup!
+  timestamp: DateTime!
+  isRecommendedDocument: Boolean
+  documentName: DocumentName!
+  documentProgressPercentage: Int!
+  userTier: String
+  documentOwnerInfo: DocumentOwnerInfo
+}
+`, BuiltIn: false},
 	{Name: "../../schema/gateway.graphqls", Input: `"""
 The Advisor GraphQL gateway: a family's top account, its contact cards and how they relate,
 and its vault documents, read and written through the Advisor service.
@@ -1927,6 +3930,7 @@ not exist answers null rather than failing the query.
 schema {
   query: Query
   mutation: Mutation
+  subscription: Subscription
 }
 
 type Query {
@@ -2119,6 +4123,22 @@ func (ec *executionContext) childFields_DocumentConnection(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type DocumentConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_DocumentOwnerInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "firstName":
+		return ec.fieldContext_DocumentOwnerInfo_firstName(ctx, field)
+	case "lastName":
+		return ec.fieldContext_DocumentOwnerInfo_lastName(ctx, field)
+	case "legalName":
+		return ec.fieldContext_DocumentOwnerInfo_legalName(ctx, field)
+	case "contactType":
+		return ec.fieldContext_DocumentOwnerInfo_contactType(ctx, field)
+	case "isPrimary":
+		return ec.fieldContext_DocumentOwnerInfo_isPrimary(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DocumentOwnerInfo", field.Name)
+}
+
 func (ec *executionContext) childFields_DocumentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "document":
@@ -2137,6 +4157,28 @@ func (ec *executionContext) childFields_Fraction(ctx context.Context, field grap
 		return ec.fieldContext_Fraction_denominator(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Fraction", field.Name)
+}
+
+func (ec *executionContext) childFields_GeneratedDocument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "documentType":
+		return ec.fieldContext_GeneratedDocument_documentType(ctx, field)
+	case "vaultId":
+		return ec.fieldContext_GeneratedDocument_vaultId(ctx, field)
+	case "extension":
+		return ec.fieldContext_GeneratedDocument_extension(ctx, field)
+	case "document":
+		return ec.fieldContext_GeneratedDocument_document(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GeneratedDocument", field.Name)
+}
+
+func (ec *executionContext) childFields_Name(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Name_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Name", field.Name)
 }
 
 func (ec *executionContext) childFields_OffsetPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2191,6 +4233,22 @@ func (ec *executionContext) childFields_Relationship(ctx context.Context, field 
 		return ec.fieldContext_Relationship_percentage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Relationship", field.Name)
+}
+
+func (ec *executionContext) childFields_SourceDocument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vaultId":
+		return ec.fieldContext_SourceDocument_vaultId(ctx, field)
+	case "name":
+		return ec.fieldContext_SourceDocument_name(ctx, field)
+	case "extension":
+		return ec.fieldContext_SourceDocument_extension(ctx, field)
+	case "uploadedAt":
+		return ec.fieldContext_SourceDocument_uploadedAt(ctx, field)
+	case "document":
+		return ec.fieldContext_SourceDocument_document(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SourceDocument", field.Name)
 }
 
 func (ec *executionContext) childFields_TopAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -93,9 +93,16 @@ func asBool(raw json.RawMessage) bool {
 	return !isNull(raw) && json.Unmarshal(raw, &b) == nil
 }
 
+// isNumberLiteral tells a JSON number from a string holding one, which json.Number would also
+// accept.
+func isNumberLiteral(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && (t[0] == '-' || t[0] >= '0' && t[0] <= '9')
+}
+
 func asNumber(raw json.RawMessage) (float64, bool) {
 	var n json.Number
-	if isNull(raw) || json.Unmarshal(raw, &n) != nil {
+	if !isNumberLiteral(raw) || json.Unmarshal(raw, &n) != nil {
 		return 0, false
 	}
 	f, err := n.Float64()
@@ -105,7 +112,7 @@ func asNumber(raw json.RawMessage) (float64, bool) {
 // asInteger accepts only integer literals: 3, not 3.0 or "3".
 func asInteger(raw json.RawMessage) (int64, bool) {
 	var n json.Number
-	if isNull(raw) || json.Unmarshal(raw, &n) != nil {
+	if !isNumberLiteral(raw) || json.Unmarshal(raw, &n) != nil {
 		return 0, false
 	}
 	i, err := strconv.ParseInt(n.String(), 10, 64)

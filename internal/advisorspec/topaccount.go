@@ -23,7 +23,8 @@ func CheckNewTopAccount(body []byte) (externalID, name string, err *Error) {
 	case u.Name == nil:
 		return "", "", invalid("name", "Missing name parameter")
 	case u.ExternalID == nil:
-		return "", "", invalid("external_id", "Missing external_id parameter")
+		// The specification has no message of its own for this one.
+		return "", "", invalid("external_id", "Missing required parameters")
 	}
 	return *u.ExternalID, *u.Name, nil
 }

@@ -132,3 +132,9 @@ type ErrorBody struct {
 	Message string `json:"message"`
 	WID     string `json:"wid,omitempty"`
 }
+
+// AnalysisStarted answers the analysis start endpoint the project's README decides:
+// POST /v2/top-accounts/{wid}/documents/{vault_id}/analysis.
+type AnalysisStarted struct {
+	CorrelationID string `json:"correlation_id"`
+}

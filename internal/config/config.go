@@ -11,18 +11,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
 )
 
 // Defaults of the gateway's settings.
 const (
-	DefaultAddr            = ":8080"
-	DefaultUpstreamTimeout = 10 * time.Second
-	DefaultMaxRequestBytes = 2 << 20
-	DefaultMaxUploadBytes  = advisorspec.MaxFileSize
-	DefaultMaxUploadFiles  = 10
-	DefaultComplexityLimit = 5000
+	DefaultAddr             = ":8080"
+	DefaultUpstreamTimeout  = 10 * time.Second
+	DefaultMaxRequestBytes  = 2 << 20
+	DefaultMaxUploadBytes   = advisorspec.MaxFileSize
+	DefaultMaxUploadFiles   = 10
+	DefaultComplexityLimit  = 5000
+	DefaultRedisKeyPrefix   = "advisor-gateway:"
+	DefaultEventHistory     = 100000
+	DefaultDedupWindow      = 72 * time.Hour
+	DefaultSubscriberBuffer = 256
+	DefaultKeepAlive        = 15 * time.Second
 )
 
 // Gateway is the gateway's configuration.
@@ -51,6 +58,25 @@ type Gateway struct {
 	IDE bool
 	// ComplexityLimit bounds the fields one operation selects (GRAPHQL_COMPLEXITY_LIMIT).
 	ComplexityLimit int
+
+	// RedisURL is the Redis holding the event log (REDIS_URL); empty keeps events in process.
+	RedisURL string `json:"-"`
+	// RedisKeyPrefix starts every Redis key the gateway uses (REDIS_KEY_PREFIX).
+	RedisKeyPrefix string
+	// WebhookAPIKey is the service-api-key webhook deliveries must carry (WEBHOOK_API_KEY);
+	// required with ADVISOR_BASE_URL, generated for the embedded sandbox otherwise.
+	WebhookAPIKey string `json:"-"`
+	// EventHistory is how many events the log keeps for resuming and recentEvents (EVENT_HISTORY).
+	EventHistory int
+	// DedupWindow is how long a delivered body is remembered to drop redeliveries
+	// (EVENT_DEDUP_WINDOW); at least as long as the service retries.
+	DedupWindow time.Duration
+	// SubscriberBuffer is how many events a subscriber may fall behind before its subscription
+	// ends (SUBSCRIBER_BUFFER).
+	SubscriberBuffer int
+	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams
+	// (STREAM_KEEPALIVE).
+	KeepAlive time.Duration
 }
 
 // Sandboxed reports whether the gateway runs against its embedded sandbox.
@@ -60,14 +86,19 @@ func (g Gateway) Sandboxed() bool { return g.AdvisorBaseURL == "" }
 // naming its setting.
 func Load(getenv func(string) string) (Gateway, error) {
 	cfg := Gateway{
-		Addr:            DefaultAddr,
-		UpstreamTimeout: DefaultUpstreamTimeout,
-		MaxRequestBytes: DefaultMaxRequestBytes,
-		MaxUploadBytes:  DefaultMaxUploadBytes,
-		MaxUploadFiles:  DefaultMaxUploadFiles,
-		Introspection:   true,
-		IDE:             true,
-		ComplexityLimit: DefaultComplexityLimit,
+		Addr:             DefaultAddr,
+		UpstreamTimeout:  DefaultUpstreamTimeout,
+		MaxRequestBytes:  DefaultMaxRequestBytes,
+		MaxUploadBytes:   DefaultMaxUploadBytes,
+		MaxUploadFiles:   DefaultMaxUploadFiles,
+		Introspection:    true,
+		IDE:              true,
+		ComplexityLimit:  DefaultComplexityLimit,
+		RedisKeyPrefix:   DefaultRedisKeyPrefix,
+		EventHistory:     DefaultEventHistory,
+		DedupWindow:      DefaultDedupWindow,
+		SubscriberBuffer: DefaultSubscriberBuffer,
+		KeepAlive:        DefaultKeepAlive,
 	}
 	var errs []error
 	set := func(name string, parse func(string) error) {
@@ -127,9 +158,34 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("GRAPHQL_INTROSPECTION", boolSetting(&cfg.Introspection))
 	set("GRAPHQL_IDE", boolSetting(&cfg.IDE))
 	set("GRAPHQL_COMPLEXITY_LIMIT", intSetting(&cfg.ComplexityLimit))
+	set("REDIS_URL", func(v string) error {
+		if _, err := redis.ParseURL(v); err != nil {
+			return errors.New("must be a Redis URL such as redis://localhost:6379/0 or rediss://user:password@host:6380")
+		}
+		cfg.RedisURL = v
+		return nil
+	})
+	set("REDIS_KEY_PREFIX", func(v string) error {
+		cfg.RedisKeyPrefix = v
+		return nil
+	})
+	set("WEBHOOK_API_KEY", func(v string) error {
+		if len(v) < 16 {
+			return errors.New("must be at least 16 characters: it is the only thing that authenticates deliveries")
+		}
+		cfg.WebhookAPIKey = v
+		return nil
+	})
+	set("EVENT_HISTORY", intSetting(&cfg.EventHistory))
+	set("EVENT_DEDUP_WINDOW", durationSetting(&cfg.DedupWindow))
+	set("SUBSCRIBER_BUFFER", intSetting(&cfg.SubscriberBuffer))
+	set("STREAM_KEEPALIVE", durationSetting(&cfg.KeepAlive))
 
 	if cfg.AdvisorBaseURL != "" && cfg.AdvisorAccessToken == "" {
 		errs = append(errs, errors.New("ADVISOR_ACCESS_TOKEN: required when ADVISOR_BASE_URL is set"))
+	}
+	if cfg.AdvisorBaseURL != "" && cfg.WebhookAPIKey == "" {
+		errs = append(errs, errors.New("WEBHOOK_API_KEY: required when ADVISOR_BASE_URL is set: webhook deliveries are authenticated with it"))
 	}
 	if cfg.AdvisorBaseURL == "" && (cfg.AdvisorAccessToken != "" || cfg.AdvisorBasicCredentials != "") {
 		errs = append(errs, errors.New("ADVISOR_BASE_URL: required when Advisor credentials are set (without it the gateway runs its embedded sandbox)"))

@@ -50,6 +50,7 @@ Flags:
 	fs.DurationVar(&cfg.Options.ProcessingDelay, "processing-delay", 0, "how long an uploaded file is \"not ready\"")
 	fs.StringVar(&cfg.Options.FileDir, "file-dir", "", "directory for uploaded files (default: a temporary one, removed on exit)")
 	fs.StringVar(&cfg.Options.PublicURL, "public-url", "", "base `URL` of presigned addresses (default: the host each request came to)")
+	fs.StringVar(&cfg.Options.WebhookURL, "webhook-url", "", "`URL` to POST webhook events to, such as http://localhost:8080/webhooks (key: $SANDBOX_WEBHOOK_KEY)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -70,6 +71,10 @@ Flags:
 			return cfg, errors.New(`SANDBOX_BASIC_CREDENTIALS must have the form "user:password"`)
 		}
 		cfg.Options.BasicCredentials, cfg.CredentialsFromEnv = v, true
+	}
+	cfg.Options.WebhookKey = getenv("SANDBOX_WEBHOOK_KEY")
+	if cfg.Options.WebhookURL != "" && cfg.Options.WebhookKey == "" {
+		return cfg, errors.New("-webhook-url needs SANDBOX_WEBHOOK_KEY: the service-api-key the receiver expects")
 	}
 	return cfg, nil
 }

@@ -16,11 +16,18 @@ import (
 // Screaming returns the GraphQL spelling of a specification value. Words split at an upper-case
 // letter after a lower-case one (RevocableTrust), before the last capital of a run followed by
 // a lower-case letter (CCorporation is C_CORPORATION), and at underscores; a value that starts
-// with a digit, which GraphQL names cannot, gets the prefix FORM_.
+// with a digit, which GraphQL names cannot, gets the prefix FORM_. Spaces and hyphens separate
+// words too (Last Will and Testament is LAST_WILL_AND_TESTAMENT).
 func Screaming(spec string) string {
 	var b strings.Builder
 	runes := []rune(spec)
 	for i, r := range runes {
+		if r == ' ' || r == '-' {
+			r = '_'
+		}
+		if r == '_' && i > 0 && (runes[i-1] == ' ' || runes[i-1] == '-' || runes[i-1] == '_') {
+			continue
+		}
 		if i > 0 && unicode.IsUpper(r) {
 			prev := runes[i-1]
 			nextLower := i+1 < len(runes) && unicode.IsLower(runes[i+1])

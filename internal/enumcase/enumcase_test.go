@@ -22,6 +22,9 @@ func TestScreamingFollowsTheGraphQLConvention(t *testing.T) {
 		"form_8949_crypto":         "FORM_8949_CRYPTO",
 		"Individual":               "INDIVIDUAL",
 		"pour_over_will":           "POUR_OVER_WILL",
+		"Last Will and Testament":  "LAST_WILL_AND_TESTAMENT",
+		"insightsUnavailable":      "INSIGHTS_UNAVAILABLE",
+		"FileTooLarge":             "FILE_TOO_LARGE",
 	} {
 		if got := enumcase.Screaming(spec); got != want {
 			t.Errorf("Screaming(%q) = %q, want %q", spec, got, want)

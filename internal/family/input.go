@@ -228,7 +228,7 @@ func oneOf(input string, candidates []member) (member, error) {
 
 // body is the Add Contact body of the input, checked as the service checks it (all but the
 // references, which need the owner's cards and are the service's to check).
-func (in ContactInput) body(scope advisorspec.Scope) ([]byte, error) {
+func (in ContactInput) body(scope advisorspec.Scope) ([]byte, string, error) {
 	m, err := oneOf("ContactInput", []member{
 		{"individual", advisorspec.Individual, in.Individual},
 		{"trust", advisorspec.Trust, in.Trust},
@@ -238,19 +238,19 @@ func (in ContactInput) body(scope advisorspec.Scope) ([]byte, error) {
 		{"class", advisorspec.Class, in.Class},
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	body, err := withType(m.typ, m.value)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	_, _, verr := advisorspec.CheckNewContact(body, scope, nil)
-	return body, inputError("input."+m.name, verr)
+	return body, "input." + m.name, inputError("input."+m.name, verr)
 }
 
 // body is the Update Contact body of the patch, checked as the service checks it against a
 // card of the member's type.
-func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, error) {
+func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, string, error) {
 	m, err := oneOf("ContactPatch", []member{
 		{"individual", advisorspec.Individual, p.Individual},
 		{"trust", advisorspec.Trust, p.Trust},
@@ -260,13 +260,13 @@ func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, error) {
 		{"class", advisorspec.Class, p.Class},
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	body, err := json.Marshal(m.value)
 	if err != nil {
-		return nil, fmt.Errorf("encode the contact patch: %w", err)
+		return nil, "", fmt.Errorf("encode the contact patch: %w", err)
 	}
-	return body, inputError("input."+m.name, advisorspec.CheckContactUpdate(body, scope, m.typ, "", nil))
+	return body, "input." + m.name, inputError("input."+m.name, advisorspec.CheckContactUpdate(body, scope, m.typ, "", nil))
 }
 
 // withType encodes a member and adds the card's type to it.
@@ -295,6 +295,30 @@ func inputError(prefix string, err *advisorspec.Error) error {
 	}
 	return apperr.Input(field, err.Message)
 }
+
+// wirePath is how the service's messages start when one field is at fault:
+// trust_creator, ownership[0].owner_id, current_parties.parties[1].contact_id.
+var wirePath = regexp.MustCompile(`^[a-z][a-z0-9_]*(\[\d+\])?(\.[a-z][a-z0-9_]*(\[\d+\])?)*$`)
+
+// upstreamInputError names the input field the service's BAD_USER_INPUT is about, when its
+// message starts with the field's path, so clients can point at the field in a form.
+func upstreamInputError(prefix string, err error) error {
+	e, ok := apperr.As(err)
+	if !ok || e.Code != apperr.BadUserInput || e.Field != "" {
+		return err
+	}
+	first, _, _ := strings.Cut(e.Message, " ")
+	if !wirePath.MatchString(first) || !strings.ContainsAny(first, "_.[") && !knownField[first] {
+		return err
+	}
+	named := *e
+	named.Field = prefix + "." + camelPath(first)
+	return &named
+}
+
+// knownField lists the one-word fields whose name can open a message, so that a message like
+// "Invalid ..." or "Contact ..." is not taken for a field.
+var knownField = map[string]bool{"name": true, "executor": true, "testator": true, "ownership": true, "ein": true, "notes": true, "email": true, "phone": true, "state": true, "city": true}
 
 var snakeWord = regexp.MustCompile(`_([a-z0-9])`)
 

@@ -192,7 +192,7 @@ func (s *Service) UpdateTopAccount(ctx context.Context, wid string, in UpdateTop
 
 // CreateContact adds a card to an owner and returns it as the service stored it.
 func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInput) (Contact, error) {
-	body, err := in.body(scopeOf(owner))
+	body, prefix, err := in.body(scopeOf(owner))
 	if err != nil {
 		return nil, err
 	}
@@ -203,14 +203,14 @@ func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInpu
 		id, err = s.api.CreateContact(ctx, owner.TopAccount, body)
 	}
 	if err != nil {
-		return nil, err
+		return nil, upstreamInputError(prefix, err)
 	}
 	return s.written(ctx, owner, id)
 }
 
 // UpdateContact changes one of an owner's cards and returns it as the service stored it.
 func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in ContactPatch) (Contact, error) {
-	body, err := in.body(scopeOf(owner))
+	body, prefix, err := in.body(scopeOf(owner))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in 
 		_, err = s.api.UpdateContact(ctx, owner.TopAccount, id, body)
 	}
 	if err != nil {
-		return nil, err
+		return nil, upstreamInputError(prefix, err)
 	}
 	return s.written(ctx, owner, id)
 }

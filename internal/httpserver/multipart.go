@@ -9,6 +9,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -73,6 +75,13 @@ func (u uploads) read(r *http.Request) (*graphql.RawParams, func(), int, error) 
 			_ = os.Remove(f.Name())
 		}
 	}
+	// A panic below (gqlgen's code is called) must not leave the files behind.
+	defer func() {
+		if p := recover(); p != nil {
+			cleanup()
+			panic(p)
+		}
+	}()
 	fail := func(err error) (*graphql.RawParams, func(), int, error) {
 		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
 			return nil, cleanup, http.StatusRequestEntityTooLarge, errors.New(tooLarge(u.maxBytes))
@@ -127,8 +136,8 @@ func (u uploads) read(r *http.Request) (*graphql.RawParams, func(), int, error) 
 			}
 			files = append(files, g)
 			up := graphql.Upload{File: g, Size: size, Filename: part.FileName(), ContentType: part.Header.Get("Content-Type")}
-			if gerr := params.AddUpload(up, key, path); gerr != nil {
-				return fail(errors.New(gerr.Message))
+			if err := addUpload(&params, up, key, path); err != nil {
+				return fail(err)
 			}
 		}
 	}
@@ -151,6 +160,49 @@ func decodePart(mr *multipart.Reader, name string, v any) error {
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("the %q part is not valid JSON: %w", name, err)
+	}
+	return nil
+}
+
+// addUpload puts a file where the map's path says, which must be a null in the variables:
+// variables.file, variables.input.files.1. gqlgen's AddUpload assumes a well-formed path and
+// panics on others (through a string, past a list's end, into absent variables), so the path is
+// walked here first.
+func addUpload(params *graphql.RawParams, up graphql.Upload, key, path string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("the map's path %q for file %q %s", path, key, why)
+	}
+	parts := strings.Split(path, ".")
+	if len(parts) < 2 || parts[0] != "variables" {
+		return bad("must start with variables. and name a variable")
+	}
+	var cur any = params.Variables
+	for i, p := range parts[1:] {
+		last := i == len(parts)-2
+		var next any
+		switch v := cur.(type) {
+		case map[string]any:
+			val, ok := v[p]
+			if !ok {
+				return bad(fmt.Sprintf("names %q, which the variables do not have", p))
+			}
+			next = val
+		case []any:
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= len(v) {
+				return bad(fmt.Sprintf("indexes %q, which the list of %d does not have", p, len(v)))
+			}
+			next = v[n]
+		default:
+			return bad("goes through a value that is neither an object nor a list")
+		}
+		if last && next != nil {
+			return bad("must point to a null, which the file replaces")
+		}
+		cur = next
+	}
+	if gerr := params.AddUpload(up, key, path); gerr != nil {
+		return errors.New(gerr.Message)
 	}
 	return nil
 }

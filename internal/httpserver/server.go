@@ -26,6 +26,7 @@ import (
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/metrics"
+	"github.com/advisorhq/gateway/internal/streamend"
 )
 
 // Config are the HTTP-facing settings.
@@ -45,6 +46,8 @@ type Config struct {
 	IDE bool
 	// ComplexityLimit bounds how many fields one operation may select.
 	ComplexityLimit int
+	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams.
+	KeepAlive time.Duration
 }
 
 // ReadyCheck is one thing /readyz asks about, such as the upstream.
@@ -60,8 +63,10 @@ type Deps struct {
 	Metrics *metrics.Metrics
 	// PerRequest installs what one request shares: loaders and the upstream read cache.
 	PerRequest func(context.Context) context.Context
-	Ready      []ReadyCheck
-	Config     Config
+	// Webhooks receives the Advisor service's event deliveries at /webhooks.
+	Webhooks http.Handler
+	Ready    []ReadyCheck
+	Config   Config
 }
 
 // readyTimeout bounds each readiness check.
@@ -70,7 +75,7 @@ const readyTimeout = 3 * time.Second
 // New returns the gateway's handler.
 func New(d Deps) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", d.cors(d.limits(d.scoped(d.graphQL()))))
+	mux.Handle("/graphql", d.cors(d.limits(d.graphQL())))
 	if d.Config.IDE {
 		mux.Handle("GET /{$}", idePage("Advisor GraphQL gateway", "/graphql"))
 		mux.Handle("GET /ide/", ideAssets())
@@ -79,6 +84,9 @@ func New(d Deps) http.Handler {
 		writeJSON(w, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", d.ready)
+	if d.Webhooks != nil {
+		mux.Handle("/webhooks", d.Webhooks)
+	}
 	mux.Handle("GET /metrics", d.Metrics.Handler())
 	return d.logged(mux)
 }
@@ -89,6 +97,14 @@ func New(d Deps) http.Handler {
 func (d Deps) graphQL() http.Handler {
 	srv := handler.New(d.Schema)
 	srv.AddTransport(transport.Options{})
+	srv.AddTransport(websocketTransport{
+		allowedOrigins: d.Config.AllowedOrigins,
+		initTimeout:    3 * time.Second,
+		keepAlive:      d.Config.KeepAlive,
+		maxMessage:     d.Config.MaxRequestBytes,
+		log:            d.Log,
+	})
+	srv.AddTransport(sseTransport{keepAlive: d.Config.KeepAlive})
 	srv.AddTransport(jsonTransport{})
 	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -101,6 +117,8 @@ func (d Deps) graphQL() http.Handler {
 		srv.Use(extension.FixedComplexityLimit(d.Config.ComplexityLimit))
 	}
 	srv.Use(d.Metrics.Extension())
+	srv.AroundOperations(d.oneOfVariables)
+	d.scoped(srv)
 	srv.SetErrorPresenter(apperr.Presenter(d.Log))
 	srv.SetRecoverFunc(apperr.Recover(d.Log))
 	return srv
@@ -155,11 +173,39 @@ func (d Deps) limits(next http.Handler) http.Handler {
 	})
 }
 
-// scoped gives each request its own loaders and upstream read cache.
-func (d Deps) scoped(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(d.PerRequest(r.Context())))
+// scoped gives each operation its own loaders and upstream read cache, and each event of a
+// subscription its own too, so a long-lived subscription never serves what an earlier event
+// loaded. A subscription's stream that the hub ends (a slow subscriber, the store gone) ends
+// with an error saying why, rather than silently.
+func (d Deps) scoped(srv *handler.Server) {
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		ctx = d.PerRequest(ctx)
+		if isSubscription(ctx) {
+			ctx = streamend.With(ctx)
+		}
+		return next(ctx)
 	})
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if !isSubscription(ctx) {
+			return next(ctx)
+		}
+		resp := next(d.PerRequest(ctx))
+		if resp == nil {
+			if err := streamend.Take(ctx); err != nil {
+				graphql.AddError(ctx, err)
+				return &graphql.Response{Errors: graphql.GetErrors(ctx)}
+			}
+		}
+		return resp
+	})
+}
+
+func isSubscription(ctx context.Context) bool {
+	if !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	op := graphql.GetOperationContext(ctx).Operation
+	return op != nil && op.Operation == ast.Subscription
 }
 
 // ready answers 200 when every check passes and 503 otherwise, with each check's state. A

@@ -75,6 +75,15 @@ func (t jsonTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 			return
 		}
 	}
+	if opCtx.Operation.Operation == ast.Subscription {
+		status := http.StatusOK
+		if media == mediaGraphQLResponse {
+			status = http.StatusBadRequest
+		}
+		requestError(w, status, gqlerror.List{gqlerror.Errorf(
+			"Subscriptions stream: open a WebSocket (graphql-transport-ws) or send Accept: text/event-stream (graphql-sse)")})
+		return
+	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	writeJSON(w, responses(ctx))
 }

@@ -27,6 +27,7 @@ type Metrics struct {
 	upstreamDuration *prometheus.HistogramVec
 	operations       *prometheus.CounterVec
 	opDuration       *prometheus.HistogramVec
+	webhooks         *prometheus.CounterVec
 
 	mu    sync.Mutex
 	names map[string]bool
@@ -54,9 +55,13 @@ func New() *Metrics {
 			Help:    "Time to answer a GraphQL operation, by operation name and outcome.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}, []string{"operation", "outcome"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "advisor_webhook_events_total",
+			Help: "Webhook deliveries received, by event type and outcome (stored, duplicate, invalid, unauthorized, unavailable).",
+		}, []string{"type", "outcome"}),
 		names: map[string]bool{},
 	}
-	m.reg.MustRegister(m.upstream, m.upstreamDuration, m.operations, m.opDuration,
+	m.reg.MustRegister(m.upstream, m.upstreamDuration, m.operations, m.opDuration, m.webhooks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -73,6 +78,12 @@ func (m *Metrics) ObserveUpstream(operation, status string, elapsed time.Duratio
 }
 
 // Extension returns the gqlgen extension that times every GraphQL response.
+// ObserveWebhook counts one webhook delivery. eventType must come from a fixed set (the
+// specification's types, or "unknown"), so the series stay bounded.
+func (m *Metrics) ObserveWebhook(eventType, outcome string) {
+	m.webhooks.WithLabelValues(eventType, outcome).Inc()
+}
+
 func (m *Metrics) Extension() graphql.HandlerExtension { return extension{m} }
 
 type extension struct{ m *Metrics }

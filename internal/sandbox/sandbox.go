@@ -60,6 +60,16 @@ type Options struct {
 	PublicURL string
 	// Logger receives one line per request. Nil: nothing is logged.
 	Logger *slog.Logger
+	// WebhookURL is where the sandbox POSTs its webhook events. Empty: it sends none, and
+	// POST /sandbox/events answers 409.
+	WebhookURL string
+	// WebhookKey goes in every delivery's service-api-key header.
+	WebhookKey string
+	// WebhookAttempts bounds the tries of one delivery; zero means DefaultWebhookAttempts.
+	WebhookAttempts int
+	// WebhookRetryBase is the first wait between tries, doubling up to 30s; zero means
+	// DefaultWebhookRetryBase.
+	WebhookRetryBase time.Duration
 }
 
 // Sandbox is the Advisor service in process. It is an http.Handler.
@@ -70,6 +80,7 @@ type Sandbox struct {
 	store     *store
 	files     *fileStore
 	signer    signer
+	sender    *sender // nil without a webhook target
 }
 
 // New returns a sandbox ready to serve, with the demo data unless opts.Empty.
@@ -122,11 +133,29 @@ func New(opts Options) (*Sandbox, error) {
 			return nil, fmt.Errorf("load demo data: %w", err)
 		}
 	}
+	if opts.WebhookURL != "" {
+		u, err := url.Parse(opts.WebhookURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			_ = files.close()
+			return nil, fmt.Errorf("webhook URL %q must be an absolute http or https URL", opts.WebhookURL)
+		}
+		log := opts.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		sb.sender = newSender(opts.WebhookURL, opts.WebhookKey, opts.WebhookAttempts, opts.WebhookRetryBase, log)
+	}
 	return sb, nil
 }
 
-// Close removes the uploaded files when the sandbox made their directory itself.
-func (s *Sandbox) Close() error { return s.files.close() }
+// Close stops webhook deliveries (those still queued are dropped) and removes the uploaded
+// files when the sandbox made their directory itself.
+func (s *Sandbox) Close() error {
+	if s.sender != nil {
+		s.sender.stop()
+	}
+	return s.files.close()
+}
 
 // ServeHTTP routes a request. Credentials are checked before anything about the path is looked
 // at, so a caller without them learns nothing, not even whether a record exists.
@@ -164,6 +193,14 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.routeV1(w, r, segs[1:])
+	case segs[0] == "sandbox" && len(segs) == 2 && segs[1] == "events":
+		if !s.bearerOK(r) {
+			writeError(w, http.StatusForbidden, "Access Denied")
+			return
+		}
+		s.methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.postEvents(b) }),
+		})
 	case segs[0] == uploadPrefix && len(segs) == 3:
 		s.serveUpload(w, r, segs[1], segs[2])
 	case segs[0] == downloadPrefix && len(segs) == 3:
@@ -185,7 +222,7 @@ func (s *Sandbox) routeV2(w http.ResponseWriter, r *http.Request, segs []string)
 		s.methods(w, r, handlers{
 			http.MethodGet:  func() (any, *apiError) { return s.listTopAccounts(r.URL.Query()) },
 			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.createTopAccount(b) }),
-			http.MethodPut:  fail(http.StatusBadRequest, "Missing wid parameter"),
+			http.MethodPut:  fail(http.StatusBadRequest, "Missing required parameters"),
 		})
 	case len(segs) == 1:
 		wid := segs[0]
@@ -214,6 +251,11 @@ func (s *Sandbox) routeV2(w http.ResponseWriter, r *http.Request, segs []string)
 			http.MethodGet:    func() (any, *apiError) { return s.getDocument(r, wid, vaultID) },
 			http.MethodPatch:  withBody(w, r, func(b []byte) (any, *apiError) { return s.updateDocument(r, wid, vaultID, b) }),
 			http.MethodDelete: func() (any, *apiError) { return s.deleteDocument(wid, vaultID) },
+		})
+	case segs[1] == "documents" && len(segs) == 4 && segs[3] == "analysis":
+		wid, vaultID := segs[0], segs[2]
+		s.methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.startAnalysis(wid, vaultID, b) }),
 		})
 	default:
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -340,6 +382,10 @@ v2 (top accounts, contacts by top account, documents):
   GET  /v2/top-accounts/{wid}/contacts/{id} PUT  /v2/top-accounts/{wid}/contacts/{id}
   GET  /v2/top-accounts/{wid}/documents/    POST /v2/top-accounts/{wid}/documents/
   GET, PATCH, DELETE /v2/top-accounts/{wid}/documents/{vault_id}
+  POST /v2/top-accounts/{wid}/documents/{vault_id}/analysis   {"start_tax_job": true} optional
+
+Webhook events (sent to the target the sandbox was started with):
+  POST /sandbox/events   an event, an array of events, or {"scenario": "onboarding", "interval": "1s"}
 
 v1 (contacts by client, addressed by wid or external_id):
   Authorization: Basic <user:password>

@@ -82,7 +82,8 @@ func externalIDConflict(existing *topAccount) *apiError {
 func (s *Sandbox) updateTopAccount(wid string, body []byte) (accountInfo, *apiError) {
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
-	ta, err := s.topAccount(wid, "Missing wid parameter")
+	// Update's errors list no "Missing wid parameter"; Get's do.
+	ta, err := s.topAccount(wid, "Missing required parameters")
 	if err != nil {
 		return accountInfo{}, err
 	}

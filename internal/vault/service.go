@@ -216,7 +216,7 @@ func (s *Service) Create(ctx context.Context, wid string, in CreateDocumentInput
 	}
 	created, err := s.api.CreateDocument(ctx, wid, body)
 	if err != nil {
-		return nil, err
+		return nil, upstreamInputError(err)
 	}
 	return s.finish(ctx, wid, created.VaultID, created.UploadURI, in.Extension, file)
 }
@@ -232,7 +232,7 @@ func (s *Service) Update(ctx context.Context, wid, vaultID string, in UpdateDocu
 	}
 	updated, err := s.api.UpdateDocument(ctx, wid, vaultID, body)
 	if err != nil {
-		return nil, err
+		return nil, upstreamInputError(err)
 	}
 	return s.finish(ctx, wid, vaultID, updated.UploadURI, updated.Extension, file)
 }
@@ -287,4 +287,30 @@ func inputError(err *advisorspec.Error) error {
 		field += "." + strings.ReplaceAll(err.Field, "sub_category", "subCategory")
 	}
 	return apperr.Input(field, err.Message)
+}
+
+// upstreamFields are the openings of the service's document messages that name one field.
+var upstreamFields = []struct{ prefix, field string }{
+	{"Invalid tags", "input.tags"},
+	{"Invalid type", "input.type"},
+	{"Invalid sub-category", "input.subCategory"},
+	{"Invalid category", "input.category"},
+	{"Invalid extension", "input.extension"},
+}
+
+// upstreamInputError names the input field the service's BAD_USER_INPUT is about, when its
+// message says which (the tags only the service knows, such as a top account's custom ones).
+func upstreamInputError(err error) error {
+	e, ok := apperr.As(err)
+	if !ok || e.Code != apperr.BadUserInput || e.Field != "" {
+		return err
+	}
+	for _, u := range upstreamFields {
+		if strings.HasPrefix(e.Message, u.prefix) {
+			named := *e
+			named.Field = u.field
+			return &named
+		}
+	}
+	return err
 }

@@ -1,0 +1,434 @@
+// Package event is the Advisor service's webhook events (webhook-events.md): their 21 types in
+// four groups, parsed and checked from the JSON the service POSTs, as typed values the GraphQL
+// schema binds to. Go values keep the specification's spelling; enumerations convert to
+// GraphQL's SCREAMING_SNAKE_CASE only at the GraphQL boundary.
+package event
+
+import (
+	"io"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/enumcase"
+	"github.com/advisorhq/gateway/internal/family"
+)
+
+// EventType is an event's EventType, such as ClientProgressChanged.
+type EventType string
+
+// The event types of the specification, by group.
+const (
+	TypeAssistantJobCompleted                EventType = "AssistantJobCompleted"
+	TypeAssistantJobFailed                   EventType = "AssistantJobFailed"
+	TypeAssistantMultiDocumentRequiresReview EventType = "AssistantMultiDocumentRequiresReview"
+	TypeTaxJobCompleted                      EventType = "TaxJobCompleted"
+	TypeTaxJobFailed                         EventType = "TaxJobFailed"
+
+	TypeClientAcceptedInvitation    EventType = "ClientAcceptedInvitation"
+	TypeClientDeclinedInvitation    EventType = "ClientDeclinedInvitation"
+	TypeUserSubscriptionCreated     EventType = "UserSubscriptionCreated"
+	TypeUserSubscriptionCanceled    EventType = "UserSubscriptionCanceled"
+	TypeUserSubscriptionChanged     EventType = "UserSubscriptionChanged"
+	TypeUserSubscriptionReactivated EventType = "UserSubscriptionReactivated"
+	TypeClientProgressChanged       EventType = "ClientProgressChanged"
+
+	TypeAssetAdded              EventType = "AssetAdded"
+	TypeAssetDeleted            EventType = "AssetDeleted"
+	TypeAssetBeneficiaryAdded   EventType = "AssetBeneficiaryAdded"
+	TypeAssetBeneficiaryDeleted EventType = "AssetBeneficiaryDeleted"
+	TypeAssetOwnershipAdded     EventType = "AssetOwnershipAdded"
+	TypeAssetOwnershipDeleted   EventType = "AssetOwnershipDeleted"
+
+	TypeDocumentStarted           EventType = "DocumentStarted"
+	TypeDocumentPendingValidation EventType = "DocumentPendingValidation"
+	TypeDocumentCompleted         EventType = "DocumentCompleted"
+)
+
+// EventGroup is one of the specification's four groups of events.
+type EventGroup string
+
+// The groups.
+const (
+	GroupAnalysis EventGroup = "analysis"
+	GroupClient   EventGroup = "client"
+	GroupAsset    EventGroup = "asset"
+	GroupDocument EventGroup = "document"
+)
+
+// Types lists every event type in the specification's order.
+var Types = []EventType{
+	TypeAssistantJobCompleted, TypeAssistantJobFailed, TypeAssistantMultiDocumentRequiresReview, TypeTaxJobCompleted, TypeTaxJobFailed,
+	TypeClientAcceptedInvitation, TypeClientDeclinedInvitation, TypeUserSubscriptionCreated, TypeUserSubscriptionCanceled,
+	TypeUserSubscriptionChanged, TypeUserSubscriptionReactivated, TypeClientProgressChanged,
+	TypeAssetAdded, TypeAssetDeleted, TypeAssetBeneficiaryAdded, TypeAssetBeneficiaryDeleted, TypeAssetOwnershipAdded, TypeAssetOwnershipDeleted,
+	TypeDocumentStarted, TypeDocumentPendingValidation, TypeDocumentCompleted,
+}
+
+// Groups lists the groups in the specification's order.
+var Groups = []EventGroup{GroupAnalysis, GroupClient, GroupAsset, GroupDocument}
+
+// EventGroup is the group t belongs to; "" for a type the specification does not have.
+func (t EventType) Group() EventGroup {
+	switch t {
+	case TypeAssistantJobCompleted, TypeAssistantJobFailed, TypeAssistantMultiDocumentRequiresReview, TypeTaxJobCompleted, TypeTaxJobFailed:
+		return GroupAnalysis
+	case TypeClientAcceptedInvitation, TypeClientDeclinedInvitation, TypeUserSubscriptionCreated, TypeUserSubscriptionCanceled,
+		TypeUserSubscriptionChanged, TypeUserSubscriptionReactivated, TypeClientProgressChanged:
+		return GroupClient
+	case TypeAssetAdded, TypeAssetDeleted, TypeAssetBeneficiaryAdded, TypeAssetBeneficiaryDeleted, TypeAssetOwnershipAdded, TypeAssetOwnershipDeleted:
+		return GroupAsset
+	case TypeDocumentStarted, TypeDocumentPendingValidation, TypeDocumentCompleted:
+		return GroupDocument
+	}
+	return ""
+}
+
+// Values of the specification's enumerations carried in events.
+var (
+	EstateStatuses          = []string{"NotStarted", "InProgress", "PendingValidation", "Completed"}
+	AssistantFailureReasons = []string{"UploadTimeout", "ProcessingFailed", "DocumentTypeNotSupported", "FileTooLarge", "InvalidDocument"}
+	TaxFailureReasons       = []string{"UploadTimeout", "VaultFailed", "NoTaxReturnFound", "IncompleteReturn", "ProcessingFailed", "ReportUnavailable", "TimedOut"}
+	DocumentNames           = []string{"Individual Revocable Trust", "Advance Health Care Directive", "Financial Power of Attorney", "Last Will and Testament", "Joint Revocable Trust", "Nomination of Guardianship"}
+	PresentationStatuses    = []string{"filed", "insightsUnavailable"}
+	GeneratedDocumentTypes  = []string{"StandardExecSummary", "AdvancedExecSummary", "Insights"}
+	OwnerContactTypes       = []string{"Individual"}
+)
+
+var (
+	typeTable        = enumcase.NewTable("EventType", typeNames()...)
+	groupTable       = enumcase.NewTable("EventGroup", "analysis", "client", "asset", "document")
+	estateTable      = enumcase.NewTable("EstateStatus", EstateStatuses...)
+	assistantReasons = enumcase.NewTable("AssistantFailureReason", AssistantFailureReasons...)
+	taxReasons       = enumcase.NewTable("TaxFailureReason", TaxFailureReasons...)
+	documentNames    = enumcase.NewTable("DocumentName", DocumentNames...)
+	presentations    = enumcase.NewTable("PresentationStatus", PresentationStatuses...)
+	generatedTypes   = enumcase.NewTable("GeneratedDocumentType", GeneratedDocumentTypes...)
+)
+
+func typeNames() []string {
+	out := make([]string, len(Types))
+	for i, t := range Types {
+		out[i] = string(t)
+	}
+	return out
+}
+
+// EnumTables lists the GraphQL names of each enumeration this package converts, by schema type
+// name, so a test can hold the schema to the specification.
+func EnumTables() map[string][]string {
+	return map[string][]string{
+		"EventType":              typeTable.GraphQLNames(),
+		"EventGroup":             groupTable.GraphQLNames(),
+		"EstateStatus":           estateTable.GraphQLNames(),
+		"AssistantFailureReason": assistantReasons.GraphQLNames(),
+		"TaxFailureReason":       taxReasons.GraphQLNames(),
+		"DocumentName":           documentNames.GraphQLNames(),
+		"PresentationStatus":     presentations.GraphQLNames(),
+		"GeneratedDocumentType":  generatedTypes.GraphQLNames(),
+	}
+}
+
+func (t EventType) MarshalGQL(w io.Writer) { typeTable.Marshal(w, string(t)) }
+
+func (t *EventType) UnmarshalGQL(v any) error {
+	s, err := typeTable.Unmarshal(v)
+	*t = EventType(s)
+	return err
+}
+
+func (g EventGroup) MarshalGQL(w io.Writer) { groupTable.Marshal(w, string(g)) }
+
+func (g *EventGroup) UnmarshalGQL(v any) error {
+	s, err := groupTable.Unmarshal(v)
+	*g = EventGroup(s)
+	return err
+}
+
+// EstateStatus is a client's progress through the estate plan, such as InProgress.
+type EstateStatus string
+
+func (s EstateStatus) MarshalGQL(w io.Writer) { estateTable.Marshal(w, string(s)) }
+
+func (s *EstateStatus) UnmarshalGQL(v any) error {
+	x, err := estateTable.Unmarshal(v)
+	*s = EstateStatus(x)
+	return err
+}
+
+// AssistantFailureReason is why an estate document analysis failed.
+type AssistantFailureReason string
+
+func (r AssistantFailureReason) MarshalGQL(w io.Writer) { assistantReasons.Marshal(w, string(r)) }
+
+func (r *AssistantFailureReason) UnmarshalGQL(v any) error {
+	x, err := assistantReasons.Unmarshal(v)
+	*r = AssistantFailureReason(x)
+	return err
+}
+
+// TaxFailureReason is why a tax document analysis failed.
+type TaxFailureReason string
+
+func (r TaxFailureReason) MarshalGQL(w io.Writer) { taxReasons.Marshal(w, string(r)) }
+
+func (r *TaxFailureReason) UnmarshalGQL(v any) error {
+	x, err := taxReasons.Unmarshal(v)
+	*r = TaxFailureReason(x)
+	return err
+}
+
+// DocumentName is one of the estate documents a client fills, such as Last Will and Testament.
+type DocumentName string
+
+func (n DocumentName) MarshalGQL(w io.Writer) { documentNames.Marshal(w, string(n)) }
+
+func (n *DocumentName) UnmarshalGQL(v any) error {
+	x, err := documentNames.Unmarshal(v)
+	*n = DocumentName(x)
+	return err
+}
+
+// PresentationStatus is the outcome of a tax analysis: filed or insightsUnavailable.
+type PresentationStatus string
+
+func (s PresentationStatus) MarshalGQL(w io.Writer) { presentations.Marshal(w, string(s)) }
+
+func (s *PresentationStatus) UnmarshalGQL(v any) error {
+	x, err := presentations.Unmarshal(v)
+	*s = PresentationStatus(x)
+	return err
+}
+
+// GeneratedDocumentType is what an estate analysis generated, such as StandardExecSummary.
+type GeneratedDocumentType string
+
+func (t GeneratedDocumentType) MarshalGQL(w io.Writer) { generatedTypes.Marshal(w, string(t)) }
+
+func (t *GeneratedDocumentType) UnmarshalGQL(v any) error {
+	x, err := generatedTypes.Unmarshal(v)
+	*t = GeneratedDocumentType(x)
+	return err
+}
+
+// Event is any of the 21 event types.
+type Event interface {
+	// Header is the envelope every event carries.
+	Header() *Envelope
+}
+
+// AnalysisEvent is any of the five analysis events.
+type AnalysisEvent interface {
+	Event
+	Payload() *Analysis
+}
+
+// Envelope is what every event carries, plus the id the gateway gave it.
+type Envelope struct {
+	// ID is the event's position in the gateway's event log: ordered, stable, and the cursor a
+	// subscriber resumes after.
+	ID string `json:"-"`
+	// Wid is the client's (for TypeClientDeclinedInvitation, the user's) service identifier.
+	Wid       string    `json:"-"`
+	EventType EventType `json:"-"`
+	Timestamp time.Time `json:"-"`
+}
+
+// Header returns the envelope, so every event type satisfies Event through embedding.
+func (e *Envelope) Header() *Envelope { return e }
+
+// EventGroup is the event's group.
+func (e *Envelope) Group() EventGroup { return e.EventType.Group() }
+
+// Analysis is what the five analysis events share: their Payload's ids and the client's
+// external id.
+type Analysis struct {
+	// ExternalID is the client's external id, nil when it has none.
+	ExternalID    *string `json:"-"`
+	CorrelationID string  `json:"CorrelationId"`
+	JobID         string  `json:"JobId"`
+	DocumentWid   string  `json:"DocumentWid"`
+}
+
+// Payload returns the analysis fields, so the analysis types satisfy AnalysisEvent.
+func (a *Analysis) Payload() *Analysis { return a }
+
+// SourceDocument is the uploaded document an analysis ran on.
+type SourceDocument struct {
+	Wid        string     `json:"-"`
+	VaultID    string     `json:"vault_id"`
+	Name       *string    `json:"name"`
+	Extension  *string    `json:"extension"`
+	UploadedAt *time.Time `json:"-"`
+}
+
+// GeneratedDocument is a document an estate analysis produced, kept in the vault.
+type GeneratedDocument struct {
+	Wid          string                `json:"-"`
+	DocumentType GeneratedDocumentType `json:"DocumentType"`
+	VaultID      string                `json:"VaultId"`
+	Extension    *string               `json:"Extension"`
+}
+
+// Name is the specification's name object, used in arrays of beneficiaries and owners.
+type Name struct {
+	Name string `json:"Name"`
+}
+
+// DocumentOwnerInfo describes who an estate document is for.
+type DocumentOwnerInfo struct {
+	FirstName   *string             `json:"FirstName"`
+	LastName    *string             `json:"LastName"`
+	LegalName   *string             `json:"LegalName"`
+	ContactType *family.ContactType `json:"ContactType"`
+	IsPrimary   *bool               `json:"IsPrimary"`
+}
+
+type AssistantJobCompleted struct {
+	Envelope
+	Analysis
+	SourceDocument *SourceDocument      `json:"source_document"`
+	Category       *string              `json:"category"`
+	Documents      []*GeneratedDocument `json:"Documents"`
+}
+
+type AssistantJobFailed struct {
+	Envelope
+	Analysis
+	Reason AssistantFailureReason `json:"Reason"`
+}
+
+type AssistantMultiDocumentRequiresReview struct {
+	Envelope
+	Analysis
+	VaultLink             *string `json:"VaultLink"`
+	DetectedDocumentCount *int    `json:"DetectedDocumentCount"`
+}
+
+type TaxJobCompleted struct {
+	Envelope
+	Analysis
+	SourceDocument     *SourceDocument     `json:"source_document"`
+	Category           *string             `json:"category"`
+	PresentationStatus *PresentationStatus `json:"PresentationStatus"`
+}
+
+type TaxJobFailed struct {
+	Envelope
+	Analysis
+	Reason TaxFailureReason `json:"Reason"`
+}
+
+// Invitation is what both invitation events carry: the inviting advisor's ids and the email
+// the client registered with.
+type Invitation struct {
+	AdvisorWid        *string `json:"AdvisorWid"`
+	TeamID            *string `json:"TeamId"`
+	CompanyID         *string `json:"CompanyId"`
+	RegistrationEmail *string `json:"RegistrationEmail"`
+}
+
+type ClientAcceptedInvitation struct {
+	Envelope
+	Invitation
+}
+
+type ClientDeclinedInvitation struct {
+	Envelope
+	Invitation
+}
+
+type UserSubscriptionCreated struct {
+	Envelope
+	NewPlan string `json:"NewPlan"`
+}
+
+type UserSubscriptionCanceled struct {
+	Envelope
+	OldPlan string `json:"OldPlan"`
+}
+
+type UserSubscriptionChanged struct {
+	Envelope
+	OldPlan string `json:"OldPlan"`
+	NewPlan string `json:"NewPlan"`
+}
+
+type UserSubscriptionReactivated struct {
+	Envelope
+	OldPlan string `json:"OldPlan"`
+}
+
+type ClientProgressChanged struct {
+	Envelope
+	EstateStatus         EstateStatus `json:"EstateStatus"`
+	CompletionPercentage int          `json:"CompletionPercentage"`
+}
+
+// Asset is what every asset event carries.
+type Asset struct {
+	AssetName string `json:"AssetName"`
+}
+
+type AssetAdded struct {
+	Envelope
+	Asset
+	DollarAmount *int `json:"DollarAmount"`
+}
+
+type AssetDeleted struct {
+	Envelope
+	Asset
+}
+
+type AssetBeneficiaryAdded struct {
+	Envelope
+	Asset
+	BeneficiaryAdded []*Name `json:"BeneficiaryAdded"`
+}
+
+type AssetBeneficiaryDeleted struct {
+	Envelope
+	Asset
+	BeneficiaryDeleted []*Name `json:"BeneficiaryDeleted"`
+}
+
+// AssetOwnershipAdded arrives with the owners under OwnershipAdded (the specification's
+// sample) or OwnerAdded (its field table); both fill OwnershipAdded.
+type AssetOwnershipAdded struct {
+	Envelope
+	Asset
+	OwnershipAdded []*Name `json:"OwnershipAdded"`
+}
+
+// OwnerAdded is OwnershipAdded under the field table's name.
+func (e *AssetOwnershipAdded) OwnerAdded() []*Name { return e.OwnershipAdded }
+
+type AssetOwnershipDeleted struct {
+	Envelope
+	Asset
+	OwnerDeleted []*Name `json:"OwnerDeleted"`
+}
+
+// Progress is what every document event carries.
+type Progress struct {
+	IsRecommendedDocument      *bool              `json:"IsRecommendedDocument"`
+	DocumentName               DocumentName       `json:"DocumentName"`
+	DocumentProgressPercentage int                `json:"DocumentProgressPercentage"`
+	UserTier                   *string            `json:"UserTier"`
+	DocumentOwnerInfo          *DocumentOwnerInfo `json:"DocumentOwnerInfo"`
+}
+
+type DocumentStarted struct {
+	Envelope
+	Progress
+	WasCompletedBefore *bool `json:"WasCompletedBefore"`
+}
+
+type DocumentPendingValidation struct {
+	Envelope
+	Progress
+}
+
+type DocumentCompleted struct {
+	Envelope
+	Progress
+}

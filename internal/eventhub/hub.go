@@ -1,0 +1,467 @@
+// Package eventhub delivers the event log to this replica's subscribers. One reader per replica
+// follows the log (woken by the log's announcements, and polling, since announcements can be
+// lost) and hands each new event to every matching subscriber. A subscriber may resume after
+// the last id it saw: it gets the missed events from the log, in order, then the live ones,
+// with no gap and no duplicate.
+package eventhub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/event"
+	"github.com/advisorhq/gateway/internal/eventlog"
+)
+
+// Codes of the errors that end or refuse a subscription.
+const (
+	// CodeUnavailable: the event store cannot be reached; retry later.
+	CodeUnavailable apperr.Code = "EVENTS_UNAVAILABLE"
+	// CodeSlowConsumer: the subscriber fell too far behind; resume with after.
+	CodeSlowConsumer apperr.Code = "SLOW_CONSUMER"
+	// CodeHistoryGone: the events after the requested id are no longer kept.
+	CodeHistoryGone apperr.Code = "EVENTS_EXPIRED"
+)
+
+// Options tune a hub; zero values take the defaults.
+type Options struct {
+	// Buffer is how many events a subscriber may fall behind before its subscription ends.
+	Buffer int
+	// Poll is how often the log is read even without an announcement.
+	Poll time.Duration
+	// Logger receives failures to read the log.
+	Logger *slog.Logger
+}
+
+const (
+	defaultBuffer = 256
+	defaultPoll   = time.Second
+	readBatch     = 256
+	// maxScan bounds how far back Recent looks for matching events.
+	maxScan = 10000
+)
+
+// Hub fans the log out to subscribers. Run must be running for live events to flow.
+type Hub struct {
+	log    eventlog.Log
+	buffer int
+	poll   time.Duration
+	logger *slog.Logger
+	wake   chan struct{}
+
+	mu     sync.Mutex
+	head   string // the id of the last event handed out; "" until Run has read the log once
+	failed error  // the last failure to read the log, nil when reading works
+	subs   map[*Subscription]struct{}
+	closed bool
+}
+
+// New returns a hub over log.
+func New(log eventlog.Log, opts Options) *Hub {
+	if opts.Buffer <= 0 {
+		opts.Buffer = defaultBuffer
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = defaultPoll
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Hub{
+		log: log, buffer: opts.Buffer, poll: opts.Poll, logger: opts.Logger,
+		wake: make(chan struct{}, 1), subs: map[*Subscription]struct{}{},
+	}
+}
+
+// Run follows the log until ctx ends, then ends every subscription.
+func (h *Hub) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { h.log.Watch(ctx, h.poke) })
+	defer wg.Wait()
+	defer h.shutdown()
+
+	ticker := time.NewTicker(h.poll)
+	defer ticker.Stop()
+	for {
+		h.follow(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.wake:
+		case <-ticker.C:
+		}
+	}
+}
+
+func (h *Hub) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// follow reads what the log has after the head and hands it out.
+func (h *Hub) follow(ctx context.Context) {
+	h.mu.Lock()
+	head := h.head
+	h.mu.Unlock()
+	if head == "" {
+		_, newest, err := h.log.Bounds(ctx)
+		if h.setFailed(ctx, err) {
+			return
+		}
+		h.mu.Lock()
+		h.head = newest
+		h.mu.Unlock()
+		return
+	}
+	for {
+		recs, err := h.log.After(ctx, head, readBatch)
+		if h.setFailed(ctx, err) {
+			return
+		}
+		for _, rec := range recs {
+			ev, err := event.Parse(rec.Body)
+			if err != nil {
+				h.logger.Error("skip a stored event that does not parse", "id", rec.ID, "error", err)
+			} else {
+				ev.Header().ID = rec.ID
+			}
+			h.publish(rec.ID, ev)
+			head = rec.ID
+		}
+		if len(recs) < readBatch {
+			return
+		}
+	}
+}
+
+// setFailed records the outcome of reading the log and reports whether it failed.
+func (h *Hub) setFailed(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	h.mu.Lock()
+	was := h.failed
+	h.failed = err
+	h.mu.Unlock()
+	switch {
+	case err != nil && was == nil:
+		h.logger.Error("cannot read the event log; retrying", "error", err)
+	case err == nil && was != nil:
+		h.logger.Info("reading the event log again")
+	}
+	return err != nil
+}
+
+// publish hands one event to every subscriber; ev is nil for a record that does not parse,
+// which only moves the head.
+func (h *Hub) publish(id string, ev event.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.head = id
+	if ev == nil {
+		return
+	}
+	for s := range h.subs {
+		s.offer(ev)
+	}
+}
+
+func (h *Hub) shutdown() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for s := range h.subs {
+		s.end(apperr.New(CodeUnavailable, "The gateway is shutting down; subscribe again to resume after the last event received"))
+	}
+}
+
+// Ready reports whether the hub can serve subscriptions: it has read the log and its last read
+// worked.
+func (h *Hub) Ready(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.failed != nil:
+		return unavailable(h.failed)
+	case h.head == "":
+		return apperr.New(CodeUnavailable, "The event log has not been read yet")
+	}
+	return nil
+}
+
+func unavailable(err error) error {
+	return apperr.Wrap(CodeUnavailable, "The event store is unavailable; try again shortly", err)
+}
+
+// Subscription is one subscriber's stream of events.
+type Subscription struct {
+	hub    *Hub
+	filter *event.Filter
+	ch     chan event.Event
+	onEnd  func(error)
+
+	// Guarded by hub.mu.
+	last     string        // the id of the last event put in ch
+	catching bool          // backfilling from the log; live events wait in pending
+	pending  []event.Event // live events that arrived while catching up
+	done     bool
+}
+
+// Events is the subscriber's stream. It closes when the subscription ends; onEnd has then been
+// told why, unless the subscriber went away.
+func (s *Subscription) Events() <-chan event.Event { return s.ch }
+
+// offer takes a live event; called with hub.mu held. A subscriber whose buffer is full is
+// ended rather than waited for, so one slow client never delays the others.
+func (s *Subscription) offer(ev event.Event) {
+	if s.done || !s.filter.Match(ev) {
+		return
+	}
+	id := ev.Header().ID
+	if !eventlog.Less(s.last, id) {
+		return // already sent by the backfill
+	}
+	if s.catching {
+		if len(s.pending) >= s.hub.buffer {
+			s.overflow()
+			return
+		}
+		s.pending = append(s.pending, ev)
+		return
+	}
+	select {
+	case s.ch <- ev:
+		s.last = id
+	default:
+		s.overflow()
+	}
+}
+
+func (s *Subscription) overflow() {
+	s.end(&apperr.Error{
+		Code: CodeSlowConsumer,
+		Message: fmt.Sprintf("The subscription fell more than %d events behind and was ended; subscribe again with after: %q (the last event delivered) to resume without loss",
+			s.hub.buffer, s.last),
+	})
+}
+
+// end closes the stream after telling onEnd why; called with hub.mu held. Events already in
+// the channel are still delivered: a receiver drains a closed channel before seeing it closed,
+// so "the last event delivered" is exactly s.last.
+func (s *Subscription) end(err error) {
+	if s.done {
+		return
+	}
+	s.done = true
+	delete(s.hub.subs, s)
+	if s.onEnd != nil {
+		s.onEnd(err)
+	}
+	close(s.ch)
+}
+
+// Subscribe starts a subscription for the events matching filter. With after, the events
+// after that id come first, from the log. The subscription lasts until ctx ends or the hub
+// ends it; onEnd (which may be nil) learns why the hub did.
+func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string, onEnd func(error)) (*Subscription, error) {
+	if after != "" {
+		if _, err := eventlog.ParseID(after); err != nil {
+			return nil, apperr.Input("after", fmt.Sprintf("%q is not an event id: pass the id of the last event received, such as 1732266000000-0", after))
+		}
+	}
+	if err := h.Ready(ctx); err != nil {
+		return nil, err
+	}
+	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), onEnd: onEnd}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, apperr.New(CodeUnavailable, "The gateway is shutting down")
+	}
+	head := h.head
+	s.last = head
+	if after != "" && eventlog.Less(after, head) {
+		s.last, s.catching = after, true
+	} else if after != "" {
+		s.last = after // at or past the head: only later events are new to this subscriber
+	}
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	context.AfterFunc(ctx, func() { h.remove(s) })
+
+	if s.catching {
+		if err := h.checkRetained(ctx, after); err != nil {
+			h.remove(s)
+			return nil, err
+		}
+		go h.backfill(ctx, s, after, head)
+	}
+	return s, nil
+}
+
+// checkRetained refuses a resume point older than the log keeps: resuming there would skip
+// events silently.
+func (h *Hub) checkRetained(ctx context.Context, after string) error {
+	oldest, _, err := h.log.Bounds(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	if oldest == eventlog.Zero || !eventlog.Less(after, oldest) {
+		return nil
+	}
+	// after is older than the oldest kept: fine only if nothing between was dropped, which
+	// holds when the log never trimmed past after.
+	trimmed, err := h.log.Trimmed(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	if eventlog.Less(after, trimmed) {
+		return apperr.New(CodeHistoryGone, fmt.Sprintf(
+			"Events after %q are no longer kept (the oldest kept is %q): load the current state with recentEvents and subscribe without after", after, oldest))
+	}
+	return nil
+}
+
+// backfill sends the events after `after` up to head from the log, then whatever arrived live
+// meanwhile, then leaves the subscription to the hub. It runs for one subscription and ends
+// with it.
+func (h *Hub) backfill(ctx context.Context, s *Subscription, after, head string) {
+	cur := after
+	for eventlog.Less(cur, head) {
+		recs, err := h.log.After(ctx, cur, readBatch)
+		if err != nil {
+			h.endSub(s, unavailable(err))
+			return
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, rec := range recs {
+			if eventlog.Less(head, rec.ID) {
+				cur = head
+				break
+			}
+			cur = rec.ID
+			ev, err := event.Parse(rec.Body)
+			if err != nil {
+				continue
+			}
+			ev.Header().ID = rec.ID
+			if !s.filter.Match(ev) {
+				continue
+			}
+			if !h.send(ctx, s, ev) {
+				return
+			}
+		}
+	}
+	for {
+		h.mu.Lock()
+		if s.done {
+			h.mu.Unlock()
+			return
+		}
+		pending := s.pending
+		s.pending = nil
+		if len(pending) == 0 {
+			if eventlog.Less(s.last, head) {
+				s.last = head // nothing matched up to head; later events are live
+			}
+			s.catching = false
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		for _, ev := range pending {
+			if !h.send(ctx, s, ev) {
+				return
+			}
+		}
+	}
+}
+
+// send puts one backfilled event in the subscriber's channel, waiting for room: the backfill
+// goroutine belongs to this subscriber alone.
+func (h *Hub) send(ctx context.Context, s *Subscription, ev event.Event) bool {
+	h.mu.Lock()
+	done := s.done
+	h.mu.Unlock()
+	if done {
+		return false
+	}
+	select {
+	case s.ch <- ev:
+		h.mu.Lock()
+		s.last = ev.Header().ID
+		h.mu.Unlock()
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (h *Hub) endSub(s *Subscription, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.end(err)
+}
+
+// remove forgets a subscription whose subscriber went away.
+func (h *Hub) remove(s *Subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !s.done {
+		s.done = true
+		delete(h.subs, s)
+	}
+}
+
+// Subscribers counts the live subscriptions.
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// Recent returns the latest n events matching filter, oldest first.
+func (h *Hub) Recent(ctx context.Context, filter *event.Filter, n int) ([]event.Event, error) {
+	var out []event.Event
+	before, scanned := "", 0
+	for len(out) < n && scanned < maxScan {
+		recs, err := h.log.Before(ctx, before, readBatch)
+		if err != nil {
+			if errors.Is(err, eventlog.ErrUnavailable) {
+				return nil, unavailable(err)
+			}
+			return nil, fmt.Errorf("read recent events: %w", err)
+		}
+		for _, rec := range recs {
+			ev, err := event.Parse(rec.Body)
+			if err != nil {
+				continue
+			}
+			ev.Header().ID = rec.ID
+			if filter.Match(ev) {
+				out = append(out, ev)
+				if len(out) == n {
+					break
+				}
+			}
+		}
+		scanned += len(recs)
+		if len(recs) < readBatch {
+			break
+		}
+		before = recs[len(recs)-1].ID
+	}
+	slices.Reverse(out)
+	return out, nil
+}

@@ -1,0 +1,81 @@
+// Package eventlog is the record of webhook events: an append-only, bounded, de-duplicating log
+// whose ids are ordered cursors. With Redis it is a Redis Stream shared by every gateway replica,
+// announced on pub/sub; without, an in-process log with the same behaviour inside one process.
+package eventlog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Record is one stored event: its id and the webhook body as received.
+type Record struct {
+	ID   string
+	Body []byte
+}
+
+// Log stores events and tells watchers when there are new ones.
+type Log interface {
+	// Append stores body and returns its id. A body identical to one stored within the
+	// de-duplication window is not stored again: the first one's id comes back with
+	// duplicate set.
+	Append(ctx context.Context, body []byte) (id string, duplicate bool, err error)
+	// After returns up to n records with ids after the given one ("" or "0-0" for the oldest
+	// kept), oldest first.
+	After(ctx context.Context, after string, n int) ([]Record, error)
+	// Before returns up to n records with ids before the given one ("" for the newest), newest
+	// first.
+	Before(ctx context.Context, before string, n int) ([]Record, error)
+	// Bounds returns the oldest and newest ids kept, both "0-0" when the log is empty.
+	Bounds(ctx context.Context) (oldest, newest string, err error)
+	// Trimmed returns the newest id dropped to keep the log bounded, "0-0" when none was.
+	Trimmed(ctx context.Context) (string, error)
+	// Watch calls wake whenever records may have been appended (by any replica), until ctx
+	// ends. A wake-up can be lost (pub/sub is at-most-once), so readers also poll.
+	Watch(ctx context.Context, wake func())
+	// Ping reports whether the log can be written now.
+	Ping(ctx context.Context) error
+}
+
+// ErrUnavailable wraps every failure to reach the store, so callers can answer "try again".
+var ErrUnavailable = errors.New("the event store is unavailable")
+
+// Zero is the id before every record.
+const Zero = "0-0"
+
+// ID is a parsed record id: milliseconds and a sequence number, as Redis Streams number entries.
+type ID struct{ MS, Seq uint64 }
+
+// ParseID reads an id such as 1732266000000-0.
+func ParseID(s string) (ID, error) {
+	ms, seq, ok := strings.Cut(s, "-")
+	a, err1 := strconv.ParseUint(ms, 10, 64)
+	b, err2 := strconv.ParseUint(seq, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return ID{}, fmt.Errorf("%q is not an event id such as 1732266000000-0", s)
+	}
+	return ID{a, b}, nil
+}
+
+func (id ID) String() string { return fmt.Sprintf("%d-%d", id.MS, id.Seq) }
+
+// Less orders ids.
+func (id ID) Less(o ID) bool { return id.MS < o.MS || id.MS == o.MS && id.Seq < o.Seq }
+
+// Less reports whether id a comes before id b; ids that do not parse sort first.
+func Less(a, b string) bool {
+	x, _ := ParseID(a)
+	y, _ := ParseID(b)
+	return x.Less(y)
+}
+
+// digest is the de-duplication key of a body: a redelivery is byte-identical.
+func digest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,157 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is the log as a Redis Stream. Every key shares the hash tag {events}, so the script
+// that appends touches one slot and also runs on Redis Cluster.
+type Redis struct {
+	client   *redis.Client
+	stream   string
+	dedup    string // prefix of the de-duplication keys
+	channel  string
+	max      int
+	dedupTTL time.Duration
+}
+
+// appendScript stores a body once per de-duplication window, atomically: look the body's hash
+// up, else add the entry (trimming the stream to about max entries), remember the hash with its
+// id, and announce the id. ARGV: body, window in seconds, max entries, channel.
+var appendScript = redis.NewScript(`
+local id = redis.call('GET', KEYS[2])
+if id then return {id, 1} end
+id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'body', ARGV[1])
+redis.call('SET', KEYS[2], id, 'EX', ARGV[2])
+redis.call('PUBLISH', ARGV[4], id)
+return {id, 0}
+`)
+
+// NewRedis returns the log kept under keys starting with prefix.
+func NewRedis(client *redis.Client, prefix string, max int, dedupTTL time.Duration) *Redis {
+	return &Redis{
+		client:   client,
+		stream:   prefix + "{events}:stream",
+		dedup:    prefix + "{events}:seen:",
+		channel:  prefix + "{events}:appended",
+		max:      max,
+		dedupTTL: dedupTTL,
+	}
+}
+
+func unavailable(doing string, err error) error {
+	return fmt.Errorf("%s: %w: %w", doing, ErrUnavailable, err)
+}
+
+func (r *Redis) Append(ctx context.Context, body []byte) (string, bool, error) {
+	ttl := max(1, int(r.dedupTTL/time.Second))
+	res, err := appendScript.Run(ctx, r.client, []string{r.stream, r.dedup + digest(body)},
+		body, ttl, r.max, r.channel).Slice()
+	if err != nil {
+		return "", false, unavailable("append an event", err)
+	}
+	if len(res) != 2 {
+		return "", false, fmt.Errorf("append an event: unexpected script result %v", res)
+	}
+	id, _ := res[0].(string)
+	dup, _ := res[1].(int64)
+	return id, dup == 1, nil
+}
+
+func (r *Redis) After(ctx context.Context, after string, n int) ([]Record, error) {
+	start := "-"
+	if after != "" && after != Zero {
+		if _, err := ParseID(after); err != nil {
+			return nil, err
+		}
+		start = "(" + after
+	}
+	msgs, err := r.client.XRangeN(ctx, r.stream, start, "+", int64(n)).Result()
+	if err != nil {
+		return nil, unavailable("read events", err)
+	}
+	return records(msgs), nil
+}
+
+func (r *Redis) Before(ctx context.Context, before string, n int) ([]Record, error) {
+	end := "+"
+	if before != "" {
+		if _, err := ParseID(before); err != nil {
+			return nil, err
+		}
+		end = "(" + before
+	}
+	msgs, err := r.client.XRevRangeN(ctx, r.stream, end, "-", int64(n)).Result()
+	if err != nil {
+		return nil, unavailable("read events", err)
+	}
+	return records(msgs), nil
+}
+
+func (r *Redis) Bounds(ctx context.Context) (string, string, error) {
+	first, err := r.client.XRangeN(ctx, r.stream, "-", "+", 1).Result()
+	if err != nil {
+		return "", "", unavailable("read the event log's bounds", err)
+	}
+	last, err := r.client.XRevRangeN(ctx, r.stream, "+", "-", 1).Result()
+	if err != nil {
+		return "", "", unavailable("read the event log's bounds", err)
+	}
+	if len(first) == 0 || len(last) == 0 {
+		return Zero, Zero, nil
+	}
+	return first[0].ID, last[0].ID, nil
+}
+
+func (r *Redis) Trimmed(ctx context.Context) (string, error) {
+	info, err := r.client.XInfoStream(ctx, r.stream).Result()
+	if err != nil {
+		if err.Error() == "ERR no such key" {
+			return Zero, nil
+		}
+		return "", unavailable("read the event log's trim point", err)
+	}
+	if info.MaxDeletedEntryID == "" {
+		return Zero, nil
+	}
+	return info.MaxDeletedEntryID, nil
+}
+
+// Watch subscribes to the announcements. go-redis resubscribes after a lost connection; the
+// announcements missed meanwhile are made up by the readers' polling.
+func (r *Redis) Watch(ctx context.Context, wake func()) {
+	sub := r.client.Subscribe(ctx, r.channel)
+	defer sub.Close()
+	ch := sub.Channel(redis.WithChannelHealthCheckInterval(10 * time.Second))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			wake()
+		}
+	}
+}
+
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		return unavailable("ping Redis", err)
+	}
+	return nil
+}
+
+func records(msgs []redis.XMessage) []Record {
+	out := make([]Record, 0, len(msgs))
+	for _, m := range msgs {
+		body, _ := m.Values["body"].(string)
+		out = append(out, Record{ID: m.ID, Body: []byte(body)})
+	}
+	return out
+}

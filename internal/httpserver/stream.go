@@ -1,0 +1,119 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// codeUnavailable is the extensions.code of errors that mean "the event store is down, come
+// back later"; the streaming transports end the connection so that clients retry.
+const codeUnavailable = "EVENTS_UNAVAILABLE"
+
+// streamOutcome is how an operation's stream ended.
+type streamOutcome int
+
+const (
+	streamDone        streamOutcome = iota // the stream ended (complete)
+	streamFailed                           // an error ended it; it was sent
+	streamUnavailable                      // the event store is down; the error was sent
+	streamGone                             // the client went away
+)
+
+// runOperation executes one operation and passes each response to emit until the stream ends,
+// emit refuses (the client is gone) or ctx ends. A response with errors and no data ends the
+// stream: it is the operation's last word.
+func runOperation(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams,
+	emit func(resp *graphql.Response, final bool) bool,
+) streamOutcome {
+	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		if !emit(resp, true) {
+			return streamGone
+		}
+		return streamFailed
+	}
+	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	for {
+		resp := responses(ctx)
+		if ctx.Err() != nil {
+			return streamGone
+		}
+		if resp == nil {
+			return streamDone
+		}
+		final := len(resp.Data) == 0 && len(resp.Errors) > 0
+		if !emit(resp, final) {
+			return streamGone
+		}
+		if final {
+			if hasCode(resp.Errors, codeUnavailable) {
+				return streamUnavailable
+			}
+			return streamFailed
+		}
+	}
+}
+
+func hasCode(errs gqlerror.List, code string) bool {
+	for _, e := range errs {
+		if c, _ := e.Extensions["code"].(string); c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// initHeaders turns a connection_init payload into request headers, so that credentials sent
+// there reach resolvers as they would in an HTTP request: {"Authorization": "..."} or
+// {"headers": {"Authorization": "..."}}.
+func initHeaders(base http.Header, payload map[string]any) http.Header {
+	h := base.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	set := func(m map[string]any) {
+		for k, v := range m {
+			if s, ok := v.(string); ok && k != "headers" {
+				h.Set(k, s)
+			}
+		}
+	}
+	set(payload)
+	if inner, ok := payload["headers"].(map[string]any); ok {
+		set(inner)
+	}
+	return h
+}
+
+// originAllowed lets a WebSocket upgrade through when it comes from no browser (no Origin), from
+// the gateway's own pages, or from an origin CORS allows. Browsers do not apply CORS to
+// WebSockets, so without this any site could open one with its visitors' cookies.
+func originAllowed(r *http.Request, allowed []string) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if _, host, ok := strings.Cut(origin, "://"); ok && strings.EqualFold(host, r.Host) {
+		return true
+	}
+	for _, a := range allowed {
+		if a == "*" || strings.EqualFold(a, origin) {
+			return true
+		}
+	}
+	return false
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // the values marshalled here are built by this package
+	}
+	return b
+}

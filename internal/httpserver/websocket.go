@@ -1,0 +1,369 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/coder/websocket"
+)
+
+// The WebSocket subprotocols served: graphql-ws's graphql-transport-ws, and the legacy
+// subscriptions-transport-ws, which calls itself graphql-ws.
+const (
+	protocolTransportWS = "graphql-transport-ws"
+	protocolLegacy      = "graphql-ws"
+)
+
+// Close codes of graphql-transport-ws (its PROTOCOL.md), and 1013, which clients retry.
+const (
+	closeBadRequest      websocket.StatusCode = 4400
+	closeUnauthorized    websocket.StatusCode = 4401
+	closeForbidden       websocket.StatusCode = 4403
+	closeInitTimeout     websocket.StatusCode = 4408
+	closeSubscriberTaken websocket.StatusCode = 4409
+	closeTooManyInits    websocket.StatusCode = 4429
+	closeTryAgainLater                        = websocket.StatusTryAgainLater
+)
+
+// websocketTransport serves GraphQL over WebSocket in both subprotocols.
+type websocketTransport struct {
+	allowedOrigins []string
+	// initTimeout is how long a client has to send connection_init.
+	initTimeout time.Duration
+	// keepAlive is the interval of the server's pings (graphql-transport-ws) or "ka" messages
+	// (legacy).
+	keepAlive time.Duration
+	// authenticate vets connection_init's credentials, merged into the upgrade request's
+	// headers; an error refuses the connection (4403). nil accepts every connection, as the
+	// HTTP endpoint does.
+	authenticate func(ctx context.Context, headers http.Header) error
+	// maxMessage bounds one client message.
+	maxMessage int64
+	log        *slog.Logger
+}
+
+var _ graphql.Transport = websocketTransport{}
+
+func (websocketTransport) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if !originAllowed(r, t.allowedOrigins) {
+		writeError(w, http.StatusForbidden, "This origin may not open a WebSocket to the gateway")
+		return
+	}
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols:       []string{protocolTransportWS, protocolLegacy},
+		InsecureSkipVerify: true, // the origin was checked above, against the CORS allow-list
+	})
+	if err != nil {
+		return // Accept has answered the request
+	}
+	conn.SetReadLimit(t.maxMessage)
+	s := &wsSession{
+		t: t, conn: conn, exec: exec, legacy: conn.Subprotocol() == protocolLegacy,
+		headers: r.Header, ops: map[string]context.CancelFunc{},
+	}
+	switch conn.Subprotocol() {
+	case protocolTransportWS, protocolLegacy:
+		s.serve(r.Context())
+	default:
+		conn.Close(websocket.StatusProtocolError, "Unsupported subprotocol: use graphql-transport-ws or graphql-ws")
+	}
+}
+
+// wsSession is one connection. Its goroutines (the reader, the keep-alive, one per operation)
+// all end when the connection's context does.
+type wsSession struct {
+	t       websocketTransport
+	conn    *websocket.Conn
+	exec    graphql.GraphExecutor
+	legacy  bool
+	headers http.Header
+
+	cancel  context.CancelFunc
+	writeMu sync.Mutex
+
+	mu     sync.Mutex
+	inited bool
+	acked  bool
+	ops    map[string]context.CancelFunc
+	closed bool
+}
+
+type wsMessage struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+func (s *wsSession) serve(parent context.Context) {
+	// Deferred in this order so that cancel runs first and the goroutines it stops are waited
+	// for.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(parent)
+	s.cancel = cancel
+	defer cancel()
+
+	initTimer := time.AfterFunc(s.t.initTimeout, func() {
+		s.mu.Lock()
+		inited := s.inited
+		s.mu.Unlock()
+		if !inited {
+			s.close(closeInitTimeout, "Connection initialisation timeout")
+		}
+	})
+	defer initTimer.Stop()
+
+	for {
+		typ, data, err := s.conn.Read(ctx)
+		if err != nil {
+			return // closed by the client, by s.close, or the request ended
+		}
+		if typ != websocket.MessageText {
+			s.protocolError("", "Messages must be JSON text")
+			return
+		}
+		var m wsMessage
+		if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+			s.protocolError("", "Invalid message received: expected a JSON object with a type")
+			return
+		}
+		if !s.handle(ctx, &wg, m) {
+			return
+		}
+	}
+}
+
+// handle acts on one message and reports whether the session goes on.
+func (s *wsSession) handle(ctx context.Context, wg *sync.WaitGroup, m wsMessage) bool {
+	switch m.Type {
+	case "connection_init":
+		return s.init(ctx, wg, m.Payload)
+	case "ping":
+		if s.legacy {
+			break
+		}
+		s.send(wsMessage{Type: "pong", Payload: m.Payload})
+		return true
+	case "pong":
+		if !s.legacy {
+			return true
+		}
+	case "subscribe", "start":
+		if (m.Type == "subscribe") == s.legacy {
+			break
+		}
+		return s.subscribe(ctx, wg, m)
+	case "complete", "stop":
+		if (m.Type == "complete") == s.legacy {
+			break
+		}
+		s.mu.Lock()
+		if stop, ok := s.ops[m.ID]; ok {
+			stop()
+			delete(s.ops, m.ID)
+		}
+		s.mu.Unlock()
+		return true
+	case "connection_terminate":
+		if s.legacy {
+			s.close(websocket.StatusNormalClosure, "")
+			return false
+		}
+	}
+	s.protocolError(m.ID, fmt.Sprintf("Invalid message received: unknown type %q", m.Type))
+	return !s.isClosed()
+}
+
+func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMessage) bool {
+	s.mu.Lock()
+	again := s.inited
+	s.inited = true
+	s.mu.Unlock()
+	if again {
+		if s.legacy {
+			s.send(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": "Too many initialisation requests"})})
+			return true
+		}
+		s.close(closeTooManyInits, "Too many initialisation requests")
+		return false
+	}
+	var payload map[string]any
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &payload); err != nil {
+			s.protocolError("", "Invalid message received: connection_init's payload must be an object")
+			return false
+		}
+	}
+	s.headers = initHeaders(s.headers, payload)
+	if s.t.authenticate != nil {
+		if err := s.t.authenticate(ctx, s.headers); err != nil {
+			if s.legacy {
+				s.send(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": "Forbidden"})})
+				s.close(websocket.StatusPolicyViolation, "Forbidden")
+			} else {
+				s.close(closeForbidden, "Forbidden")
+			}
+			return false
+		}
+	}
+	s.mu.Lock()
+	s.acked = true
+	s.mu.Unlock()
+	s.send(wsMessage{Type: "connection_ack"})
+	wg.Go(func() { s.keepAlive(ctx) })
+	return true
+}
+
+func (s *wsSession) keepAlive(ctx context.Context) {
+	tick := time.NewTicker(s.t.keepAlive)
+	defer tick.Stop()
+	if s.legacy {
+		s.send(wsMessage{Type: "ka"})
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if s.legacy {
+				s.send(wsMessage{Type: "ka"})
+			} else {
+				s.send(wsMessage{Type: "ping"})
+			}
+		}
+	}
+}
+
+func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessage) bool {
+	s.mu.Lock()
+	acked := s.acked
+	s.mu.Unlock()
+	if !acked {
+		if s.legacy {
+			s.sendError(m.ID, "Send connection_init before starting an operation")
+			return true
+		}
+		s.close(closeUnauthorized, "Unauthorized")
+		return false
+	}
+	if m.ID == "" {
+		s.protocolError("", "Invalid message received: subscribe needs an id")
+		return !s.isClosed()
+	}
+	var params graphql.RawParams
+	if err := json.Unmarshal(m.Payload, &params); err != nil || params.Query == "" {
+		s.protocolError(m.ID, "Invalid message received: the payload must be an object with a query")
+		return !s.isClosed()
+	}
+	params.Headers = s.headers
+	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
+
+	opCtx, stop := context.WithCancel(ctx)
+	s.mu.Lock()
+	if _, taken := s.ops[m.ID]; taken {
+		s.mu.Unlock()
+		stop()
+		if s.legacy {
+			s.sendError(m.ID, fmt.Sprintf("An operation with id %q is already running", m.ID))
+			return true
+		}
+		s.close(closeSubscriberTaken, fmt.Sprintf("Subscriber for %s already exists", m.ID))
+		return false
+	}
+	s.ops[m.ID] = stop
+	s.mu.Unlock()
+
+	wg.Go(func() {
+		defer stop()
+		outcome := runOperation(opCtx, s.exec, &params, func(resp *graphql.Response, final bool) bool {
+			if final && !s.legacy {
+				return s.send(wsMessage{ID: m.ID, Type: "error", Payload: mustJSON(resp.Errors)})
+			}
+			kind := "next"
+			if s.legacy {
+				kind = "data"
+			}
+			return s.send(wsMessage{ID: m.ID, Type: kind, Payload: mustJSON(resp)})
+		})
+		s.mu.Lock()
+		_, mine := s.ops[m.ID]
+		delete(s.ops, m.ID)
+		s.mu.Unlock()
+		switch outcome {
+		case streamUnavailable:
+			s.close(closeTryAgainLater, "The event store is unavailable; try again later")
+		case streamDone, streamFailed:
+			// graphql-transport-ws: an error message ends the operation by itself; complete
+			// follows only a stream that ended normally. The legacy protocol always completes.
+			if mine && (outcome == streamDone || s.legacy) {
+				s.send(wsMessage{ID: m.ID, Type: "complete"})
+			}
+		}
+	})
+	return true
+}
+
+// protocolError ends a graphql-transport-ws connection with 4400; the legacy protocol reports
+// the error and goes on, as its servers did.
+func (s *wsSession) protocolError(id, message string) {
+	if s.legacy {
+		s.sendError(id, message)
+		return
+	}
+	s.close(closeBadRequest, message)
+}
+
+func (s *wsSession) sendError(id, message string) {
+	s.send(wsMessage{ID: id, Type: "error", Payload: mustJSON(map[string]string{"message": message})})
+}
+
+// writeTimeout bounds one write: a client that stops reading does not hold a goroutine forever.
+const writeTimeout = 10 * time.Second
+
+func (s *wsSession) send(m wsMessage) bool {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := s.conn.Write(ctx, websocket.MessageText, mustJSON(m)); err != nil {
+		s.cancel()
+		return false
+	}
+	return true
+}
+
+func (s *wsSession) close(code websocket.StatusCode, reason string) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	// A close reason is at most 123 bytes.
+	if len(reason) > 123 {
+		reason = reason[:120] + "..."
+	}
+	if err := s.conn.Close(code, reason); err != nil && !errors.Is(err, context.Canceled) {
+		s.t.log.Debug("close a websocket", "error", err)
+	}
+	s.cancel()
+}
+
+func (s *wsSession) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}

@@ -1,0 +1,351 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/event"
+)
+
+// Scenarios that POST /sandbox/events can play.
+const (
+	ScenarioOnboarding = "onboarding"
+	defaultInterval    = time.Second
+	maxInterval        = time.Minute
+)
+
+// postEvents serves POST /sandbox/events.
+func (s *Sandbox) postEvents(body []byte) (any, *apiError) {
+	var list []map[string]any
+	trimmed := strings.TrimSpace(string(body))
+	if strings.HasPrefix(trimmed, "[") {
+		if err := json.Unmarshal(body, &list); err != nil {
+			return nil, errorf(http.StatusBadRequest, "The body must be an event object, an array of event objects, or {\"scenario\": \"onboarding\"}")
+		}
+	} else {
+		var one map[string]any
+		if err := json.Unmarshal(body, &one); err != nil {
+			return nil, errorf(http.StatusBadRequest, "The body must be an event object, an array of event objects, or {\"scenario\": \"onboarding\"}")
+		}
+		if sc, ok := one["scenario"]; ok {
+			return s.playScenario(sc, one)
+		}
+		list = []map[string]any{one}
+	}
+	if len(list) == 0 {
+		return nil, errorf(http.StatusBadRequest, "Send at least one event")
+	}
+	now := s.opts.Now()
+	at := make([]time.Time, len(list))
+	for i, ev := range list {
+		filled, err := s.withDefaults(ev, now)
+		if err != nil {
+			return nil, err
+		}
+		list[i], at[i] = filled, now
+	}
+	sent, err := s.emit(list, at)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"events": sent}, nil
+}
+
+// playScenario queues a realistic sequence, one event per interval: a client accepts the
+// invitation, picks a plan, and works through a will to completion.
+func (s *Sandbox) playScenario(name any, req map[string]any) (any, *apiError) {
+	if name != ScenarioOnboarding {
+		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("Unknown scenario %v: the scenarios are %q", name, ScenarioOnboarding))
+	}
+	interval := defaultInterval
+	if v, ok := req["interval"]; ok {
+		str, _ := v.(string)
+		d, err := time.ParseDuration(str)
+		if err != nil || d < 0 || d > maxInterval {
+			return nil, errorf(http.StatusBadRequest, "interval must be a duration from 0s to 1m, such as \"500ms\"")
+		}
+		interval = d
+	}
+	wid, _ := req["Wid"].(string)
+	will := "Last Will and Testament"
+	steps := []map[string]any{
+		{"EventType": "ClientAcceptedInvitation"},
+		{"EventType": "UserSubscriptionCreated", "NewPlan": "individual_will"},
+		{"EventType": "ClientProgressChanged", "EstateStatus": "InProgress", "CompletionPercentage": 10},
+		{"EventType": "DocumentStarted", "DocumentName": will, "DocumentProgressPercentage": 0},
+		{"EventType": "ClientProgressChanged", "EstateStatus": "InProgress", "CompletionPercentage": 45},
+		{"EventType": "DocumentPendingValidation", "DocumentName": will, "DocumentProgressPercentage": 99},
+		{"EventType": "ClientProgressChanged", "EstateStatus": "PendingValidation", "CompletionPercentage": 90},
+		{"EventType": "DocumentCompleted", "DocumentName": will, "DocumentProgressPercentage": 100},
+		{"EventType": "ClientProgressChanged", "EstateStatus": "Completed", "CompletionPercentage": 100},
+	}
+	now := s.opts.Now()
+	at := make([]time.Time, len(steps))
+	for i, step := range steps {
+		if wid != "" {
+			step["Wid"] = wid
+		}
+		when := now.Add(time.Duration(i) * interval)
+		filled, err := s.withDefaults(step, when)
+		if err != nil {
+			return nil, err
+		}
+		// The sender waits on the wall clock; the stamps follow the sandbox's clock.
+		steps[i], at[i] = filled, time.Now().Add(time.Duration(i)*interval)
+	}
+	sent, err := s.emit(steps, at)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"scenario": ScenarioOnboarding, "interval": interval.String(), "events": sent}, nil
+}
+
+// withDefaults fills what an event leaves out: the first top account as the client, the time,
+// and plausible values for every field of its type.
+func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any, *apiError) {
+	typ, _ := ev["EventType"].(string)
+	if event.EventType(typ).Group() == "" {
+		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("EventType %q is not one of the specification's: %s", typ, strings.Join(eventTypeNames(), ", ")))
+	}
+	out := maps.Clone(ev)
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	wid, _ := out["Wid"].(string)
+	if wid == "" {
+		if len(s.store.topAccounts) == 0 {
+			return nil, errorf(http.StatusBadRequest, "Wid is required: the sandbox has no top accounts to default to")
+		}
+		wid = s.store.topAccounts[0].info.WID
+		out["Wid"] = wid
+	}
+	setDefault(out, "Timestamp", now.UTC().Format("2006-01-02T15:04:05.000Z"))
+	ta := s.store.byWID[wid]
+	fields := out
+	if event.EventType(typ).Group() == event.GroupAnalysis {
+		if ta != nil {
+			setDefault(out, "ExternalId", ta.info.ExternalID)
+		} else {
+			setDefault(out, "ExternalId", nil)
+		}
+		payload, _ := out["Payload"].(map[string]any)
+		payload = maps.Clone(payload)
+		if payload == nil {
+			payload = map[string]any{}
+		}
+		out["Payload"] = payload
+		fields = payload
+		var doc *document
+		if ta != nil {
+			doc = firstDocument(ta)
+		}
+		vaultID := s.store.ids.newID()
+		if doc != nil {
+			vaultID = doc.VaultID
+		}
+		setDefault(fields, "CorrelationId", "")
+		setDefault(fields, "JobId", s.store.ids.newID())
+		setDefault(fields, "DocumentWid", vaultID)
+		source := map[string]any{"vault_id": vaultID, "name": "Estate plan.pdf", "extension": "pdf", "uploaded_at": now.UTC().Format(time.RFC3339)}
+		if doc != nil {
+			source = sourceDocument(doc)
+		}
+		switch event.EventType(typ) {
+		case event.TypeAssistantJobCompleted:
+			setDefault(fields, "source_document", source)
+			setDefault(fields, "category", "estate")
+			setDefault(fields, "Documents", []any{})
+		case event.TypeAssistantJobFailed:
+			setDefault(fields, "Reason", "ProcessingFailed")
+		case event.TypeAssistantMultiDocumentRequiresReview:
+			setDefault(fields, "VaultLink", "/vault/"+vaultID)
+			setDefault(fields, "DetectedDocumentCount", 2)
+		case event.TypeTaxJobCompleted:
+			setDefault(fields, "source_document", source)
+			setDefault(fields, "category", "tax")
+			setDefault(fields, "PresentationStatus", "filed")
+		case event.TypeTaxJobFailed:
+			setDefault(fields, "Reason", "NoTaxReturnFound")
+		}
+		return out, nil
+	}
+	owner := map[string]any{"FirstName": "Jordan", "LastName": "Rivera", "LegalName": "Jordan A. Rivera", "ContactType": "Individual", "IsPrimary": true}
+	switch event.EventType(typ) {
+	case event.TypeClientAcceptedInvitation, event.TypeClientDeclinedInvitation:
+		setDefault(fields, "AdvisorWid", "adv-1001")
+		setDefault(fields, "TeamId", "team-10")
+		setDefault(fields, "CompanyId", "company-1")
+		setDefault(fields, "RegistrationEmail", "jordan.rivera@example.com")
+	case event.TypeUserSubscriptionCreated:
+		setDefault(fields, "NewPlan", "individual_will")
+	case event.TypeUserSubscriptionCanceled:
+		setDefault(fields, "OldPlan", "individual_will")
+	case event.TypeUserSubscriptionChanged:
+		setDefault(fields, "OldPlan", "individual_will")
+		setDefault(fields, "NewPlan", "couples_trust")
+	case event.TypeUserSubscriptionReactivated:
+		setDefault(fields, "OldPlan", "couples_trust")
+	case event.TypeClientProgressChanged:
+		setDefault(fields, "EstateStatus", "InProgress")
+		setDefault(fields, "CompletionPercentage", 40)
+	case event.TypeAssetAdded:
+		setDefault(fields, "AssetName", "Brokerage account")
+		setDefault(fields, "DollarAmount", 250000)
+	case event.TypeAssetDeleted:
+		setDefault(fields, "AssetName", "Brokerage account")
+	case event.TypeAssetBeneficiaryAdded:
+		setDefault(fields, "AssetName", "Brokerage account")
+		setDefault(fields, "BeneficiaryAdded", []any{map[string]any{"Name": "Sam Rivera"}})
+	case event.TypeAssetBeneficiaryDeleted:
+		setDefault(fields, "AssetName", "Brokerage account")
+		setDefault(fields, "BeneficiaryDeleted", []any{map[string]any{"Name": "Sam Rivera"}})
+	case event.TypeAssetOwnershipAdded:
+		setDefault(fields, "AssetName", "Family home")
+		if _, ok := fields["OwnerAdded"]; !ok {
+			setDefault(fields, "OwnershipAdded", []any{map[string]any{"Name": "Jordan Rivera"}, map[string]any{"Name": "Alex Rivera"}})
+		}
+	case event.TypeAssetOwnershipDeleted:
+		setDefault(fields, "AssetName", "Family home")
+		setDefault(fields, "OwnerDeleted", []any{map[string]any{"Name": "Alex Rivera"}})
+	case event.TypeDocumentStarted, event.TypeDocumentPendingValidation, event.TypeDocumentCompleted:
+		progress := map[event.EventType]int{event.TypeDocumentStarted: 0, event.TypeDocumentPendingValidation: 99, event.TypeDocumentCompleted: 100}
+		setDefault(fields, "IsRecommendedDocument", true)
+		setDefault(fields, "DocumentName", "Last Will and Testament")
+		setDefault(fields, "DocumentProgressPercentage", progress[event.EventType(typ)])
+		setDefault(fields, "UserTier", "individual_will")
+		setDefault(fields, "DocumentOwnerInfo", owner)
+		if event.EventType(typ) == event.TypeDocumentStarted {
+			setDefault(fields, "WasCompletedBefore", false)
+		}
+	}
+	return out, nil
+}
+
+func setDefault(m map[string]any, key string, v any) {
+	if _, ok := m[key]; !ok {
+		m[key] = v
+	}
+}
+
+func eventTypeNames() []string {
+	out := make([]string, len(event.Types))
+	for i, t := range event.Types {
+		out[i] = string(t)
+	}
+	return out
+}
+
+// firstDocument is the top account's earliest document still in the vault.
+func firstDocument(ta *topAccount) *document {
+	ids := slices.Collect(maps.Keys(ta.documents))
+	slices.SortFunc(ids, func(a, b string) int { return ta.docSeq[a] - ta.docSeq[b] })
+	if len(ids) == 0 {
+		return nil
+	}
+	return ta.documents[ids[0]]
+}
+
+func sourceDocument(d *document) map[string]any {
+	return map[string]any{"vault_id": d.VaultID, "name": d.Name, "extension": d.Extension, "uploaded_at": d.CreationDate.UTC().Format(time.RFC3339)}
+}
+
+// analysisRequest is the body of POST .../documents/{vault_id}/analysis.
+type analysisRequest struct {
+	StartTaxJob *bool `json:"start_tax_job"`
+}
+
+// Files larger than this fail estate analysis with FileTooLarge.
+const maxAnalysisSize = 50 << 20
+
+// startAnalysis serves POST /v2/top-accounts/{wid}/documents/{vault_id}/analysis: it answers
+// with a correlation id and, after the processing delay, emits the event the document's state
+// implies (rules in the README). Estate analysis that succeeds adds its generated summaries to
+// the vault, so the event's documents can be fetched.
+func (s *Sandbox) startAnalysis(wid, vaultID string, body []byte) (any, *apiError) {
+	var req analysisRequest
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, errorf(http.StatusBadRequest, "start_tax_job must be a boolean")
+		}
+	}
+	tax := req.StartTaxJob != nil && *req.StartTaxJob
+	s.store.mu.Lock()
+	ta, d, err := s.document(wid, vaultID)
+	if err != nil {
+		s.store.mu.Unlock()
+		return nil, err
+	}
+	correlation := s.store.ids.newID()
+	job := s.store.ids.newID()
+	now := s.opts.Now()
+	payload := map[string]any{"CorrelationId": correlation, "JobId": job, "DocumentWid": d.VaultID}
+	ev := map[string]any{"Wid": ta.info.WID, "ExternalId": ta.info.ExternalID, "Payload": payload}
+	ext := strings.ToLower(d.Extension)
+	switch {
+	case tax && !d.Uploaded:
+		ev["EventType"], payload["Reason"], payload["JobId"] = "TaxJobFailed", "UploadTimeout", ""
+	case tax && ext != "pdf":
+		ev["EventType"], payload["Reason"] = "TaxJobFailed", "NoTaxReturnFound"
+	case tax:
+		ev["EventType"] = "TaxJobCompleted"
+		payload["source_document"], payload["category"], payload["PresentationStatus"] = sourceDocument(d), "tax", "filed"
+	case !d.Uploaded:
+		ev["EventType"], payload["Reason"], payload["JobId"] = "AssistantJobFailed", "UploadTimeout", ""
+	case d.Size > maxAnalysisSize:
+		ev["EventType"], payload["Reason"] = "AssistantJobFailed", "FileTooLarge"
+	case ext != "pdf" && ext != "docx" && ext != "doc":
+		ev["EventType"], payload["Reason"] = "AssistantJobFailed", "DocumentTypeNotSupported"
+	case strings.Contains(strings.ToLower(d.Name), "bundle"):
+		ev["EventType"] = "AssistantMultiDocumentRequiresReview"
+		payload["VaultLink"], payload["DetectedDocumentCount"] = "/vault/"+d.VaultID, 2
+	default:
+		ev["EventType"] = "AssistantJobCompleted"
+		payload["source_document"], payload["category"] = sourceDocument(d), "estate"
+		generated, err := s.generateSummaries(ta, d)
+		if err != nil {
+			s.store.mu.Unlock()
+			return nil, errorf(http.StatusInternalServerError, "Internal server error")
+		}
+		payload["Documents"] = generated
+	}
+	ev["Timestamp"] = now.Add(s.opts.ProcessingDelay).UTC().Format("2006-01-02T15:04:05.000Z")
+	s.store.mu.Unlock()
+	if s.sender != nil {
+		if _, err := s.emit([]map[string]any{ev}, []time.Time{time.Now().Add(s.opts.ProcessingDelay)}); err != nil {
+			return nil, err
+		}
+	}
+	return advisorspec.AnalysisStarted{CorrelationID: correlation}, nil
+}
+
+// generateSummaries stores an executive summary and insights for d in the vault, with their
+// files, as estate analysis does; called with the store locked.
+func (s *Sandbox) generateSummaries(ta *topAccount, d *document) ([]any, error) {
+	var out []any
+	for _, g := range []struct{ kind, title string }{
+		{"StandardExecSummary", "Executive summary"},
+		{"Insights", "Insights"},
+	} {
+		now := s.opts.Now()
+		name := fmt.Sprintf("%s - %s", g.title, strings.TrimSuffix(d.Name, "."+d.Extension))
+		doc := &document{
+			DocumentFields: advisorspec.DocumentFields{Name: name + ".pdf", Extension: "pdf", Category: "estate_planning", SubCategory: "presentation_materials"},
+			WID:            ta.info.WID, VaultID: s.store.ids.newID(), CreationDate: now, ModificationDate: now,
+		}
+		data := demoPDF(name)
+		if err := s.files.write(doc.VaultID, data); err != nil {
+			return nil, fmt.Errorf("store generated %s: %w", g.kind, err)
+		}
+		doc.Uploaded, doc.Size, doc.ReadyAt = true, int64(len(data)), now
+		ta.documents[doc.VaultID] = doc
+		ta.docSeq[doc.VaultID] = ta.nextSeq
+		ta.nextSeq++
+		out = append(out, map[string]any{"DocumentType": g.kind, "VaultId": doc.VaultID, "Extension": "pdf"})
+	}
+	return out, nil
+}
