@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"slices"
@@ -19,22 +17,10 @@ import (
 // clRest calls the sandbox's v1 endpoints directly, with the basic credentials they take.
 func clRest(t testing.TB, up *upstream, method, path string, body any) map[string]any {
 	t.Helper()
-	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, up.srv.URL+path, bytes.NewReader(data))
-	user, pass, _ := strings.Cut(upstreamBasic, ":")
-	req.SetBasicAuth(user, pass)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: status %d: %v", method, path, resp.StatusCode, out)
-	}
-	return out
+	return sandboxJSON(t, method, up.srv.URL+path, body, func(r *http.Request) {
+		user, pass, _ := strings.Cut(upstreamBasic, ":")
+		r.SetBasicAuth(user, pass)
+	})
 }
 
 // clAddClient adds a client to the sandbox with cards given as v1 bodies, and returns its wid.

@@ -70,9 +70,18 @@ func (u *upstream) recorded() []string {
 // rest calls the sandbox directly, as a test's way to arrange data.
 func (u *upstream) rest(t testing.TB, method, path string, body any) map[string]any {
 	t.Helper()
+	return sandboxJSON(t, method, u.srv.URL+path, body, func(r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+upstreamToken)
+	})
+}
+
+// sandboxJSON sends body as JSON to a sandbox endpoint, authenticated by auth, and returns
+// the answer, which must be 200.
+func sandboxJSON(t testing.TB, method, url string, body any, auth func(*http.Request)) map[string]any {
+	t.Helper()
 	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, u.srv.URL+path, bytes.NewReader(data))
-	req.Header.Set("Authorization", "Bearer "+upstreamToken)
+	req, _ := http.NewRequest(method, url, bytes.NewReader(data))
+	auth(req)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -82,7 +91,7 @@ func (u *upstream) rest(t testing.TB, method, path string, body any) map[string]
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: status %d: %v", method, path, resp.StatusCode, out)
+		t.Fatalf("%s %s: status %d: %v", method, url, resp.StatusCode, out)
 	}
 	return out
 }

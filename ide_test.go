@@ -64,6 +64,43 @@ func TestTheIDERunsTheREADMEQueryOffline(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(ideDir, "ide.mjs"), gw.url, string(query[1]), "Hartwell Family")
 	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	got := driveIDE(t, cmd)
+	for _, want := range []string{"Hartwell Family", "Hartwell Family Joint Revocable Trust", "TRUST_CREATOR", "JOINT_OWNER", "CLASS_PARTY", "Eleanor Rose Hartwell"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("the IDE's response pane lacks %q", want)
+		}
+	}
+}
+
+// The issue's "done when" for live events: a subscription opened in the IDE shows events as
+// they arrive, over the IDE's own WebSocket client.
+func TestTheIDEShowsSubscriptionEventsLive(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	npmInstall(t, ideDir, "playwright-core")
+	gw := newGateway(t, newUpstream(t, false), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	query := `subscription { events { id eventType ... on ClientProgressChanged { estateStatus completionPercentage } } }`
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(ideDir, "ide.mjs"), gw.url, query, "CLIENT_PROGRESS_CHANGED")
+	body := `{"EventType":"ClientProgressChanged","Wid":"ide","Timestamp":"2026-11-22T10:00:00Z","EstateStatus":"InProgress","CompletionPercentage":$N}`
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser, "DELIVER_BODY="+body, "DELIVER_KEY="+webhookKey)
+	got := driveIDE(t, cmd)
+	if !strings.Contains(got.Text, "IN_PROGRESS") {
+		t.Errorf("the IDE's response pane shows %s, want a live CLIENT_PROGRESS_CHANGED event", got.Text)
+	}
+}
+
+// ideResult is what ide.mjs reports: the IDE's response pane, and the page's failed loads.
+type ideResult struct {
+	Text   string
+	Failed []string
+}
+
+// driveIDE runs ide.mjs and returns what it saw.
+func driveIDE(t *testing.T, cmd *exec.Cmd) ideResult {
+	t.Helper()
+	var got ideResult
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
@@ -72,19 +109,11 @@ func TestTheIDERunsTheREADMEQueryOffline(t *testing.T) {
 		}
 		t.Fatalf("drive the IDE: %v\n%s", err, stderr)
 	}
-	var got struct {
-		Text   string
-		Failed []string
-	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("IDE output %q: %v", out, err)
 	}
 	if len(got.Failed) > 0 {
 		t.Errorf("the IDE page could not load: %v", got.Failed)
 	}
-	for _, want := range []string{"Hartwell Family", "Hartwell Family Joint Revocable Trust", "TRUST_CREATOR", "JOINT_OWNER", "CLASS_PARTY", "Eleanor Rose Hartwell"} {
-		if !strings.Contains(got.Text, want) {
-			t.Errorf("the IDE's response pane lacks %q", want)
-		}
-	}
+	return got
 }

@@ -111,7 +111,10 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	defer closeEvents()
 	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, Logger: log.With("component", "events")})
-	hubCtx, stopHub := context.WithCancel(ctx)
+	m.Gauge("advisor_event_subscribers", "Open event subscriptions on this replica.", func() float64 { return float64(hub.Subscribers()) })
+	// The hub outlives the server's draining (it is stopped by this defer, not by ctx), so a
+	// subscriber sees its socket close with "reconnect" rather than an error from the hub.
+	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); hub.Run(hubCtx) }()
 	defer func() { stopHub(); <-hubDone }()
@@ -182,7 +185,15 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	if cfg.IDE {
 		fmt.Fprintf(stdout, "  IDE:      %s/\n", base)
 	}
-	return serve(ctx, &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, ln)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv.RegisterOnShutdown(handler.CloseStreams)
+	err = serve(ctx, srv, ln)
+	waitCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if werr := handler.WaitStreams(waitCtx); werr != nil {
+		log.Warn("WebSockets still open after shutting down", "error", werr)
+	}
+	return err
 }
 
 // openEventLog opens the event log: a Redis Stream with REDIS_URL, in process without. The

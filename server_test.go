@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -16,6 +17,21 @@ import (
 // first URL printed on a line that contains marker.
 func started(t testing.TB, args []string, env map[string]string, marker string) string {
 	t.Helper()
+	return startedURLs(t, args, env, marker)[0]
+}
+
+// startedURLs runs the program and returns the first URL of the first line holding each
+// marker, in the order the markers are given, once all have been printed.
+func startedURLs(t testing.TB, args []string, env map[string]string, markers ...string) []string {
+	t.Helper()
+	urls, _ := launch(t, args, env, markers...)
+	return urls
+}
+
+// launch is startedURLs that also returns what stops the program (as SIGTERM does) and
+// reports what run returned. The test's cleanup stops it too, if the test did not.
+func launch(t testing.TB, args []string, env map[string]string, markers ...string) ([]string, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -23,33 +39,47 @@ func started(t testing.TB, args []string, env map[string]string, marker string) 
 		done <- run(ctx, args, func(k string) string { return env[k] }, outW, io.Discard)
 		outW.Close()
 	}()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-done
+		})
+		return runErr
+	}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("run returned %v after cancel, want nil", err)
 		}
 	})
-	urls := make(chan string, 1)
+	urls := make(chan []string, 1)
 	go func() {
 		url := regexp.MustCompile(`https?://\S+`)
+		found := make([]string, len(markers))
+		left := len(markers)
 		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), marker) {
-				urls <- url.FindString(sc.Text())
-				break
+		for sc.Scan() && left > 0 {
+			for i, m := range markers {
+				if found[i] == "" && strings.Contains(sc.Text(), m) {
+					found[i] = url.FindString(sc.Text())
+					left--
+				}
 			}
 		}
+		urls <- found
 		_, _ = io.Copy(io.Discard, out) // keep the program's writes from blocking
 	}()
 	select {
 	case u := <-urls:
-		return u
+		return u, stop
 	case err := <-done:
+		done <- err // for stop
 		t.Fatalf("run ended before serving: %v", err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("no line with " + marker + " within 10 s")
+		t.Fatalf("no lines with %q within 10 s", markers)
 	}
-	return ""
+	return nil, nil
 }
 
 func TestSandboxCommandServesTheDemoData(t *testing.T) {

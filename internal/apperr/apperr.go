@@ -21,6 +21,10 @@ const (
 	Conflict Code = "CONFLICT"
 	// Forbidden: the gateway's credentials may not do this.
 	Forbidden Code = "FORBIDDEN"
+	// Unauthenticated: the caller's own credentials, vetted by the gateway, are missing or
+	// refused. (DESIGN.md's list predates callers having credentials; this is the code
+	// GraphQL clients conventionally expect for it.)
+	Unauthenticated Code = "UNAUTHENTICATED"
 	// UpstreamUnavailable: the Advisor service timed out, failed, or could not be reached.
 	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
 	// Internal: anything else; the message shown is generic and the cause is logged.

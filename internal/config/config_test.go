@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/config"
@@ -61,6 +62,9 @@ func TestInvalidSettingsAreAllReportedByName(t *testing.T) {
 		"ADDR": "nope", "UPSTREAM_TIMEOUT": "-1s", "CORS_ALLOWED_ORIGINS": "https://ok.example, not an origin",
 		"MAX_REQUEST_BYTES": "lots", "MAX_UPLOAD_FILES": "0", "GRAPHQL_INTROSPECTION": "maybe",
 		"ADVISOR_BASE_URL": "ftp://x", "ADVISOR_BASIC_CREDENTIALS": "nocolon",
+		"REDIS_URL": "http://user:hunter2@redis.example", "WEBHOOK_API_KEY": "short",
+		"EVENT_HISTORY": "0", "EVENT_DEDUP_WINDOW": "forever", "SUBSCRIBER_BUFFER": "-3",
+		"STREAM_KEEPALIVE": "0s",
 	}
 	_, err := config.Load(func(k string) string { return env[k] })
 	if err == nil {
@@ -71,14 +75,41 @@ func TestInvalidSettingsAreAllReportedByName(t *testing.T) {
 			t.Errorf("the error does not name %s:\n%v", name, err)
 		}
 	}
+	for _, secret := range []string{"hunter2", "short"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows the secret %q:\n%v", secret, err)
+		}
+	}
 	_, err = config.Load(func(k string) string {
 		return map[string]string{"ADVISOR_BASE_URL": "https://advisor.example"}[k]
 	})
 	if err == nil || !strings.Contains(err.Error(), "ADVISOR_ACCESS_TOKEN: required") {
 		t.Errorf("a base URL without a token: %v, want ADVISOR_ACCESS_TOKEN required", err)
 	}
+	_, err = config.Load(func(k string) string {
+		return map[string]string{"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), "WEBHOOK_API_KEY: required") {
+		t.Errorf("production without a webhook key: %v, want WEBHOOK_API_KEY required", err)
+	}
 	_, err = config.Load(func(k string) string { return map[string]string{"ADVISOR_ACCESS_TOKEN": "t"}[k] })
 	if err == nil || !strings.Contains(err.Error(), "ADVISOR_BASE_URL: required") {
 		t.Errorf("a token without a base URL: %v, want ADVISOR_BASE_URL required", err)
+	}
+}
+
+func TestEventSettingsAreRead(t *testing.T) {
+	env := map[string]string{
+		"REDIS_URL": "redis://127.0.0.1:6379/3", "REDIS_KEY_PREFIX": "staging:",
+		"WEBHOOK_API_KEY": "0123456789abcdef", "EVENT_HISTORY": "500", "EVENT_DEDUP_WINDOW": "96h",
+		"SUBSCRIBER_BUFFER": "32", "STREAM_KEEPALIVE": "5s",
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RedisURL != env["REDIS_URL"] || cfg.RedisKeyPrefix != "staging:" || cfg.WebhookAPIKey != env["WEBHOOK_API_KEY"] ||
+		cfg.EventHistory != 500 || cfg.DedupWindow != 96*time.Hour || cfg.SubscriberBuffer != 32 || cfg.KeepAlive != 5*time.Second {
+		t.Errorf("event settings not read: %+v", cfg)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -188,7 +189,7 @@ func Parse(body []byte) (Event, error) {
 	}
 
 	ev := newEvent(env.EventType)
-	if err := json.Unmarshal(rawObject(fields), ev); err != nil {
+	if err := json.Unmarshal(exact(rawObject(fields), reflect.TypeOf(ev)), ev); err != nil {
 		return nil, fmt.Errorf("decode %s event: %w", env.EventType, err)
 	}
 	*ev.Header() = env
@@ -266,7 +267,7 @@ func finish(ev Event, fields map[string]json.RawMessage, externalID *string) {
 		var raw struct {
 			UploadedAt *string `json:"uploaded_at"`
 		}
-		_ = json.Unmarshal(fields["source_document"], &raw) // checked by check
+		_ = json.Unmarshal(exact(fields["source_document"], reflect.TypeOf(raw)), &raw) // checked by check
 		if raw.UploadedAt != nil {
 			if t, err := ParseTime(*raw.UploadedAt); err == nil {
 				s.UploadedAt = &t
@@ -291,7 +292,7 @@ func finish(ev Event, fields map[string]json.RawMessage, externalID *string) {
 		e.ExternalID = externalID
 	case *AssetOwnershipAdded:
 		if e.OwnershipAdded == nil {
-			_ = json.Unmarshal(fields["OwnerAdded"], &e.OwnershipAdded) // checked by ownershipAdded
+			_ = json.Unmarshal(exact(fields["OwnerAdded"], reflect.TypeOf(e.OwnershipAdded)), &e.OwnershipAdded) // checked by ownershipAdded
 		}
 	}
 }
@@ -299,8 +300,10 @@ func finish(ev Event, fields map[string]json.RawMessage, externalID *string) {
 // ownershipAdded accepts the owners under OwnershipAdded or OwnerAdded: the specification's
 // sample and its field table disagree on the name.
 func ownershipAdded(fields map[string]json.RawMessage) error {
-	_, a := fields["OwnershipAdded"]
-	_, b := fields["OwnerAdded"]
+	// A null under one name is as good as absent: the owners may come under the other.
+	rawA, a := fields["OwnershipAdded"]
+	rawB, b := fields["OwnerAdded"]
+	a, b = a && !isNull(rawA), b && !isNull(rawB)
 	switch {
 	case a:
 		return check(fields, rule{name: "OwnershipAdded", kind: kNames, required: true}, "")
@@ -467,6 +470,68 @@ func object(raw []byte, path string) (map[string]json.RawMessage, error) {
 func rawObject(m map[string]json.RawMessage) []byte {
 	b, _ := json.Marshal(m) // RawMessages that were decoded from valid JSON re-encode
 	return b
+}
+
+// exact keeps, in the JSON value raw decoded into a t, only the object keys that are exactly
+// the JSON name of one of t's fields, at every depth. encoding/json matches names regardless of
+// case, so an unknown "reason" or "completionpercentage" would otherwise replace (or stand in
+// for) the value check accepted.
+func exact(raw json.RawMessage, t reflect.Type) json.RawMessage {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || m == nil {
+			return raw
+		}
+		known := jsonFields(t)
+		out := make(map[string]json.RawMessage, len(m))
+		for k, v := range m {
+			if ft, ok := known[k]; ok {
+				out[k] = exact(v, ft)
+			}
+		}
+		b, _ := json.Marshal(out)
+		return b
+	case reflect.Slice:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil || items == nil {
+			return raw
+		}
+		for i, item := range items {
+			items[i] = exact(item, t.Elem())
+		}
+		b, _ := json.Marshal(items)
+		return b
+	}
+	return raw
+}
+
+// jsonFields maps the JSON names encoding/json decodes into a struct of type t, including those
+// of embedded structs, to their fields' types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			for name, ft := range jsonFields(f.Type) {
+				out[name] = ft
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }

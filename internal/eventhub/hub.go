@@ -43,6 +43,9 @@ const (
 	defaultBuffer = 256
 	defaultPoll   = time.Second
 	readBatch     = 256
+	startWait     = 5 * time.Second
+	// MaxRecent bounds Recent's n.
+	MaxRecent = 1000
 	// maxScan bounds how far back Recent looks for matching events.
 	maxScan = 10000
 )
@@ -54,6 +57,9 @@ type Hub struct {
 	poll   time.Duration
 	logger *slog.Logger
 	wake   chan struct{}
+	// started closes once the hub has first tried to read the log, whatever the outcome.
+	started     chan struct{}
+	startedOnce sync.Once
 
 	mu     sync.Mutex
 	head   string // the id of the last event handed out; "" until Run has read the log once
@@ -75,7 +81,7 @@ func New(log eventlog.Log, opts Options) *Hub {
 	}
 	return &Hub{
 		log: log, buffer: opts.Buffer, poll: opts.Poll, logger: opts.Logger,
-		wake: make(chan struct{}, 1), subs: map[*Subscription]struct{}{},
+		wake: make(chan struct{}, 1), subs: map[*Subscription]struct{}{}, started: make(chan struct{}),
 	}
 }
 
@@ -113,6 +119,7 @@ func (h *Hub) follow(ctx context.Context) {
 	h.mu.Unlock()
 	if head == "" {
 		_, newest, err := h.log.Bounds(ctx)
+		defer h.startedOnce.Do(func() { close(h.started) })
 		if h.setFailed(ctx, err) {
 			return
 		}
@@ -209,9 +216,8 @@ type Subscription struct {
 	onEnd  func(error)
 
 	// Guarded by hub.mu.
-	last     string        // the id of the last event put in ch
-	catching bool          // backfilling from the log; live events wait in pending
-	pending  []event.Event // live events that arrived while catching up
+	last     string // the id of the last event put in ch
+	catching bool   // reading history from the log; the hub leaves it alone until it catches up
 	done     bool
 }
 
@@ -230,12 +236,7 @@ func (s *Subscription) offer(ev event.Event) {
 		return // already sent by the backfill
 	}
 	if s.catching {
-		if len(s.pending) >= s.hub.buffer {
-			s.overflow()
-			return
-		}
-		s.pending = append(s.pending, ev)
-		return
+		return // the backfill will read it from the log
 	}
 	select {
 	case s.ch <- ev:
@@ -277,8 +278,21 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 			return nil, apperr.Input("after", fmt.Sprintf("%q is not an event id: pass the id of the last event received, such as 1732266000000-0", after))
 		}
 	}
+	// A gateway that has just started may not have read the log yet; wait a moment rather
+	// than turn the first subscribers away.
+	wait, cancel := context.WithTimeout(ctx, startWait)
+	select {
+	case <-h.started:
+	case <-wait.Done():
+	}
+	cancel()
 	if err := h.Ready(ctx); err != nil {
 		return nil, err
+	}
+	// The hub notices an outage at its next read; asking the store now turns a subscriber away
+	// at once, so it retries, instead of leaving it waiting on a dead store.
+	if err := h.log.Ping(ctx); err != nil {
+		return nil, unavailable(err)
 	}
 	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), onEnd: onEnd}
 	h.mu.Lock()
@@ -302,7 +316,7 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 			h.remove(s)
 			return nil, err
 		}
-		go h.backfill(ctx, s, after, head)
+		go h.backfill(ctx, s, after)
 	}
 	return s, nil
 }
@@ -330,61 +344,45 @@ func (h *Hub) checkRetained(ctx context.Context, after string) error {
 	return nil
 }
 
-// backfill sends the events after `after` up to head from the log, then whatever arrived live
-// meanwhile, then leaves the subscription to the hub. It runs for one subscription and ends
-// with it.
-func (h *Hub) backfill(ctx context.Context, s *Subscription, after, head string) {
+// backfill sends the events after `after` from the log, reading on until it has caught up
+// with the hub, and then hands the subscription to the hub. Live events that arrive meanwhile
+// are in the log too, so nothing waits in memory and a subscriber catching up on a long
+// history is never cut off for it. It runs for one subscription and ends with it.
+func (h *Hub) backfill(ctx context.Context, s *Subscription, after string) {
 	cur := after
-	for eventlog.Less(cur, head) {
+	for {
 		recs, err := h.log.After(ctx, cur, readBatch)
 		if err != nil {
 			h.endSub(s, unavailable(err))
 			return
 		}
-		if len(recs) == 0 {
-			break
-		}
 		for _, rec := range recs {
-			if eventlog.Less(head, rec.ID) {
-				cur = head
-				break
-			}
 			cur = rec.ID
 			ev, err := event.Parse(rec.Body)
 			if err != nil {
 				continue
 			}
 			ev.Header().ID = rec.ID
-			if !s.filter.Match(ev) {
-				continue
-			}
-			if !h.send(ctx, s, ev) {
+			if s.filter.Match(ev) && !h.send(ctx, s, ev) {
 				return
 			}
 		}
-	}
-	for {
-		h.mu.Lock()
-		if s.done {
-			h.mu.Unlock()
-			return
+		if len(recs) == readBatch {
+			continue
 		}
-		pending := s.pending
-		s.pending = nil
-		if len(pending) == 0 {
-			if eventlog.Less(s.last, head) {
-				s.last = head // nothing matched up to head; later events are live
+		h.mu.Lock()
+		// Caught up once the log has nothing after what the hub has handed out. The log may
+		// run ahead of the hub (it reads on its own schedule): events up to cur are then
+		// skipped by the hub as already sent.
+		if s.done || !eventlog.Less(cur, h.head) || len(recs) == 0 {
+			if eventlog.Less(s.last, cur) {
+				s.last = cur
 			}
 			s.catching = false
 			h.mu.Unlock()
 			return
 		}
 		h.mu.Unlock()
-		for _, ev := range pending {
-			if !h.send(ctx, s, ev) {
-				return
-			}
-		}
 	}
 }
 
@@ -433,6 +431,9 @@ func (h *Hub) Subscribers() int {
 
 // Recent returns the latest n events matching filter, oldest first.
 func (h *Hub) Recent(ctx context.Context, filter *event.Filter, n int) ([]event.Event, error) {
+	if n < 1 || n > MaxRecent {
+		return nil, apperr.Input("last", fmt.Sprintf("last must be from 1 to %d, got %d", MaxRecent, n))
+	}
 	var out []event.Event
 	before, scanned := "", 0
 	for len(out) < n && scanned < maxScan {

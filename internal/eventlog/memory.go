@@ -78,6 +78,7 @@ func (m *Memory) expire(now time.Time) {
 }
 
 func (m *Memory) After(_ context.Context, after string, n int) ([]Record, error) {
+	n = max(n, 0) // as Redis's COUNT: none for n <= 0, rather than a panic
 	from, err := cursor(after)
 	if err != nil {
 		return nil, err
@@ -90,6 +91,7 @@ func (m *Memory) After(_ context.Context, after string, n int) ([]Record, error)
 }
 
 func (m *Memory) Before(_ context.Context, before string, n int) ([]Record, error) {
+	n = max(n, 0)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	end := len(m.records)

@@ -65,10 +65,17 @@ func (r *Redis) Append(ctx context.Context, body []byte) (string, bool, error) {
 func (r *Redis) After(ctx context.Context, after string, n int) ([]Record, error) {
 	start := "-"
 	if after != "" && after != Zero {
-		if _, err := ParseID(after); err != nil {
+		id, err := ParseID(after)
+		if err != nil {
 			return nil, err
 		}
+		if id == (ID{^uint64(0), ^uint64(0)}) {
+			return []Record{}, nil // nothing can follow; Redis refuses "(" before it
+		}
 		start = "(" + after
+	}
+	if n <= 0 {
+		return []Record{}, nil // Redis answers COUNT 0 with a nil reply
 	}
 	msgs, err := r.client.XRangeN(ctx, r.stream, start, "+", int64(n)).Result()
 	if err != nil {
@@ -80,10 +87,17 @@ func (r *Redis) After(ctx context.Context, after string, n int) ([]Record, error
 func (r *Redis) Before(ctx context.Context, before string, n int) ([]Record, error) {
 	end := "+"
 	if before != "" {
-		if _, err := ParseID(before); err != nil {
+		id, err := ParseID(before)
+		if err != nil {
 			return nil, err
 		}
+		if id == (ID{}) {
+			return []Record{}, nil // nothing comes before 0-0; Redis refuses "(" before it
+		}
 		end = "(" + before
+	}
+	if n <= 0 {
+		return []Record{}, nil // Redis answers COUNT 0 with a nil reply
 	}
 	msgs, err := r.client.XRevRangeN(ctx, r.stream, end, "-", int64(n)).Result()
 	if err != nil {
@@ -115,10 +129,39 @@ func (r *Redis) Trimmed(ctx context.Context) (string, error) {
 		}
 		return "", unavailable("read the event log's trim point", err)
 	}
-	if info.MaxDeletedEntryID == "" {
-		return Zero, nil
+	trimmed := info.MaxDeletedEntryID
+	if trimmed == "" {
+		trimmed = Zero
 	}
-	return info.MaxDeletedEntryID, nil
+	// Trimming with MAXLEN does not move max-deleted-entry-id (only XDEL does), and the entries
+	// it dropped are gone. The log deletes nothing otherwise, so fewer entries kept than added
+	// means some were trimmed, all older than the first kept: answer the id just before it, the
+	// newest that can have been dropped (at worst newer than the one that was, never older).
+	if info.EntriesAdded > info.Length {
+		bound := info.LastGeneratedID // every entry was dropped
+		if info.Length > 0 {
+			first, err := ParseID(info.FirstEntry.ID)
+			if err != nil {
+				return "", fmt.Errorf("read the event log's trim point: %w", err)
+			}
+			bound = justBefore(first).String()
+		}
+		if Less(trimmed, bound) {
+			trimmed = bound
+		}
+	}
+	return trimmed, nil
+}
+
+// justBefore returns the greatest id less than id (0-0 for 0-0).
+func justBefore(id ID) ID {
+	switch {
+	case id.Seq > 0:
+		return ID{id.MS, id.Seq - 1}
+	case id.MS > 0:
+		return ID{id.MS - 1, ^uint64(0)}
+	}
+	return ID{}
 }
 
 // Watch subscribes to the announcements. go-redis resubscribes after a lost connection; the

@@ -61,21 +61,45 @@ type Deps struct {
 	Log     *slog.Logger
 	Schema  graphql.ExecutableSchema
 	Metrics *metrics.Metrics
-	// PerRequest installs what one request shares: loaders and the upstream read cache.
+	// PerRequest installs what one request shares: loaders and the upstream read cache. Nil
+	// installs nothing.
 	PerRequest func(context.Context) context.Context
 	// Webhooks receives the Advisor service's event deliveries at /webhooks.
 	Webhooks http.Handler
 	Ready    []ReadyCheck
-	Config   Config
+	// Authenticate vets the credentials a GraphQL request carries: its headers over HTTP and
+	// SSE, or on a WebSocket the upgrade's headers merged with connection_init's payload, so
+	// a browser, which cannot set headers on a WebSocket, sends the same credentials there.
+	// A refusal is 401 over HTTP, with the error's message, and close code 4403 on a
+	// WebSocket. Nil accepts everyone.
+	Authenticate func(ctx context.Context, headers http.Header) error
+	Config       Config
 }
 
 // readyTimeout bounds each readiness check.
 const readyTimeout = 3 * time.Second
 
+// Handler is the gateway's HTTP handler.
+type Handler struct {
+	http.Handler
+	streams *streams
+}
+
+// CloseStreams ends every open subscription stream and refuses new ones; it returns at once.
+// WebSockets close with 1012 (service restart) and SSE responses end without `complete`:
+// clients read both as "reconnect", and reach a replica that is not shutting down. Register
+// it with the http.Server's RegisterOnShutdown.
+func (h *Handler) CloseStreams() { h.streams.close() }
+
+// WaitStreams waits until the streams CloseStreams ended have finished, or ctx ends.
+// http.Server.Shutdown does not wait for WebSockets: their connections are hijacked.
+func (h *Handler) WaitStreams(ctx context.Context) error { return h.streams.wait(ctx) }
+
 // New returns the gateway's handler.
-func New(d Deps) http.Handler {
+func New(d Deps) *Handler {
+	st := newStreams()
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", d.cors(d.limits(d.graphQL())))
+	mux.Handle("/graphql", d.cors(d.authenticated(d.limits(d.graphQL(st)))))
 	if d.Config.IDE {
 		mux.Handle("GET /{$}", idePage("Advisor GraphQL gateway", "/graphql"))
 		mux.Handle("GET /ide/", ideAssets())
@@ -88,13 +112,13 @@ func New(d Deps) http.Handler {
 		mux.Handle("/webhooks", d.Webhooks)
 	}
 	mux.Handle("GET /metrics", d.Metrics.Handler())
-	return d.logged(mux)
+	return &Handler{Handler: d.logged(mux), streams: st}
 }
 
 // graphQL is the GraphQL handler with explicit transports (gqlgen's default server adds more
 // than the gateway wants and is marked as not for production): OPTIONS, GET and POST as
 // GraphQL over HTTP specifies them, and multipart uploads.
-func (d Deps) graphQL() http.Handler {
+func (d Deps) graphQL(st *streams) http.Handler {
 	srv := handler.New(d.Schema)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(websocketTransport{
@@ -103,8 +127,10 @@ func (d Deps) graphQL() http.Handler {
 		keepAlive:      d.Config.KeepAlive,
 		maxMessage:     d.Config.MaxRequestBytes,
 		log:            d.Log,
+		authenticate:   d.Authenticate,
+		streams:        st,
 	})
-	srv.AddTransport(sseTransport{keepAlive: d.Config.KeepAlive})
+	srv.AddTransport(sseTransport{keepAlive: d.Config.KeepAlive, streams: st})
 	srv.AddTransport(jsonTransport{})
 	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -134,6 +160,24 @@ func (d Deps) cors(next http.Handler) http.Handler {
 		AllowCredentials: true,
 		MaxAge:           600,
 	}).Handler(next)
+}
+
+// authenticated refuses HTTP requests whose credentials Authenticate rejects. WebSocket
+// upgrades pass: their credentials may come in connection_init, which the transport vets.
+func (d Deps) authenticated(next http.Handler) http.Handler {
+	if d.Authenticate == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodOptions && !(websocketTransport{}).Supports(r) {
+			if err := d.Authenticate(r.Context(), r.Header); err != nil {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				writeCodedError(w, http.StatusUnauthorized, apperr.Unauthenticated, "Unauthorized: "+err.Error())
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // limits refuses oversized bodies with 413 before anything parses them, and multipart requests
@@ -178,6 +222,9 @@ func (d Deps) limits(next http.Handler) http.Handler {
 // loaded. A subscription's stream that the hub ends (a slow subscriber, the store gone) ends
 // with an error saying why, rather than silently.
 func (d Deps) scoped(srv *handler.Server) {
+	if d.PerRequest == nil {
+		d.PerRequest = func(ctx context.Context) context.Context { return ctx }
+	}
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		ctx = d.PerRequest(ctx)
 		if isSubscription(ctx) {
@@ -281,11 +328,15 @@ func (r *statusRecorder) Flush() {
 // writeError answers with a GraphQL-shaped error that carries a code, like every error of the
 // gateway.
 func writeError(w http.ResponseWriter, status int, message string) {
+	writeCodedError(w, status, apperr.BadUserInput, message)
+}
+
+func writeCodedError(w http.ResponseWriter, status int, code apperr.Code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	writeJSON(w, map[string]any{"errors": []map[string]any{{
 		"message":    message,
-		"extensions": map[string]any{"code": apperr.BadUserInput},
+		"extensions": map[string]any{"code": code},
 	}}})
 }
 

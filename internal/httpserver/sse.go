@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 // every keepAlive keeps proxies from closing a quiet stream.
 type sseTransport struct {
 	keepAlive time.Duration
+	streams   *streams
 }
 
 var _ graphql.Transport = sseTransport{}
@@ -37,6 +39,11 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	params.Headers = r.Header
+	if !t.streams.open() {
+		refuseWhileStopping(w)
+		return
+	}
+	defer t.streams.done()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -55,7 +62,10 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if !write(":\n\n") {
 		return
 	}
-	ctx := r.Context()
+	// Shutting down cancels the operation; the stream then ends without `complete`, which
+	// graphql-sse clients retry.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	done := make(chan struct{})
 	defer close(done)
 	go func() { // owned by this request: it ends with it
@@ -66,6 +76,9 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 			case <-done:
 				return
 			case <-ctx.Done():
+				return
+			case <-t.streams.stopping:
+				cancel()
 				return
 			case <-tick.C:
 				write(": keep-alive\n\n")

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -62,7 +63,8 @@ func runOperation(ctx context.Context, exec graphql.GraphExecutor, params *graph
 
 func hasCode(errs gqlerror.List, code string) bool {
 	for _, e := range errs {
-		if c, _ := e.Extensions["code"].(string); c == code {
+		// The presenter may store the code as a named string type.
+		if c, ok := e.Extensions["code"]; ok && fmt.Sprint(c) == code {
 			return true
 		}
 	}

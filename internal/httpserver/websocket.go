@@ -45,6 +45,8 @@ type websocketTransport struct {
 	// headers; an error refuses the connection (4403). nil accepts every connection, as the
 	// HTTP endpoint does.
 	authenticate func(ctx context.Context, headers http.Header) error
+	// streams is told when the server shuts down.
+	streams *streams
 	// maxMessage bounds one client message.
 	maxMessage int64
 	log        *slog.Logger
@@ -61,6 +63,11 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		writeError(w, http.StatusForbidden, "This origin may not open a WebSocket to the gateway")
 		return
 	}
+	if !t.streams.open() {
+		refuseWhileStopping(w)
+		return
+	}
+	defer t.streams.done()
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols:       []string{protocolTransportWS, protocolLegacy},
 		InsecureSkipVerify: true, // the origin was checked above, against the CORS allow-list
@@ -124,6 +131,13 @@ func (s *wsSession) serve(parent context.Context) {
 		}
 	})
 	defer initTimer.Stop()
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-s.t.streams.stopping:
+			s.close(websocket.StatusServiceRestart, "The gateway is restarting: reconnect")
+		}
+	})
 
 	for {
 		typ, data, err := s.conn.Read(ctx)

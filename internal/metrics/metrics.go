@@ -66,6 +66,11 @@ func New() *Metrics {
 	return m
 }
 
+// Gauge registers a gauge read from f at each scrape, such as the open subscriptions.
+func (m *Metrics) Gauge(name, help string, f func() float64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+}
+
 // Handler serves the metrics in Prometheus's text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

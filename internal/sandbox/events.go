@@ -72,7 +72,7 @@ func (s *Sandbox) playScenario(name any, req map[string]any) (any, *apiError) {
 		}
 		interval = d
 	}
-	wid, _ := req["Wid"].(string)
+	wid, hasWid := req["Wid"]
 	will := "Last Will and Testament"
 	steps := []map[string]any{
 		{"EventType": "ClientAcceptedInvitation"},
@@ -88,7 +88,7 @@ func (s *Sandbox) playScenario(name any, req map[string]any) (any, *apiError) {
 	now := s.opts.Now()
 	at := make([]time.Time, len(steps))
 	for i, step := range steps {
-		if wid != "" {
+		if hasWid {
 			step["Wid"] = wid
 		}
 		when := now.Add(time.Duration(i) * interval)
@@ -116,14 +116,14 @@ func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any
 	out := maps.Clone(ev)
 	s.store.mu.RLock()
 	defer s.store.mu.RUnlock()
-	wid, _ := out["Wid"].(string)
-	if wid == "" {
+	// Only a Wid left out gets the default: one provided, even of the wrong type, is checked.
+	if _, ok := out["Wid"]; !ok {
 		if len(s.store.topAccounts) == 0 {
 			return nil, errorf(http.StatusBadRequest, "Wid is required: the sandbox has no top accounts to default to")
 		}
-		wid = s.store.topAccounts[0].info.WID
-		out["Wid"] = wid
+		out["Wid"] = s.store.topAccounts[0].info.WID
 	}
+	wid, _ := out["Wid"].(string)
 	setDefault(out, "Timestamp", now.UTC().Format("2006-01-02T15:04:05.000Z"))
 	ta := s.store.byWID[wid]
 	fields := out
@@ -133,7 +133,11 @@ func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any
 		} else {
 			setDefault(out, "ExternalId", nil)
 		}
-		payload, _ := out["Payload"].(map[string]any)
+		raw, provided := out["Payload"]
+		payload, isObject := raw.(map[string]any)
+		if provided && !isObject {
+			return out, nil // not an object: left for the check to refuse
+		}
 		payload = maps.Clone(payload)
 		if payload == nil {
 			payload = map[string]any{}

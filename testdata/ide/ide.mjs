@@ -2,6 +2,8 @@
 // with the IDE's own button, waits for the response pane to show a text, and prints one JSON
 // line: the whole response and any request the page could not make.
 // Usage: node ide.mjs <gateway url> <query> <text to wait for>
+// For a subscription, DELIVER_BODY (a webhook event) is POSTed to <gateway url>/webhooks with
+// DELIVER_KEY every 300 ms until the text shows, since the page subscribes when it is ready.
 import { chromium } from 'playwright-core';
 
 const [base, query, expect] = process.argv.slice(2);
@@ -19,7 +21,21 @@ try {
   await page.goto(base + '/?query=' + encodeURIComponent(query));
   await page.locator('.graphiql-execute-button').click({ timeout: 20000 });
   const pane = page.locator('.graphiql-response');
-  await pane.getByText(expect).first().waitFor({ timeout: 20000 });
+  let deliveries;
+  if (process.env.DELIVER_BODY) {
+    deliveries = setInterval(() => {
+      fetch(base + '/webhooks', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'service-api-key': process.env.DELIVER_KEY },
+        body: process.env.DELIVER_BODY.replace('$N', String(Date.now() % 100)),
+      }).catch(() => {});
+    }, 300);
+  }
+  try {
+    await pane.getByText(expect).first().waitFor({ timeout: 20000 });
+  } finally {
+    clearInterval(deliveries);
+  }
   // The pane is an editor that draws only the lines in view: read its whole value.
   const text = await page.evaluate(() => document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue());
   console.log(JSON.stringify({ text, failed }));

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// deliver POSTs a webhook body to the gateway with the given key and returns the status and
+// the decoded answer.
+func (g *gateway) deliver(t testing.TB, key string, body []byte) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.url+"/webhooks", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("service-api-key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// mustDeliver delivers an event and fails the test unless it is stored; it returns the id.
+func (g *gateway) mustDeliver(t testing.TB, ev map[string]any) string {
+	t.Helper()
+	body, _ := json.Marshal(ev)
+	status, out := g.deliver(t, webhookKey, body)
+	if status != http.StatusOK {
+		t.Fatalf("deliver %v: status %d: %v", ev["EventType"], status, out)
+	}
+	return out["id"].(string)
+}
+
+// progress is a ClientProgressChanged event of wid at pct percent.
+func progress(wid string, pct int) map[string]any {
+	return map[string]any{
+		"EventType": "ClientProgressChanged", "Wid": wid, "Timestamp": "2026-11-22T10:00:00Z",
+		"EstateStatus": "InProgress", "CompletionPercentage": pct,
+	}
+}
+
+// wsClient speaks a GraphQL WebSocket subprotocol to the gateway.
+type wsClient struct {
+	t    testing.TB
+	conn *websocket.Conn
+}
+
+func dialWS(t testing.TB, g *gateway, protocol string, header http.Header) *wsClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(g.url, "http") + "/graphql"
+	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{protocol}, HTTPHeader: header})
+	if err != nil {
+		t.Fatalf("dial %s: %v", url, err)
+	}
+	t.Cleanup(func() { conn.CloseNow() })
+	return &wsClient{t: t, conn: conn}
+}
+
+func (c *wsClient) send(m map[string]any) {
+	c.t.Helper()
+	data, _ := json.Marshal(m)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.conn.Write(ctx, websocket.MessageText, data); err != nil {
+		c.t.Fatalf("write %s: %v", data, err)
+	}
+}
+
+// read returns the next message that is not a keep-alive.
+func (c *wsClient) read() map[string]any {
+	c.t.Helper()
+	for {
+		m, err := c.next(5 * time.Second)
+		if err != nil {
+			c.t.Fatalf("read: %v", err)
+		}
+		if m["type"] != "ka" && m["type"] != "ping" {
+			return m
+		}
+	}
+}
+
+func (c *wsClient) next(wait time.Duration) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, data, err := c.conn.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("message %s: %w", data, err)
+	}
+	return m, nil
+}
+
+// closed reads until the server closes the connection and returns its close code and reason.
+func (c *wsClient) closed(wait time.Duration) (websocket.StatusCode, string) {
+	c.t.Helper()
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		_, err := c.next(time.Until(deadline))
+		if err == nil {
+			continue
+		}
+		var ce websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code, ce.Reason
+		}
+		c.t.Fatalf("the connection ended without a close frame: %v", err)
+	}
+	c.t.Fatalf("the server did not close the connection within %s", wait)
+	return 0, ""
+}
+
+// init sends connection_init and expects the ack.
+func (c *wsClient) init() {
+	c.t.Helper()
+	c.send(map[string]any{"type": "connection_init"})
+	if m := c.read(); m["type"] != "connection_ack" {
+		c.t.Fatalf("got %v, want connection_ack", m)
+	}
+}
+
+// subscribe starts an operation in graphql-transport-ws.
+func (c *wsClient) subscribe(id, query string, vars map[string]any) {
+	c.send(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})
+}
+
+// nextData reads the next message, which must be "next" for id, and returns its data.
+func (c *wsClient) nextData(id string) map[string]any {
+	c.t.Helper()
+	m := c.read()
+	if m["type"] != "next" || m["id"] != id {
+		c.t.Fatalf("got %v, want next for %s", m, id)
+	}
+	payload := m["payload"].(map[string]any)
+	if payload["errors"] != nil {
+		c.t.Fatalf("next carries errors: %v", payload["errors"])
+	}
+	return payload["data"].(map[string]any)
+}
+
+// sseStream is a subscription over Server-Sent Events.
+type sseStream struct {
+	t      testing.TB
+	body   io.ReadCloser
+	events chan sseEvent
+}
+
+type sseEvent struct {
+	name string
+	data string
+}
+
+func openSSE(t testing.TB, g *gateway, query string, vars map[string]any) *sseStream {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, g.url+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type %q, want text/event-stream", ct)
+	}
+	s := &sseStream{t: t, body: resp.Body, events: make(chan sseEvent, 100)}
+	t.Cleanup(func() { resp.Body.Close() })
+	go func() {
+		defer close(s.events)
+		sc := bufio.NewScanner(resp.Body)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.name != "" || ev.data != "" {
+					s.events <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "event:"):
+				ev.name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+			case strings.HasPrefix(line, "data:"):
+				ev.data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sseStream) next() sseEvent {
+	s.t.Helper()
+	select {
+	case ev, ok := <-s.events:
+		if !ok {
+			s.t.Fatal("the event stream ended")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		s.t.Fatal("no event within 5 s")
+	}
+	return sseEvent{}
+}
+
+// waitSubscribers waits until the gateway has n open event subscriptions, as its metrics
+// say: graphql-transport-ws does not acknowledge a subscribe, so an event sent right after
+// one could otherwise be stored before the subscription starts, and be missed.
+func waitSubscribers(t testing.TB, gw *gateway, n int) {
+	t.Helper()
+	want := fmt.Sprintf("advisor_event_subscribers %d\n", n)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(gw.url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway did not report %d subscribers within 5 s", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
