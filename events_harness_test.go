@@ -170,7 +170,9 @@ type sseEvent struct {
 	data string
 }
 
-func openSSE(t testing.TB, g *gateway, query string, vars map[string]any) *sseStream {
+// postSSE starts an operation over Server-Sent Events and returns the open response, which
+// the test's cleanup closes.
+func postSSE(t testing.TB, g *gateway, query string, vars map[string]any) *http.Response {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, g.url+"/graphql", bytes.NewReader(body))
@@ -180,11 +182,17 @@ func openSSE(t testing.TB, g *gateway, query string, vars map[string]any) *sseSt
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { resp.Body.Close() })
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("Content-Type %q, want text/event-stream", ct)
 	}
+	return resp
+}
+
+func openSSE(t testing.TB, g *gateway, query string, vars map[string]any) *sseStream {
+	t.Helper()
+	resp := postSSE(t, g, query, vars)
 	s := &sseStream{t: t, body: resp.Body, events: make(chan sseEvent, 100)}
-	t.Cleanup(func() { resp.Body.Close() })
 	go func() {
 		defer close(s.events)
 		sc := bufio.NewScanner(resp.Body)

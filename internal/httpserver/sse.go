@@ -66,9 +66,13 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	// graphql-sse clients retry.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	// The keep-alive goroutine is stopped (done) and waited for before the handler returns:
+	// nothing may write to w after that.
+	var keepAlive sync.WaitGroup
+	defer keepAlive.Wait()
 	done := make(chan struct{})
 	defer close(done)
-	go func() { // owned by this request: it ends with it
+	keepAlive.Go(func() {
 		tick := time.NewTicker(t.keepAlive)
 		defer tick.Stop()
 		for {
@@ -81,10 +85,13 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 				cancel()
 				return
 			case <-tick.C:
-				write(": keep-alive\n\n")
+				if !write(": keep-alive\n\n") {
+					cancel() // the client is gone: end the operation now
+					return
+				}
 			}
 		}
-	}()
+	})
 
 	outcome := runOperation(ctx, exec, params, func(resp *graphql.Response, _ bool) bool {
 		return write(fmt.Sprintf("event: next\ndata: %s\n\n", mustJSON(resp)))

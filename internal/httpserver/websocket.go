@@ -256,6 +256,19 @@ func (s *wsSession) keepAlive(ctx context.Context) {
 			} else {
 				s.send(wsMessage{Type: "ping"})
 			}
+			// The protocol's messages keep proxies from closing a quiet socket; a WebSocket
+			// ping, which browsers answer by themselves, finds a peer that is gone without
+			// closing (a sleeping laptop, a dropped network), so its subscriptions end now
+			// rather than when TCP gives up minutes later.
+			pingCtx, cancel := context.WithTimeout(ctx, s.t.keepAlive)
+			err := s.conn.Ping(pingCtx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				s.t.log.Debug("websocket peer did not answer a ping; closing", "error", err)
+				_ = s.conn.CloseNow()
+				s.cancel()
+				return
+			}
 		}
 	}
 }
