@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -83,18 +82,9 @@ func docAdd(t testing.TB, up *upstream, wid string, body map[string]any) (vaultI
 // status: the way to learn what the upstream itself answers to a request.
 func docREST(t testing.TB, up *upstream, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, up.srv.URL+path, bytes.NewReader(data))
+	req := jsonRequest(method, up.srv.URL+path, body)
 	req.Header.Set("Authorization", "Bearer "+upstreamToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return doJSON(t, req)
 }
 
 // docPut sends data to a presigned upload address, as a client of uploadUri does.

@@ -20,14 +20,7 @@ func TestRealClientsReceiveEventsInOrder(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
-	if _, err := os.Stat(filepath.Join(clientsDir, "node_modules", "graphql-ws")); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "npm", "ci", "--prefix", clientsDir, "--no-audit", "--no-fund").CombinedOutput()
-		if err != nil {
-			t.Fatalf("install the clients' packages (npm ci in %s): %v\n%s", clientsDir, err, out)
-		}
-	}
+	npmInstall(t, clientsDir, "graphql-ws")
 	gw := newGateway(t, newUpstream(t, false), nil)
 	for _, mode := range []string{"ws", "sse"} {
 		t.Run(mode, func(t *testing.T) {

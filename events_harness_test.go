@@ -20,19 +20,19 @@ import (
 // the decoded answer.
 func (g *gateway) deliver(t testing.TB, key string, body []byte) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, g.url+"/webhooks", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	return g.webhook(t, http.MethodPost, key, "application/json", body)
+}
+
+// webhook sends a request to /webhooks, with key in service-api-key unless it is empty, and
+// returns the status and the decoded answer.
+func (g *gateway) webhook(t testing.TB, method, key, contentType string, body []byte) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, g.url+"/webhooks", bytes.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
 	if key != "" {
 		req.Header.Set("service-api-key", key)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return doJSON(t, req)
 }
 
 // mustDeliver delivers an event and fails the test unless it is stored; it returns the id.

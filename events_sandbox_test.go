@@ -91,6 +91,7 @@ func TestAnAnalysisInTheSandboxReachesSubscribersWithItsDocuments(t *testing.T) 
 	    }
 	  }
 	}`, map[string]any{"wid": wid})
+	waitSubscribers(t, gw, 1)
 	started := sandboxPost(t, sb+"/v2/top-accounts/"+wid+"/documents/"+vaultID+"/analysis", nil)
 	ev := c.nextData("a")["events"].(map[string]any)
 	if ev["eventType"] != "ASSISTANT_JOB_COMPLETED" || ev["correlationId"] != started["correlation_id"] || ev["documentWid"] != vaultID {
@@ -119,6 +120,7 @@ func TestEachSubscriptionEventLoadsItsDocumentsAfresh(t *testing.T) {
 	c.init()
 	c.subscribe("f", `subscription($wid: ID!) { events(filter: {wids: [$wid], types: [ASSISTANT_JOB_FAILED]}) { ... on AssistantJobFailed { document { name } } } }`,
 		map[string]any{"wid": wid})
+	waitSubscribers(t, gw, 1)
 	fail := map[string]any{"EventType": "AssistantJobFailed", "Wid": wid, "Payload": map[string]any{"DocumentWid": vaultID}}
 	for _, name := range []string{"Before.pdf", "After.pdf"} {
 		gw.post(t, `mutation($wid: ID!, $id: ID!, $name: String!) { updateDocument(wid: $wid, vaultId: $id, input: {name: $name}) { document { name } } }`,

@@ -18,7 +18,7 @@ func TestShuttingDownTellsSubscribersToReconnect(t *testing.T) {
 	ws.init()
 	ws.subscribe("live", progressSubscription, nil)
 	sse := openSSE(t, gw, progressSubscription, nil)
-	// Both streams are live once an event reaches them.
+	waitSubscribers(t, gw, 2)
 	sandboxPost(t, sb+"/sandbox/events", map[string]any{"EventType": "ClientProgressChanged"})
 	ws.nextData("live")
 	if ev := sse.next(); ev.name != "next" {

@@ -49,20 +49,9 @@ func TestWebhookDeliveriesAreCheckedBeforeTheyAreStored(t *testing.T) {
 			[]byte(`{"EventType":"TaxJobFailed","Wid":"w","Timestamp":"2026-11-22T10:00:00Z"}`), 400, "Payload: is required for TaxJobFailed events", "Payload"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, gw.url+"/webhooks", strings.NewReader(string(tc.body)))
-			req.Header.Set("Content-Type", tc.contentType)
-			if tc.key != "" {
-				req.Header.Set("service-api-key", tc.key)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var out map[string]any
-			_ = json.NewDecoder(resp.Body).Decode(&out)
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d (%v)", resp.StatusCode, tc.status, out)
+			status, out := gw.webhook(t, tc.method, tc.key, tc.contentType, tc.body)
+			if status != tc.status {
+				t.Fatalf("status %d, want %d (%v)", status, tc.status, out)
 			}
 			if msg, _ := out["error"].(string); !strings.HasPrefix(msg, tc.message) {
 				t.Errorf("error %q, want it to start with %q", msg, tc.message)

@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
@@ -79,10 +84,26 @@ func (u *upstream) rest(t testing.TB, method, path string, body any) map[string]
 // the answer, which must be 200.
 func sandboxJSON(t testing.TB, method, url string, body any, auth func(*http.Request)) map[string]any {
 	t.Helper()
+	req := jsonRequest(method, url, body)
+	auth(req)
+	status, out := doJSON(t, req)
+	if status != http.StatusOK {
+		t.Fatalf("%s %s: status %d: %v", method, url, status, out)
+	}
+	return out
+}
+
+// jsonRequest is a request carrying body as JSON.
+func jsonRequest(method, url string, body any) *http.Request {
 	data, _ := json.Marshal(body)
 	req, _ := http.NewRequest(method, url, bytes.NewReader(data))
-	auth(req)
 	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// doJSON sends req and returns the status and the decoded JSON answer, whatever the status.
+func doJSON(t testing.TB, req *http.Request) (int, map[string]any) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -90,10 +111,7 @@ func sandboxJSON(t testing.TB, method, url string, body any, auth func(*http.Req
 	defer resp.Body.Close()
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: status %d: %v", method, url, resp.StatusCode, out)
-	}
-	return out
+	return resp.StatusCode, out
 }
 
 // gateway is a running gateway.
@@ -242,4 +260,17 @@ func contains(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// npmInstall installs a test client's pinned packages on a fresh clone; .ci/run does it too.
+func npmInstall(t *testing.T, dir, probe string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", probe)); err == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund").CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,14 +22,7 @@ const auditDir = "testdata/audit"
 
 func TestGraphQLOverHTTPAuditPassesWithoutWarnings(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(filepath.Join(auditDir, "node_modules", "graphql-http")); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "npm", "ci", "--prefix", auditDir, "--no-audit", "--no-fund").CombinedOutput()
-		if err != nil {
-			t.Fatalf("install the audit's packages (npm ci in %s): %v\n%s", auditDir, err, out)
-		}
-	}
+	npmInstall(t, auditDir, "graphql-http")
 	gw := newGateway(t, newUpstream(t, true), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

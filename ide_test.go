@@ -31,19 +31,6 @@ func chromium(t *testing.T) string {
 	return path
 }
 
-// npmInstall installs a test client's pinned packages on a fresh clone; .ci/run does it too.
-func npmInstall(t *testing.T, dir, probe string) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", probe)); err == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund").CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-}
-
 // The "done when": the README's example family query, pasted into the IDE at /, shows
 // the demo family with its relationships. The IDE's files come from the gateway itself, so no
 // request of the page may fail on a closed network.

@@ -164,7 +164,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			{Name: "advisor", Check: api.Ping},
 			{Name: "events", Check: func(ctx context.Context) error {
 				if err := events.Ping(ctx); err != nil {
-					return apperr.Wrap(eventhub.CodeUnavailable, "The event store is unavailable", err)
+					return apperr.Wrap(apperr.EventsUnavailable, "The event store is unavailable", err)
 				}
 				return hub.Ready(ctx)
 			}},

@@ -29,6 +29,16 @@ const (
 	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
 	// Internal: anything else; the message shown is generic and the cause is logged.
 	Internal Code = "INTERNAL"
+
+	// The codes that refuse or end an event subscription (the live-events section of the
+	// README); the streaming transports act on EventsUnavailable too.
+
+	// EventsUnavailable: the event store cannot be reached; retry later.
+	EventsUnavailable Code = "EVENTS_UNAVAILABLE"
+	// SlowConsumer: the subscriber fell too far behind; resume with after.
+	SlowConsumer Code = "SLOW_CONSUMER"
+	// EventsExpired: the events after the requested id are no longer kept.
+	EventsExpired Code = "EVENTS_EXPIRED"
 )
 
 // Error is an error with a code and a message safe to show to any client.

@@ -19,16 +19,6 @@ import (
 	"github.com/advisorhq/gateway/internal/eventlog"
 )
 
-// Codes of the errors that end or refuse a subscription.
-const (
-	// CodeUnavailable: the event store cannot be reached; retry later.
-	CodeUnavailable apperr.Code = "EVENTS_UNAVAILABLE"
-	// CodeSlowConsumer: the subscriber fell too far behind; resume with after.
-	CodeSlowConsumer apperr.Code = "SLOW_CONSUMER"
-	// CodeHistoryGone: the events after the requested id are no longer kept.
-	CodeHistoryGone apperr.Code = "EVENTS_EXPIRED"
-)
-
 // Options tune a hub; zero values take the defaults.
 type Options struct {
 	// Buffer is how many events a subscriber may fall behind before its subscription ends.
@@ -186,7 +176,7 @@ func (h *Hub) shutdown() {
 	defer h.mu.Unlock()
 	h.closed = true
 	for s := range h.subs {
-		s.end(apperr.New(CodeUnavailable, "The gateway is shutting down; subscribe again to resume after the last event received"))
+		s.end(apperr.New(apperr.EventsUnavailable, "The gateway is shutting down; subscribe again to resume after the last event received"))
 	}
 }
 
@@ -199,13 +189,13 @@ func (h *Hub) Ready(context.Context) error {
 	case h.failed != nil:
 		return unavailable(h.failed)
 	case h.head == "":
-		return apperr.New(CodeUnavailable, "The event log has not been read yet")
+		return apperr.New(apperr.EventsUnavailable, "The event log has not been read yet")
 	}
 	return nil
 }
 
 func unavailable(err error) error {
-	return apperr.Wrap(CodeUnavailable, "The event store is unavailable; try again shortly", err)
+	return apperr.Wrap(apperr.EventsUnavailable, "The event store is unavailable; try again shortly", err)
 }
 
 // Subscription is one subscriber's stream of events.
@@ -248,7 +238,7 @@ func (s *Subscription) offer(ev event.Event) {
 
 func (s *Subscription) overflow() {
 	s.end(&apperr.Error{
-		Code: CodeSlowConsumer,
+		Code: apperr.SlowConsumer,
 		Message: fmt.Sprintf("The subscription fell more than %d events behind and was ended; subscribe again with after: %q (the last event delivered) to resume without loss",
 			s.hub.buffer, s.last),
 	})
@@ -298,7 +288,7 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, apperr.New(CodeUnavailable, "The gateway is shutting down")
+		return nil, apperr.New(apperr.EventsUnavailable, "The gateway is shutting down")
 	}
 	head := h.head
 	s.last = head
@@ -338,7 +328,7 @@ func (h *Hub) checkRetained(ctx context.Context, after string) error {
 		return unavailable(err)
 	}
 	if eventlog.Less(after, trimmed) {
-		return apperr.New(CodeHistoryGone, fmt.Sprintf(
+		return apperr.New(apperr.EventsExpired, fmt.Sprintf(
 			"Events after %q are no longer kept (the oldest kept is %q): load the current state with recentEvents and subscribe without after", after, oldest))
 	}
 	return nil

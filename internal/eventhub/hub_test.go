@@ -159,8 +159,8 @@ func TestASlowSubscriberIsEndedWithTheIDToResumeAfter(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	e, ok := apperr.As(ended)
-	if !ok || e.Code != eventhub.CodeSlowConsumer {
-		t.Fatalf("ended with %v, want %s", ended, eventhub.CodeSlowConsumer)
+	if !ok || e.Code != apperr.SlowConsumer {
+		t.Fatalf("ended with %v, want %s", ended, apperr.SlowConsumer)
 	}
 	last := delivered[len(delivered)-1].Header().ID
 	if !strings.Contains(e.Message, fmt.Sprintf("after: %q", last)) {
@@ -182,7 +182,7 @@ func TestResumeRefusesWhatItCannotHonour(t *testing.T) {
 		code        apperr.Code
 	}{
 		{"an id that is not one", "yesterday", apperr.BadUserInput},
-		{"an id older than the history kept", written[5], eventhub.CodeHistoryGone},
+		{"an id older than the history kept", written[5], apperr.EventsExpired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.Subscribe(t.Context(), nil, tc.after, nil)
@@ -263,11 +263,11 @@ func TestAnUnreachableStoreTurnsSubscribersAwayToRetry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err := h.Subscribe(ctx, nil, "", nil)
-	if apperr.CodeOf(err) != eventhub.CodeUnavailable {
-		t.Errorf("subscribe: %v, want %s", err, eventhub.CodeUnavailable)
+	if apperr.CodeOf(err) != apperr.EventsUnavailable {
+		t.Errorf("subscribe: %v, want %s", err, apperr.EventsUnavailable)
 	}
-	if _, err := h.Recent(ctx, nil, 5); apperr.CodeOf(err) != eventhub.CodeUnavailable {
-		t.Errorf("recent: %v, want %s", err, eventhub.CodeUnavailable)
+	if _, err := h.Recent(ctx, nil, 5); apperr.CodeOf(err) != apperr.EventsUnavailable {
+		t.Errorf("recent: %v, want %s", err, apperr.EventsUnavailable)
 	}
 	if err := h.Ready(ctx); !errors.Is(err, eventlog.ErrUnavailable) {
 		t.Errorf("ready: %v, want the store's failure", err)

@@ -401,22 +401,29 @@ func TestAfterPaging(t *testing.T) {
 			}
 		}
 		// Paging from the start with the last id seen walks the whole log once.
-		var walked []string
-		for cur := ""; ; {
-			page := after(t, f.log, cur, 3)
-			if len(page) == 0 {
-				break
-			}
-			if len(page) > 3 {
-				t.Fatalf("page of %d records for n=3", len(page))
-			}
-			walked = append(walked, page...)
-			cur = page[len(page)-1]
-		}
+		walked := walk(t, 3, func(cur string, n int) []string { return after(t, f.log, cur, n) })
 		if !slices.Equal(walked, ids) {
 			t.Errorf("paging with After visited %v, want %v", walked, ids)
 		}
 	})
+}
+
+// walk pages through the log n at a time, each page starting from the last id of the one
+// before, until a page is empty, and returns every id seen.
+func walk(t *testing.T, n int, page func(cur string, n int) []string) []string {
+	t.Helper()
+	var walked []string
+	for cur := ""; ; {
+		p := page(cur, n)
+		if len(p) == 0 {
+			return walked
+		}
+		if len(p) > n {
+			t.Fatalf("page of %d records for n=%d", len(p), n)
+		}
+		walked = append(walked, p...)
+		cur = p[len(p)-1]
+	}
 }
 
 func TestBeforePaging(t *testing.T) {
@@ -451,18 +458,7 @@ func TestBeforePaging(t *testing.T) {
 				t.Errorf("%s: Before(%q, %d) = %v, want %v", c.name, c.before, c.n, got, c.want)
 			}
 		}
-		var walked []string
-		for cur := ""; ; {
-			page := before(t, f.log, cur, 4)
-			if len(page) == 0 {
-				break
-			}
-			if len(page) > 4 {
-				t.Fatalf("page of %d records for n=4", len(page))
-			}
-			walked = append(walked, page...)
-			cur = page[len(page)-1]
-		}
+		walked := walk(t, 4, func(cur string, n int) []string { return before(t, f.log, cur, n) })
 		if !slices.Equal(walked, rev) {
 			t.Errorf("paging with Before visited %v, want %v", walked, rev)
 		}

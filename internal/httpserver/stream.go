@@ -3,17 +3,14 @@ package httpserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
 
-// codeUnavailable is the extensions.code of errors that mean "the event store is down, come
-// back later"; the streaming transports end the connection so that clients retry.
-const codeUnavailable = "EVENTS_UNAVAILABLE"
+	"github.com/advisorhq/gateway/internal/apperr"
+)
 
 // streamOutcome is how an operation's stream ended.
 type streamOutcome int
@@ -53,7 +50,7 @@ func runOperation(ctx context.Context, exec graphql.GraphExecutor, params *graph
 			return streamGone
 		}
 		if final {
-			if hasCode(resp.Errors, codeUnavailable) {
+			if hasCode(resp.Errors, apperr.EventsUnavailable) {
 				return streamUnavailable
 			}
 			return streamFailed
@@ -61,10 +58,10 @@ func runOperation(ctx context.Context, exec graphql.GraphExecutor, params *graph
 	}
 }
 
-func hasCode(errs gqlerror.List, code string) bool {
+// hasCode reports whether one of errs carries code, as the error presenter sets it.
+func hasCode(errs gqlerror.List, code apperr.Code) bool {
 	for _, e := range errs {
-		// The presenter may store the code as a named string type.
-		if c, ok := e.Extensions["code"]; ok && fmt.Sprint(c) == code {
+		if e.Extensions["code"] == code {
 			return true
 		}
 	}

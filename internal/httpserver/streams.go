@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"sync"
+
+	"github.com/advisorhq/gateway/internal/apperr"
 )
 
 // streams tracks the open WebSockets and SSE streams, so that shutting down can end them: an
@@ -56,5 +58,5 @@ func (s *streams) wait(ctx context.Context) error {
 // refuseWhileStopping answers a stream asked for while shutting down, so the client retries.
 func refuseWhileStopping(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
-	writeCodedError(w, http.StatusServiceUnavailable, codeUnavailable, "The gateway is shutting down: retry, and another replica will answer")
+	writeCodedError(w, http.StatusServiceUnavailable, apperr.EventsUnavailable, "The gateway is shutting down: retry, and another replica will answer")
 }

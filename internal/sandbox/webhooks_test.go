@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -518,19 +519,9 @@ func TestSandboxEventsRefusals(t *testing.T) {
 				rc = newWhReceiver(t, nil)
 			}
 			f := whOn(whSandbox(t, rc, sandbox.Options{}, true), t)
-			method := whOr(tc.method, "POST")
+			method := cmp.Or(tc.method, "POST")
 			req := f.request(method, "/sandbox/events", tc.body)
-			if tc.ct != "" {
-				req.Header.Set("Content-Type", tc.ct)
-			}
-			switch tc.auth {
-			case "":
-				req.Header.Set("Authorization", "Bearer "+testToken)
-			case "none":
-			default:
-				req.Header.Set("Authorization", tc.auth)
-			}
-			r := f.do(req)
+			r := f.do(whHeaders(req, tc.ct, tc.auth))
 			if tc.message != "" {
 				r.wantError(t, tc.status, tc.message)
 			} else {
@@ -557,11 +548,20 @@ func TestSandboxEventsRefusals(t *testing.T) {
 	}
 }
 
-func whOr(a, b string) string {
-	if a != "" {
-		return a
+// whHeaders sets a case's Content-Type, when it names one, and its Authorization: the
+// sandbox's token when auth is empty, none for "none", auth itself otherwise.
+func whHeaders(req *http.Request, ct, auth string) *http.Request {
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
 	}
-	return b
+	switch auth {
+	case "":
+		req.Header.Set("Authorization", "Bearer "+testToken)
+	case "none":
+	default:
+		req.Header.Set("Authorization", auth)
+	}
+	return req
 }
 
 // whTypeFields are the fields of each type (inside Payload for analysis events) that the
@@ -976,18 +976,8 @@ func TestAnalysisRefusals(t *testing.T) {
 				other := f.addTopAccount("WH-EXT-2", "Other Family")
 				path = strings.ReplaceAll(tc.path(wid, vaultID), "/OTHER/", "/"+other+"/")
 			}
-			req := f.request(whOr(tc.method, "POST"), path, tc.body)
-			if tc.ct != "" {
-				req.Header.Set("Content-Type", tc.ct)
-			}
-			switch tc.auth {
-			case "":
-				req.Header.Set("Authorization", "Bearer "+testToken)
-			case "none":
-			default:
-				req.Header.Set("Authorization", tc.auth)
-			}
-			r := f.do(req)
+			req := f.request(cmp.Or(tc.method, "POST"), path, tc.body)
+			r := f.do(whHeaders(req, tc.ct, tc.auth))
 			if tc.message != "" {
 				r.wantError(t, tc.status, tc.message)
 			} else {
