@@ -29,6 +29,9 @@ const (
 	UpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
 	// Internal: anything else; the message shown is generic and the cause is logged.
 	Internal Code = "INTERNAL"
+	// OperationLimitExceeded: the operation is larger or costlier than a limit allows; the
+	// message names the limit, its value and the setting that changes it. Nothing was done.
+	OperationLimitExceeded Code = "OPERATION_LIMIT_EXCEEDED"
 
 	// The codes that refuse or end an event subscription (the live-events section of the
 	// README); the streaming transports act on EventsUnavailable too.
@@ -41,6 +44,9 @@ const (
 	EventsExpired Code = "EVENTS_EXPIRED"
 )
 
+// OutcomeUnknown is Error.Outcome for a write whose effect upstream is not known.
+const OutcomeUnknown = "UNKNOWN"
+
 // Error is an error with a code and a message safe to show to any client.
 type Error struct {
 	Code    Code
@@ -49,6 +55,9 @@ type Error struct {
 	Field string
 	// WID is, for a CONFLICT over a top account's external_id, the wid that already has it.
 	WID string
+	// Outcome is OutcomeUnknown when a write may or may not have been applied upstream (it
+	// timed out after it was sent), so a client checks before it retries; empty otherwise.
+	Outcome string
 	// Err is the cause. It is for the log: it may carry addresses or upstream detail.
 	Err error
 }

@@ -51,6 +51,9 @@ func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if app.WID != "" {
 			out.Extensions["wid"] = app.WID
 		}
+		if app.Outcome != "" {
+			out.Extensions["outcome"] = app.Outcome
+		}
 		return out
 	}
 }
