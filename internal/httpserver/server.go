@@ -48,6 +48,10 @@ type Config struct {
 	ComplexityLimit int
 	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams.
 	KeepAlive time.Duration
+	// MaxSubscriptionsPerSocket bounds the operations running at once on one WebSocket.
+	MaxSubscriptionsPerSocket int
+	// UploadDiskBudget bounds the bytes all multipart uploads in flight may spill to disk.
+	UploadDiskBudget int64
 }
 
 // ReadyCheck is one thing /readyz asks about, such as the upstream.
