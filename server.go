@@ -124,6 +124,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		AccessToken:      cfg.AdvisorAccessToken,
 		BasicCredentials: cfg.AdvisorBasicCredentials,
 		Timeout:          cfg.UpstreamTimeout,
+		MaxConcurrent:    cfg.UpstreamConnections,
 		Observe:          m.ObserveUpstream,
 	}
 	webhookKey := cfg.WebhookAPIKey
@@ -157,7 +158,8 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Schema:  schema,
 		Metrics: m,
 		PerRequest: func(ctx context.Context) context.Context {
-			return docs.WithLoaders(fam.WithLoaders(advisor.WithRequestCache(ctx)))
+			ctx = advisor.WithBudget(advisor.WithRequestCache(ctx), cfg.UpstreamBudget)
+			return docs.WithLoaders(fam.WithLoaders(ctx))
 		},
 		Webhooks: &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
 		Ready: []httpserver.ReadyCheck{
@@ -176,7 +178,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			MaxUploadFiles:  cfg.MaxUploadFiles,
 			Introspection:   cfg.Introspection,
 			IDE:             cfg.IDE,
-			ComplexityLimit: cfg.ComplexityLimit,
+			ComplexityLimit: cfg.MaxCost,
 			KeepAlive:       cfg.KeepAlive,
 		},
 	})
@@ -249,7 +251,9 @@ func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, web
 		_ = sb.Close()
 		return "", nil, fmt.Errorf("listen for the embedded sandbox: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// Not the signal's context: the gateway drains its in-flight requests after the signal, and
+	// they may still need the sandbox; the caller stops it (stop) once the gateway has stopped.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, sandboxServer(sb), ln) }()
 	stop := func() {

@@ -241,33 +241,46 @@ func (c *Client) DeleteDocument(ctx context.Context, wid, vaultID string) error 
 // UploadFile streams a file to a presigned upload address with the Content-Type its extension
 // requires. size is the file's length, or -1 when unknown. The address is its own credential,
 // so no Authorization goes with it; and as it carries a signature, it appears in no error.
+// The upload counts against the requests in flight, not against the operation's budget: the
+// files a request carries bound it already, and refusing it here would strand the document
+// just created for it.
 func (c *Client) UploadFile(ctx context.Context, uploadURI, contentType string, file io.Reader, size int64) error {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.UploadTimeout)
+	const op = "upload_file"
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return transportError(ctx, op, true, err)
+	}
+	defer release()
+	upCtx, cancel := context.WithTimeout(ctx, c.opts.UploadTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, uploadURI, file)
+	req, err := http.NewRequestWithContext(upCtx, http.MethodPut, uploadURI, file)
 	if err != nil {
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service gave an upload address the gateway cannot use", err)
 	}
 	req.ContentLength = size
 	req.Header.Set("Content-Type", contentType)
+	var trace connectionTrace
 	start := time.Now()
-	resp, err := c.http.Do(req)
+	resp, err := c.http.Do(trace.attach(req))
 	if err != nil {
-		c.opts.Observe("upload_file", "error", time.Since(start))
-		return transportError(ctx, "upload_file", err)
+		c.opts.Observe(op, "error", time.Since(start))
+		return transportError(ctx, op, true, trace.classify(err))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	c.opts.Observe("upload_file", strconv.Itoa(resp.StatusCode), time.Since(start))
+	c.opts.Observe(op, strconv.Itoa(resp.StatusCode), time.Since(start))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return nil
 	case resp.StatusCode == http.StatusRequestEntityTooLarge:
 		msg, _ := errorMessage(resp.StatusCode, body)
-		return &apperr.Error{Code: apperr.BadUserInput, Message: msg, Field: "file"}
+		return &apperr.Error{Code: apperr.BadUserInput, Message: c.scrub.forCaller(msg), Field: "file"}
 	default:
 		msg, _ := errorMessage(resp.StatusCode, body)
-		return apperr.Wrap(apperr.UpstreamUnavailable, "The file could not be stored in the vault",
-			fmt.Errorf("upload_file: status %d: %s", resp.StatusCode, msg))
+		cause := fmt.Errorf("%s: status %d: %s", op, resp.StatusCode, c.scrub.secrets(msg))
+		if to := resp.Header.Get("Location"); to != "" { // not followed, as no redirect is
+			cause = fmt.Errorf("%w, redirected to %q", cause, c.scrub.secrets(to))
+		}
+		return apperr.Wrap(apperr.UpstreamUnavailable, "The file could not be stored in the vault", cause)
 	}
 }

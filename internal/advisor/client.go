@@ -1,7 +1,9 @@
 // Package advisor is the typed client of the Advisor REST API. It owns the upstream's
 // credentials, turns the service's statuses into the gateway's errors in one place, retries
 // reads that timed out or failed on the service's side, and makes identical reads of one
-// GraphQL request once.
+// GraphQL request once. It also bounds what callers can make it do: a budget of requests per
+// operation, a cap on requests in flight for the whole process, and no redirects, which would
+// carry the credentials elsewhere.
 package advisor
 
 import (
@@ -14,9 +16,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -28,6 +32,7 @@ const (
 	DefaultUploadTimeout = 15 * time.Minute
 	DefaultAttempts      = 3
 	DefaultBackoff       = 100 * time.Millisecond
+	DefaultMaxConcurrent = 64
 	// maxResponse bounds what is read of one answer; a family's whole contact list is far less.
 	maxResponse = 64 << 20
 )
@@ -49,8 +54,15 @@ type Options struct {
 	Attempts int
 	// Backoff is the wait before the second attempt; it doubles with each one, with jitter.
 	Backoff time.Duration
-	// HTTPClient makes the requests; nil means a client with sane transport timeouts.
+	// HTTPClient makes the requests; nil means a client with sane transport timeouts whose
+	// transport opens at most MaxConcurrent connections per host. A given client is copied
+	// with redirects turned off (they would carry the credentials to wherever they point); its
+	// transport is used as it is.
 	HTTPClient *http.Client
+	// MaxConcurrent caps the requests in flight at once, to the service and to its upload
+	// addresses, across every caller of this Client (the process has one); more wait their
+	// turn, in order. 0 means DefaultMaxConcurrent.
+	MaxConcurrent int
 	// Observe, if set, is told of every request: its operation, the status ("200", "404", or
 	// "error" when no answer came) and how long it took.
 	Observe func(operation, status string, elapsed time.Duration)
@@ -62,6 +74,8 @@ type Client struct {
 	bearer, basic string // Authorization header values
 	opts          Options
 	http          *http.Client
+	slots         chan struct{} // one token per request in flight
+	scrub         scrubber
 }
 
 // New returns a client for the service at opts.BaseURL.
@@ -82,14 +96,25 @@ func New(opts Options) (*Client, error) {
 	if opts.Backoff <= 0 {
 		opts.Backoff = DefaultBackoff
 	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
 	if opts.Observe == nil {
 		opts.Observe = func(string, string, time.Duration) {}
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: newTransport()}
+	hc := &http.Client{Transport: newTransport(opts.MaxConcurrent)}
+	if opts.HTTPClient != nil {
+		copied := *opts.HTTPClient // the caller's client keeps its own policy
+		hc = &copied
 	}
-	c := &Client{base: strings.TrimSuffix(u.String(), "/"), opts: opts, http: hc}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c := &Client{
+		base:  strings.TrimSuffix(u.String(), "/"),
+		opts:  opts,
+		http:  hc,
+		slots: make(chan struct{}, opts.MaxConcurrent),
+		scrub: newScrubber(u, opts.AccessToken, opts.BasicCredentials),
+	}
 	if opts.AccessToken != "" {
 		c.bearer = "Bearer " + opts.AccessToken
 	}
@@ -106,12 +131,15 @@ func New(opts Options) (*Client, error) {
 func (c *Client) BaseURL() string { return c.base }
 
 // newTransport bounds every phase of a connection, so a stuck peer cannot hold a request open
-// past its attempt's deadline.
-func newTransport() *http.Transport {
+// past its attempt's deadline, and the connections per host to the cap on requests in flight,
+// which keeps the gateway's one credential from opening thousands of them even if a request
+// escaped the cap.
+func newTransport(maxConns int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = 5 * time.Second
-	t.MaxIdleConnsPerHost = 32
+	t.MaxConnsPerHost = maxConns
+	t.MaxIdleConnsPerHost = min(32, maxConns)
 	return t
 }
 
@@ -168,36 +196,103 @@ func (cl call) key() string {
 }
 
 // roundTrip makes the call, trying a read again after a timeout or a failure of the service.
+// Every attempt is spent from the operation's budget.
 func (c *Client) roundTrip(ctx context.Context, cl call) ([]byte, error) {
 	attempts := 1
 	if cl.method == http.MethodGet {
 		attempts = c.opts.Attempts
 	}
 	wait := c.opts.Backoff
+	var failure error
 	for attempt := 1; ; attempt++ {
-		status, body, err := c.once(ctx, cl)
-		if err == nil && status == http.StatusOK {
-			return body, nil
-		}
-		retry := attempt < attempts && ctx.Err() == nil && (err != nil || status >= 500)
-		if !retry {
-			if err != nil {
-				return nil, transportError(ctx, cl.op, err)
+		if err := spend(ctx, cl.op); err != nil {
+			if failure != nil {
+				// The retry was a bonus; what the caller needs to know is why the read failed.
+				return nil, failure
 			}
-			return nil, statusError(cl.op, status, body)
+			return nil, err
+		}
+		ans, err := c.once(ctx, cl)
+		if err == nil && ans.status == http.StatusOK {
+			return ans.body, nil
+		}
+		if err != nil {
+			failure = transportError(ctx, cl.op, cl.method != http.MethodGet, err)
+		} else {
+			failure = c.statusError(cl, ans)
+		}
+		retry := attempt < attempts && ctx.Err() == nil && (err != nil || ans.status >= 500)
+		if !retry {
+			return nil, failure
 		}
 		// Full jitter keeps retries of many requests from arriving together.
 		select {
 		case <-time.After(wait/2 + rand.N(wait/2+1)):
 		case <-ctx.Done():
-			return nil, transportError(ctx, cl.op, ctx.Err())
+			return nil, transportError(ctx, cl.op, false, unsent{ctx.Err()})
 		}
 		wait *= 2
 	}
 }
 
-// once makes one attempt within the attempt's deadline.
-func (c *Client) once(ctx context.Context, cl call) (int, []byte, error) {
+// answer is what came back from one attempt.
+type answer struct {
+	status   int
+	body     []byte
+	location string // a redirect's target, for the log only
+}
+
+// unsent marks a failure before any of the request left the gateway: the service cannot have
+// acted on it, so a write that failed this way is known not to have been applied.
+type unsent struct{ err error }
+
+func (u unsent) Error() string { return u.err.Error() }
+func (u unsent) Unwrap() error { return u.err }
+
+// acquire waits for a free slot among the requests allowed in flight, or for ctx to end.
+func (c *Client) acquire(ctx context.Context) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, unsent{fmt.Errorf("wait for a free upstream slot: %w", err)}
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	case <-ctx.Done():
+		return nil, unsent{fmt.Errorf("wait for a free upstream slot: %w", ctx.Err())}
+	}
+}
+
+// connectionTrace reports whether a request ever got a connection. Only a transport that
+// traces (net/http's does) calls the hooks; a failure is taken as unsent only when the
+// transport asked for a connection and never got one, so a transport that does not trace
+// leaves a write's outcome unknown rather than wrongly known.
+type connectionTrace struct{ asked, got atomic.Bool }
+
+func (t *connectionTrace) attach(req *http.Request) *http.Request {
+	return req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GetConn: func(string) { t.asked.Store(true) },
+		GotConn: func(httptrace.GotConnInfo) { t.got.Store(true) },
+	}))
+}
+
+// classify marks err as unsent when the request cannot have left: it never got a connection,
+// or the dial failed.
+func (t *connectionTrace) classify(err error) error {
+	var opErr *net.OpError
+	if t.asked.Load() && !t.got.Load() || errors.As(err, &opErr) && opErr.Op == "dial" {
+		return unsent{err}
+	}
+	return err
+}
+
+// once makes one attempt: it waits its turn among the requests in flight, then has its own
+// deadline for the round trip, reading the answer included.
+func (c *Client) once(ctx context.Context, cl call) (answer, error) {
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return answer{}, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	var reqBody io.Reader
@@ -208,7 +303,7 @@ func (c *Client) once(ctx context.Context, cl call) (int, []byte, error) {
 	default:
 		data, err := json.Marshal(b)
 		if err != nil {
-			return 0, nil, fmt.Errorf("encode the request: %w", err)
+			return answer{}, unsent{fmt.Errorf("encode the request: %w", err)}
 		}
 		reqBody = bytes.NewReader(data)
 	}
@@ -218,7 +313,7 @@ func (c *Client) once(ctx context.Context, cl call) (int, []byte, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, cl.method, u, reqBody)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, unsent{err}
 	}
 	req.Header.Set("Accept", "application/json")
 	if reqBody != nil {
@@ -229,27 +324,37 @@ func (c *Client) once(ctx context.Context, cl call) (int, []byte, error) {
 	} else {
 		req.Header.Set("Authorization", c.bearer)
 	}
+	var trace connectionTrace
 	start := time.Now()
-	resp, err := c.http.Do(req)
+	resp, err := c.http.Do(trace.attach(req))
 	if err != nil {
 		c.opts.Observe(cl.op, "error", time.Since(start))
-		return 0, nil, err
+		return answer{}, trace.classify(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	c.opts.Observe(cl.op, strconv.Itoa(resp.StatusCode), time.Since(start))
 	if err != nil {
-		return 0, nil, fmt.Errorf("read the answer: %w", err)
+		return answer{}, fmt.Errorf("read the answer: %w", err)
 	}
-	return resp.StatusCode, body, nil
+	return answer{status: resp.StatusCode, body: body, location: resp.Header.Get("Location")}, nil
 }
 
+// mayHaveApplied ends the message of a write whose answer never came.
+const mayHaveApplied = "; the change may or may not have been applied, so check before you retry"
+
 // statusError is the one place that says what the service's error statuses mean to the
-// gateway's clients. The service's own message is kept: it names the field and the rule.
-func statusError(op string, status int, body []byte) error {
-	msg, wid := errorMessage(status, body)
-	cause := fmt.Errorf("%s: status %d: %s", op, status, msg)
+// gateway's clients. The service's own message is kept, as it names the field and the rule,
+// but scrubbed: a service that echoes a request can echo the gateway's credentials or address.
+func (c *Client) statusError(cl call, a answer) error {
+	raw, wid := errorMessage(a.status, a.body)
+	msg := c.scrub.forCaller(raw)
+	cause := fmt.Errorf("%s: status %d: %s", cl.op, a.status, c.scrub.secrets(raw))
+	status := a.status
 	switch {
+	case status >= 300 && status < 400:
+		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service answered with a redirect, which the gateway does not follow",
+			fmt.Errorf("%s: status %d to %q", cl.op, status, c.scrub.secrets(a.location)))
 	case status == http.StatusBadRequest, status == http.StatusUnprocessableEntity, status == http.StatusRequestEntityTooLarge:
 		return &apperr.Error{Code: apperr.BadUserInput, Message: msg, Err: cause}
 	case status == http.StatusForbidden:
@@ -258,6 +363,12 @@ func statusError(op string, status int, body []byte) error {
 		return &apperr.Error{Code: apperr.NotFound, Message: msg, Err: cause}
 	case status == http.StatusConflict:
 		return &apperr.Error{Code: apperr.Conflict, Message: msg, WID: wid, Err: cause}
+	case (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) && cl.method != http.MethodGet:
+		// A proxy's gateway errors: the service behind it may have done the write and failed
+		// only to answer.
+		e := apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service failed to answer"+mayHaveApplied, cause)
+		e.Outcome = apperr.OutcomeUnknown
+		return e
 	case status >= 500:
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service failed to answer", cause)
 	default:
@@ -294,28 +405,44 @@ func errorMessage(status int, body []byte) (message, wid string) {
 	return http.StatusText(status), ""
 }
 
-// transportError is the answer that never came.
-func transportError(ctx context.Context, op string, err error) error {
+// transportError is the answer that never came. A write that may have reached the service
+// says that its outcome is unknown, so a client checks before it retries instead of making
+// the change twice or meeting a CONFLICT it caused itself.
+func transportError(ctx context.Context, op string, write bool, err error) error {
 	cause := fmt.Errorf("%s: %w", op, err)
+	unknown := write && !errors.As(err, new(unsent))
 	var netErr net.Error
+	var msg string
 	switch {
 	case ctx.Err() != nil:
-		return apperr.Wrap(apperr.UpstreamUnavailable, "The request was cancelled", cause)
+		msg = "The request was cancelled"
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
-		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service did not answer in time", cause)
+		msg = "The Advisor service did not answer in time"
+	case unknown:
+		msg = "The connection to the Advisor service broke before it answered"
 	default:
-		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service could not be reached", cause)
+		msg = "The Advisor service could not be reached"
 	}
+	if !unknown {
+		return apperr.Wrap(apperr.UpstreamUnavailable, msg, cause)
+	}
+	e := apperr.Wrap(apperr.UpstreamUnavailable, msg+mayHaveApplied, cause)
+	e.Outcome = apperr.OutcomeUnknown
+	return e
 }
 
 // Ping checks that the service answers and accepts the gateway's credentials.
 func (c *Client) Ping(ctx context.Context) error {
-	status, body, err := c.once(ctx, call{op: "ping", method: http.MethodGet, path: path("v2", "top-accounts", ""), query: url.Values{"limit": {"1"}}})
+	cl := call{op: "ping", method: http.MethodGet, path: path("v2", "top-accounts", ""), query: url.Values{"limit": {"1"}}}
+	if err := spend(ctx, cl.op); err != nil {
+		return err
+	}
+	ans, err := c.once(ctx, cl)
 	switch {
 	case err != nil:
-		return transportError(ctx, "ping", err)
-	case status != http.StatusOK:
-		return statusError("ping", status, body)
+		return transportError(ctx, cl.op, false, err)
+	case ans.status != http.StatusOK:
+		return c.statusError(cl, ans)
 	}
 	return nil
 }

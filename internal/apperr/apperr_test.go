@@ -52,6 +52,11 @@ func TestPresenterShowsCodesAndHidesCauses(t *testing.T) {
 		{"the cause of an outage is logged, not shown", apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service is unavailable", secretCause),
 			apperr.UpstreamUnavailable, "The Advisor service is unavailable", nil, true},
 		{"gqlgen's error without a code is INTERNAL", &gqlerror.Error{Message: "must not be null"}, apperr.Internal, "Internal error", nil, true},
+		{"a write of unknown outcome says so", &apperr.Error{Code: apperr.UpstreamUnavailable, Message: "The Advisor service did not answer in time",
+			Outcome: apperr.OutcomeUnknown, Err: secretCause}, apperr.UpstreamUnavailable, "The Advisor service did not answer in time",
+			map[string]any{"outcome": apperr.OutcomeUnknown}, true},
+		{"a limit names itself", apperr.New(apperr.OperationLimitExceeded, "This operation needs more than 50 requests to the Advisor service (UPSTREAM_REQUEST_BUDGET)"),
+			apperr.OperationLimitExceeded, "This operation needs more than 50 requests to the Advisor service (UPSTREAM_REQUEST_BUDGET)", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs.Reset()
@@ -59,9 +64,10 @@ func TestPresenterShowsCodesAndHidesCauses(t *testing.T) {
 			if got.Extensions["code"] != tc.wantCode || got.Message != tc.wantMsg {
 				t.Errorf("got code %v message %q, want %v %q", got.Extensions["code"], got.Message, tc.wantCode, tc.wantMsg)
 			}
-			for k, v := range tc.wantExt {
-				if got.Extensions[k] != v {
-					t.Errorf("extensions[%s] = %v, want %v", k, got.Extensions[k], v)
+			for _, k := range []string{"field", "wid", "outcome"} {
+				want, wanted := tc.wantExt[k]
+				if v, ok := got.Extensions[k]; ok != wanted || v != want {
+					t.Errorf("got extensions[%s] = %v (present %v), want %v (present %v)", k, v, ok, want, wanted)
 				}
 			}
 			if strings.Contains(got.Message, "signature") || strings.Contains(logs.String(), "signature=abc") {

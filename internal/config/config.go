@@ -24,7 +24,18 @@ const (
 	DefaultMaxRequestBytes  = 2 << 20
 	DefaultMaxUploadBytes   = advisorspec.MaxFileSize
 	DefaultMaxUploadFiles   = 10
-	DefaultComplexityLimit  = 5000
+	DefaultMaxTokens        = 5000
+	DefaultMaxDepth         = 12
+	DefaultMaxAliases       = 30
+	DefaultMaxRootFields    = 20
+	DefaultMaxCost          = 20000
+	DefaultMaxResponseBytes = 16 << 20
+	DefaultUpstreamBudget   = 50
+	DefaultUpstreamConns    = 64
+	DefaultMaxSubscriptions = 100
+	DefaultUploadDiskBudget = 10 << 30
+	DefaultBodyTimeout      = 30 * time.Second
+	DefaultMaxHeaderBytes   = 64 << 10
 	DefaultRedisKeyPrefix   = "advisor-gateway:"
 	DefaultEventHistory     = 100000
 	DefaultDedupWindow      = 72 * time.Hour
@@ -56,8 +67,38 @@ type Gateway struct {
 	Introspection bool
 	// IDE serves the GraphQL IDE at / (GRAPHQL_IDE).
 	IDE bool
-	// ComplexityLimit bounds the fields one operation selects (GRAPHQL_COMPLEXITY_LIMIT).
-	ComplexityLimit int
+	// MaxTokens bounds an operation's document in lexical tokens, counted before it is parsed
+	// (GRAPHQL_MAX_TOKENS).
+	MaxTokens int
+	// MaxDepth bounds how deeply an operation's selections nest (GRAPHQL_MAX_DEPTH).
+	MaxDepth int
+	// MaxAliases bounds the aliased fields of an operation (GRAPHQL_MAX_ALIASES).
+	MaxAliases int
+	// MaxRootFields bounds the fields an operation selects at its root (GRAPHQL_MAX_ROOT_FIELDS).
+	MaxRootFields int
+	// MaxCost bounds an operation's cost, in which lists multiply what they select by their
+	// size (GRAPHQL_MAX_COST).
+	MaxCost int
+	// MaxResponseBytes bounds one response (or one event of a subscription) (MAX_RESPONSE_BYTES).
+	MaxResponseBytes int64
+	// UpstreamBudget bounds the requests one operation may make to the Advisor service
+	// (UPSTREAM_REQUEST_BUDGET).
+	UpstreamBudget int
+	// UpstreamConnections bounds the requests to the Advisor service in flight at once, for the
+	// whole process; more wait their turn (UPSTREAM_MAX_CONNECTIONS).
+	UpstreamConnections int
+	// MaxSubscriptionsPerSocket bounds the operations running at once on one WebSocket
+	// (MAX_SUBSCRIPTIONS_PER_SOCKET).
+	MaxSubscriptionsPerSocket int
+	// UploadDiskBudget bounds the bytes all uploads in flight may hold in temporary files
+	// (UPLOAD_DISK_BUDGET).
+	UploadDiskBudget int64
+	// BodyTimeout is how long a request body may take to start arriving; it grows with what
+	// arrives, so a slow body that keeps coming is not cut (REQUEST_BODY_TIMEOUT).
+	BodyTimeout time.Duration
+	// MaxConnections bounds the open client connections; 0 derives it from the process's
+	// open-file limit at start-up (MAX_CONNECTIONS).
+	MaxConnections int
 
 	// RedisURL is the Redis holding the event log (REDIS_URL); empty keeps events in process.
 	RedisURL string `json:"-"`
@@ -86,19 +127,29 @@ func (g Gateway) Sandboxed() bool { return g.AdvisorBaseURL == "" }
 // naming its setting.
 func Load(getenv func(string) string) (Gateway, error) {
 	cfg := Gateway{
-		Addr:             DefaultAddr,
-		UpstreamTimeout:  DefaultUpstreamTimeout,
-		MaxRequestBytes:  DefaultMaxRequestBytes,
-		MaxUploadBytes:   DefaultMaxUploadBytes,
-		MaxUploadFiles:   DefaultMaxUploadFiles,
-		Introspection:    true,
-		IDE:              true,
-		ComplexityLimit:  DefaultComplexityLimit,
-		RedisKeyPrefix:   DefaultRedisKeyPrefix,
-		EventHistory:     DefaultEventHistory,
-		DedupWindow:      DefaultDedupWindow,
-		SubscriberBuffer: DefaultSubscriberBuffer,
-		KeepAlive:        DefaultKeepAlive,
+		Addr:                      DefaultAddr,
+		UpstreamTimeout:           DefaultUpstreamTimeout,
+		MaxRequestBytes:           DefaultMaxRequestBytes,
+		MaxUploadBytes:            DefaultMaxUploadBytes,
+		MaxUploadFiles:            DefaultMaxUploadFiles,
+		Introspection:             true,
+		IDE:                       true,
+		MaxTokens:                 DefaultMaxTokens,
+		MaxDepth:                  DefaultMaxDepth,
+		MaxAliases:                DefaultMaxAliases,
+		MaxRootFields:             DefaultMaxRootFields,
+		MaxCost:                   DefaultMaxCost,
+		MaxResponseBytes:          DefaultMaxResponseBytes,
+		UpstreamBudget:            DefaultUpstreamBudget,
+		UpstreamConnections:       DefaultUpstreamConns,
+		MaxSubscriptionsPerSocket: DefaultMaxSubscriptions,
+		UploadDiskBudget:          DefaultUploadDiskBudget,
+		BodyTimeout:               DefaultBodyTimeout,
+		RedisKeyPrefix:            DefaultRedisKeyPrefix,
+		EventHistory:              DefaultEventHistory,
+		DedupWindow:               DefaultDedupWindow,
+		SubscriberBuffer:          DefaultSubscriberBuffer,
+		KeepAlive:                 DefaultKeepAlive,
 	}
 	var errs []error
 	set := func(name string, parse func(string) error) {
@@ -157,7 +208,21 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("MAX_UPLOAD_FILES", intSetting(&cfg.MaxUploadFiles))
 	set("GRAPHQL_INTROSPECTION", boolSetting(&cfg.Introspection))
 	set("GRAPHQL_IDE", boolSetting(&cfg.IDE))
-	set("GRAPHQL_COMPLEXITY_LIMIT", intSetting(&cfg.ComplexityLimit))
+	set("GRAPHQL_MAX_TOKENS", intSetting(&cfg.MaxTokens))
+	set("GRAPHQL_MAX_DEPTH", intSetting(&cfg.MaxDepth))
+	set("GRAPHQL_MAX_ALIASES", intSetting(&cfg.MaxAliases))
+	set("GRAPHQL_MAX_ROOT_FIELDS", intSetting(&cfg.MaxRootFields))
+	set("GRAPHQL_MAX_COST", intSetting(&cfg.MaxCost))
+	set("MAX_RESPONSE_BYTES", sizeSetting(&cfg.MaxResponseBytes))
+	set("UPSTREAM_REQUEST_BUDGET", intSetting(&cfg.UpstreamBudget))
+	set("UPSTREAM_MAX_CONNECTIONS", intSetting(&cfg.UpstreamConnections))
+	set("MAX_SUBSCRIPTIONS_PER_SOCKET", intSetting(&cfg.MaxSubscriptionsPerSocket))
+	set("UPLOAD_DISK_BUDGET", sizeSetting(&cfg.UploadDiskBudget))
+	set("REQUEST_BODY_TIMEOUT", durationSetting(&cfg.BodyTimeout))
+	set("MAX_CONNECTIONS", intSetting(&cfg.MaxConnections))
+	if getenv("GRAPHQL_COMPLEXITY_LIMIT") != "" {
+		errs = append(errs, errors.New("GRAPHQL_COMPLEXITY_LIMIT: replaced by GRAPHQL_MAX_COST, whose cost multiplies what lists select by their size"))
+	}
 	set("REDIS_URL", func(v string) error {
 		if _, err := redis.ParseURL(v); err != nil {
 			return errors.New("must be a Redis URL such as redis://localhost:6379/0 or rediss://user:password@host:6380")
