@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// clientsDir holds the JavaScript subscription clients; .ci/run installs their packages, and
-// the test installs them itself on a fresh clone.
+// clientsDir holds the JavaScript subscription clients; the tests install their pinned packages
+// themselves.
 const clientsDir = "testdata/events"
 
 func TestRealClientsReceiveEventsInOrder(t *testing.T) {

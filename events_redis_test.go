@@ -5,14 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/advisorhq/gateway/internal/eventlog/eventlogtest"
 )
 
 // redisEnv gives a gateway the shared test Redis (REDIS_URL, by default the local one) under a
@@ -163,52 +163,10 @@ func TestEveryEventTypeRoundTripsFromTheWebhookToGraphQL(t *testing.T) {
 	}
 }
 
-// freePort finds a port nothing listens on.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// ownRedis runs a redis-server of the test's own on port, so the test can stop it.
-func ownRedis(t testing.TB, port int) func() {
-	t.Helper()
-	cmd := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	stop := func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	t.Cleanup(stop)
-	client := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
-	defer client.Close()
-	for range 50 {
-		if client.Ping(context.Background()).Err() == nil {
-			return stop
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("redis-server did not answer within 2.5 s")
-	return nil
-}
-
 func TestARedisOutageRefusesDeliveriesAndTheGatewayRecovers(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("REQUIRE_REDIS") != "" {
-			t.Fatal("redis-server is not installed")
-		}
-		t.Skip("redis-server is not installed")
-	}
-	port := freePort(t)
-	stop := ownRedis(t, port)
-	gw := newGateway(t, newUpstream(t, false), map[string]string{"REDIS_URL": fmt.Sprintf("redis://127.0.0.1:%d", port)})
+	srv := eventlogtest.StartRedis(t)
+	gw := newGateway(t, newUpstream(t, false), map[string]string{"REDIS_URL": srv.URL()})
 	c := dialWS(t, gw, "graphql-transport-ws", nil)
 	c.init()
 	c.subscribe("1", progressSubscription, nil)
@@ -216,7 +174,7 @@ func TestARedisOutageRefusesDeliveriesAndTheGatewayRecovers(t *testing.T) {
 	gw.mustDeliver(t, progress("w-outage", 1))
 	c.nextData("1")
 
-	stop()
+	srv.Stop()
 	body := mustMarshal(progress("w-outage", 2))
 	if status, out := gw.deliver(t, webhookKey, []byte(body)); status != 503 {
 		t.Fatalf("delivery during the outage: %d %v, want 503 so the sender retries", status, out)
@@ -235,7 +193,7 @@ func TestARedisOutageRefusesDeliveriesAndTheGatewayRecovers(t *testing.T) {
 		t.Errorf("closed with %d during the outage, want 1013 (try again later)", code)
 	}
 
-	ownRedis(t, port)
+	srv.Start()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		status, _ := gw.deliver(t, webhookKey, []byte(body))

@@ -8,15 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/testnpm"
 )
 
 // The gateway's end-to-end tests run it as a user does, through run() on a loopback port,
@@ -262,15 +260,13 @@ func contains(s string, parts ...string) bool {
 	return true
 }
 
-// npmInstall installs a test client's pinned packages on a fresh clone; .ci/run does it too.
+// npmInstall installs a test client's pinned packages on first use, probe among them.
 func npmInstall(t *testing.T, dir, probe string) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", probe)); err == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Long enough to wait for another test process's install and then, rarely, to run one.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund").CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	if err := testnpm.Install(ctx, dir, probe); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The README's example query is what a newcomer pastes into the IDE first: it must run as
@@ -116,4 +124,156 @@ func curlRequest(t *testing.T, line string) *http.Request {
 	}
 	req.Header = header
 	return req
+}
+
+// readmeAddrs are the addresses the README's commands call: the gateway as `go run .` serves
+// it, and its embedded sandbox (or `go run . sandbox`).
+var readmeAddrs = map[string]string{
+	"localhost:8080": "gateway", "127.0.0.1:8080": "gateway",
+	"localhost:9090": "sandbox", "127.0.0.1:9090": "sandbox",
+}
+
+// readmeServes matches the blocks that run the project itself (servers, the test suite, an
+// image build): the test stands in for them by starting the gateway.
+var readmeServes = regexp.MustCompile(`(?m)^(go run|go test|docker) `)
+
+// shBlock is one ```sh block of the README and the line it starts on.
+type shBlock struct {
+	line int
+	text string
+}
+
+// readmeShellBlocks returns the README's ```sh blocks in order.
+func readmeShellBlocks(t *testing.T) []shBlock {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []shBlock
+	for _, m := range regexp.MustCompile("(?ms)^```sh\n(.*?)^```$").FindAllSubmatchIndex(readme, -1) {
+		blocks = append(blocks, shBlock{line: bytes.Count(readme[:m[0]], []byte("\n")) + 2, text: string(readme[m[2]:m[3]])})
+	}
+	return blocks
+}
+
+// A newcomer pastes the README's commands in order into a shell. Each ```sh block runs in its
+// own bash (so each stands on its own) with -euo pipefail, from one working directory, and
+// must exit 0; the two upload walk-throughs must leave the file they created, not an empty
+// one, in the vault.
+//
+// The gateway and its embedded sandbox listen on free ports, not the README's 8080 and 9090:
+// those may be held by a developer's own `go run .` or by another test run. A curl
+// configuration (CURL_HOME) connects the README's addresses to them, so the commands run
+// byte for byte as written, Host headers included, and the sandbox's presigned addresses
+// (built from the Host it was asked on) lead back to it too.
+func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the README's commands need %s: %v", tool, err)
+		}
+	}
+	blocks := readmeShellBlocks(t)
+	gw, sb := sandboxed(t)
+	curlHome, work := t.TempDir(), t.TempDir()
+	writeCurlRedirects(t, curlHome, map[string]string{"gateway": gw.url, "sandbox": sb})
+
+	var stdout strings.Builder
+	ran := 0
+	for _, b := range blocks {
+		if readmeServes.MatchString(b.text) {
+			t.Logf("README line %d: not run; the test starts the gateway instead", b.line)
+			continue
+		}
+		for _, m := range regexp.MustCompile(`https?://([^/\s"'$]+)`).FindAllStringSubmatch(b.text, -1) {
+			if readmeAddrs[m[1]] == "" {
+				t.Fatalf("README line %d calls %s, which is neither the gateway's address nor the sandbox's", b.line, m[0])
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, "bash", "-x", "-euo", "pipefail", "-c", b.text)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "CURL_HOME="+curlHome)
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		out, err := cmd.Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("README line %d: %v\n--- stdout\n%s--- trace and stderr\n%s", b.line, err, out, errOut.String())
+		}
+		stdout.Write(out)
+		ran++
+	}
+
+	csv, err := os.ReadFile(filepath.Join(work, "notes.csv"))
+	if err != nil || len(csv) == 0 {
+		t.Fatalf("the README's commands left notes.csv %q (%v), want the file they upload", csv, err)
+	}
+	for _, want := range []string{`"fileStatus":"UPLOADED"`, `"file_status":"Uploaded"`, string(csv)} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the README's commands (%d blocks) printed no %q:\n%s", ran, want, stdout.String())
+		}
+	}
+	// Both walk-throughs reached this gateway's vault, each with the bytes of notes.csv.
+	var got struct {
+		TopAccounts struct {
+			Nodes []struct {
+				Documents struct {
+					Nodes []struct{ Name, FileStatus, DownloadURI string }
+				}
+			}
+		}
+	}
+	gw.post(t, `{ topAccounts(limit: 1) { nodes { documents(first: 1000) { nodes { name fileStatus downloadUri } } } } }`, nil).ok(t, &got)
+	notes := 0
+	for _, a := range got.TopAccounts.Nodes {
+		for _, d := range a.Documents.Nodes {
+			if d.Name != "Notes" {
+				continue
+			}
+			notes++
+			if body := download(t, d.DownloadURI); body != string(csv) {
+				t.Errorf("an uploaded Notes document holds %q (%s), want %q", body, d.FileStatus, csv)
+			}
+		}
+	}
+	if notes != 2 {
+		t.Errorf("the first top account has %d Notes documents, want one from each upload walk-through", notes)
+	}
+}
+
+// writeCurlRedirects writes a .curlrc in dir that connects each README address to the URL of
+// the server it names.
+func writeCurlRedirects(t *testing.T, dir string, servers map[string]string) {
+	t.Helper()
+	var rc strings.Builder
+	for addr, name := range readmeAddrs {
+		u, err := url.Parse(servers[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, port, _ := strings.Cut(addr, ":")
+		fmt.Fprintf(&rc, "connect-to = \"%s:%s:%s:%s\"\n", host, port, u.Hostname(), u.Port())
+	}
+	// A proxy from the environment must not carry loopback calls elsewhere.
+	rc.WriteString("noproxy = \"*\"\n")
+	if err := os.WriteFile(filepath.Join(dir, ".curlrc"), []byte(rc.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// download returns what a GET of uri answers, which must be 200.
+func download(t *testing.T, uri string) string {
+	t.Helper()
+	resp, err := http.Get(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", uri, resp.StatusCode, body)
+	}
+	return string(body)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/generated"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/net/netutil"
 
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -31,6 +32,7 @@ import (
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/httpserver"
 	"github.com/advisorhq/gateway/internal/metrics"
+	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/vault"
 	"github.com/advisorhq/gateway/internal/webhook"
@@ -110,7 +112,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		return err
 	}
 	defer closeEvents()
-	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, Logger: log.With("component", "events")})
+	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, OutageGrace: cfg.EventsOutageGrace, Logger: log.With("component", "events")})
 	m.Gauge("advisor_event_subscribers", "Open event subscriptions on this replica.", func() float64 { return float64(hub.Subscribers()) })
 	// The hub outlives the server's draining (it is stopped by this defer, not by ctx), so a
 	// subscriber sees its socket close with "reconnect" rather than an error from the hub.
@@ -163,7 +165,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		},
 		Webhooks: &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
 		Ready: []httpserver.ReadyCheck{
-			{Name: "advisor", Check: api.Ping},
+			{Name: "advisor", Check: api.Ping, Advisory: true},
 			{Name: "events", Check: func(ctx context.Context) error {
 				if err := events.Ping(ctx); err != nil {
 					return apperr.Wrap(apperr.EventsUnavailable, "The event store is unavailable", err)
@@ -178,8 +180,15 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			MaxUploadFiles:  cfg.MaxUploadFiles,
 			Introspection:   cfg.Introspection,
 			IDE:             cfg.IDE,
-			ComplexityLimit: cfg.MaxCost,
-			KeepAlive:       cfg.KeepAlive,
+			Limits: oplimit.Limits{
+				Tokens: cfg.MaxTokens, Depth: cfg.MaxDepth, Aliases: cfg.MaxAliases, RootFields: cfg.MaxRootFields,
+				Cost: cfg.MaxCost, ResponseBytes: cfg.MaxResponseBytes,
+			},
+			KeepAlive: cfg.KeepAlive,
+
+			MaxSubscriptionsPerSocket: cfg.MaxSubscriptionsPerSocket,
+			UploadDiskBudget:          cfg.UploadDiskBudget,
+			BodyTimeout:               cfg.BodyTimeout,
 		},
 	})
 
@@ -187,9 +196,19 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	if cfg.IDE {
 		fmt.Fprintf(stdout, "  IDE:      %s/\n", base)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    config.DefaultMaxHeaderBytes,
+	}
 	srv.RegisterOnShutdown(handler.CloseStreams)
-	err = serve(ctx, srv, ln)
+	maxConns := cfg.MaxConnections
+	if maxConns == 0 {
+		maxConns = connectionLimit()
+	}
+	log.Info("serving", "max_connections", maxConns)
+	err = serve(ctx, srv, netutil.LimitListener(ln, maxConns))
 	waitCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if werr := handler.WaitStreams(waitCtx); werr != nil {
@@ -208,10 +227,26 @@ func openEventLog(cfg config.Gateway) (eventlog.Log, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	// Every call to Redis is bounded, so a stalled server fails requests instead of hanging them.
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 3*time.Second, 3*time.Second, 3*time.Second
+	// A stalled Redis fails requests within eventlog.CallTimeout instead of hanging them.
+	eventlog.Bound(opts)
 	client := redis.NewClient(opts)
 	return eventlog.NewRedis(client, cfg.RedisKeyPrefix, cfg.EventHistory, cfg.DedupWindow), func() { _ = client.Close() }, nil
+}
+
+// connectionLimit is how many client connections the gateway holds at once when MAX_CONNECTIONS
+// is not set: what the process's open-file limit leaves after a reserve for the upstream, Redis,
+// uploads' temporary files and the embedded sandbox. Beyond it, new connections wait in the
+// listen queue instead of failing every accept (health checks and webhooks included) with
+// "too many open files".
+func connectionLimit() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur > 1<<20 {
+		return 1 << 16
+	}
+	if lim.Cur > 2048 {
+		return int(lim.Cur) - 1024
+	}
+	return int(lim.Cur) / 2
 }
 
 // randomKey is a webhook key for the embedded sandbox, which shares it with the gateway.

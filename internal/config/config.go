@@ -41,6 +41,7 @@ const (
 	DefaultDedupWindow      = 72 * time.Hour
 	DefaultSubscriberBuffer = 256
 	DefaultKeepAlive        = 15 * time.Second
+	DefaultOutageGrace      = 30 * time.Second
 )
 
 // Gateway is the gateway's configuration.
@@ -55,7 +56,8 @@ type Gateway struct {
 	AdvisorBasicCredentials string
 	// UpstreamTimeout bounds each attempt of a call to the Advisor service (UPSTREAM_TIMEOUT).
 	UpstreamTimeout time.Duration
-	// AllowedOrigins may call the gateway from browsers (CORS_ALLOWED_ORIGINS, comma-separated).
+	// AllowedOrigins may call the gateway from browsers, with credentials (CORS_ALLOWED_ORIGINS,
+	// comma-separated); none by default; "*" is any page, without credentials.
 	AllowedOrigins []string
 	// MaxRequestBytes bounds a JSON request (MAX_REQUEST_BYTES).
 	MaxRequestBytes int64
@@ -118,6 +120,9 @@ type Gateway struct {
 	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams
 	// (STREAM_KEEPALIVE).
 	KeepAlive time.Duration
+	// EventsOutageGrace is how long open subscriptions wait through an outage of the event
+	// store before they end with EVENTS_UNAVAILABLE (EVENTS_OUTAGE_GRACE).
+	EventsOutageGrace time.Duration
 }
 
 // Sandboxed reports whether the gateway runs against its embedded sandbox.
@@ -195,6 +200,10 @@ func Load(getenv func(string) string) (Gateway, error) {
 			if o == "" {
 				continue
 			}
+			if o == "*" { // any page, without credentials (httpserver warns at start-up)
+				cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
+				continue
+			}
 			u, err := url.Parse(o)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
 				return fmt.Errorf("%q is not an origin such as https://app.example.com", o)
@@ -245,6 +254,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("EVENT_DEDUP_WINDOW", durationSetting(&cfg.DedupWindow))
 	set("SUBSCRIBER_BUFFER", intSetting(&cfg.SubscriberBuffer))
 	set("STREAM_KEEPALIVE", durationSetting(&cfg.KeepAlive))
+	set("EVENTS_OUTAGE_GRACE", durationSetting(&cfg.EventsOutageGrace))
 
 	if cfg.AdvisorBaseURL != "" && cfg.AdvisorAccessToken == "" {
 		errs = append(errs, errors.New("ADVISOR_ACCESS_TOKEN: required when ADVISOR_BASE_URL is set"))

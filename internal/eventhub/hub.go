@@ -2,7 +2,8 @@
 // follows the log (woken by the log's announcements, and polling, since announcements can be
 // lost) and hands each new event to every matching subscriber. A subscriber may resume after
 // the last id it saw: it gets the missed events from the log, in order, then the live ones,
-// with no gap and no duplicate.
+// with no gap and no duplicate. Through an outage of the log subscribers wait, and get what they
+// missed once it is back; an outage longer than Options.OutageGrace ends their subscriptions.
 package eventhub
 
 import (
@@ -25,9 +26,17 @@ type Options struct {
 	Buffer int
 	// Poll is how often the log is read even without an announcement.
 	Poll time.Duration
+	// OutageGrace is how long subscriptions wait through an outage of the log: those open when
+	// it began receive what they missed once it is back, and all of them end with
+	// EVENTS_UNAVAILABLE when it lasts longer.
+	OutageGrace time.Duration
 	// Logger receives failures to read the log.
 	Logger *slog.Logger
 }
+
+// DefaultOutageGrace is Options.OutageGrace's default: long enough for Redis to restart or fail
+// over, short enough that a client is not left looking at a stalled screen without knowing why.
+const DefaultOutageGrace = 30 * time.Second
 
 const (
 	defaultBuffer = 256
@@ -45,6 +54,7 @@ type Hub struct {
 	log    eventlog.Log
 	buffer int
 	poll   time.Duration
+	grace  time.Duration
 	logger *slog.Logger
 	wake   chan struct{}
 	// started closes once the hub has first tried to read the log, whatever the outcome.
@@ -54,6 +64,11 @@ type Hub struct {
 	mu     sync.Mutex
 	head   string // the id of the last event handed out; "" until Run has read the log once
 	failed error  // the last failure to read the log, nil when reading works
+	// outages counts the outages begun, so a timer of an outage that has ended does nothing.
+	outages uint64
+	// outage ends the subscriptions when the log has been failing for the grace; nil while
+	// reading works.
+	outage *time.Timer
 	subs   map[*Subscription]struct{}
 	closed bool
 }
@@ -66,11 +81,14 @@ func New(log eventlog.Log, opts Options) *Hub {
 	if opts.Poll <= 0 {
 		opts.Poll = defaultPoll
 	}
+	if opts.OutageGrace <= 0 {
+		opts.OutageGrace = DefaultOutageGrace
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Hub{
-		log: log, buffer: opts.Buffer, poll: opts.Poll, logger: opts.Logger,
+		log: log, buffer: opts.Buffer, poll: opts.Poll, grace: opts.OutageGrace, logger: opts.Logger,
 		wake: make(chan struct{}, 1), subs: map[*Subscription]struct{}{}, started: make(chan struct{}),
 	}
 }
@@ -108,9 +126,10 @@ func (h *Hub) follow(ctx context.Context) {
 	head := h.head
 	h.mu.Unlock()
 	if head == "" {
+		start := time.Now()
 		_, newest, err := h.log.Bounds(ctx)
 		defer h.startedOnce.Do(func() { close(h.started) })
-		if h.setFailed(ctx, err) {
+		if h.setFailed(ctx, err, start) {
 			return
 		}
 		h.mu.Lock()
@@ -119,8 +138,9 @@ func (h *Hub) follow(ctx context.Context) {
 		return
 	}
 	for {
+		start := time.Now()
 		recs, err := h.log.After(ctx, head, readBatch)
-		if h.setFailed(ctx, err) {
+		if h.setFailed(ctx, err, start) {
 			return
 		}
 		for _, rec := range recs {
@@ -139,22 +159,65 @@ func (h *Hub) follow(ctx context.Context) {
 	}
 }
 
-// setFailed records the outcome of reading the log and reports whether it failed.
-func (h *Hub) setFailed(ctx context.Context, err error) bool {
+// setFailed records the outcome of a read of the log that began at start, and reports whether
+// it failed. Subscriptions stay open through a failure, and the hub reads on from its head once
+// the log is back, so they get what they missed; only an outage longer than the grace ends them.
+func (h *Hub) setFailed(ctx context.Context, err error, start time.Time) bool {
 	if ctx.Err() != nil {
 		return true
 	}
 	h.mu.Lock()
 	was := h.failed
 	h.failed = err
+	switch {
+	case err != nil && was == nil:
+		// The outage began no later than the read that found it, which may itself have waited
+		// out the store's call timeout: count the grace from the read's start.
+		h.outages++
+		n := h.outages
+		h.outage = time.AfterFunc(h.grace-time.Since(start), func() { h.outlasted(n) })
+	case err == nil && was != nil:
+		h.outage.Stop()
+		h.outage = nil
+	}
 	h.mu.Unlock()
 	switch {
 	case err != nil && was == nil:
-		h.logger.Error("cannot read the event log; retrying", "error", err)
+		h.logger.Error("cannot read the event log; retrying", "error", err, "grace", h.grace)
 	case err == nil && was != nil:
 		h.logger.Info("reading the event log again")
 	}
 	return err != nil
+}
+
+// outlasted ends every subscription once outage n has lasted the grace, telling each subscriber
+// where to resume. A subscriber cannot tell a long outage from a stalled gateway; ending it lets
+// its client say so and retry (the WebSocket transports close with 1013, try again later).
+func (h *Hub) outlasted(n uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// The timer may fire as the outage ends, or after a later one began: only the outage it
+	// was started for, still going on, ends subscriptions.
+	if h.closed || h.failed == nil || h.outages != n {
+		return
+	}
+	if len(h.subs) > 0 {
+		h.logger.Warn("the event log has been unavailable longer than the grace; ending subscriptions",
+			"subscriptions", len(h.subs), "grace", h.grace, "error", h.failed)
+	}
+	for s := range h.subs {
+		s.end(h.outageError(h.failed))
+	}
+}
+
+// outageError says why a subscription ended when the log had been unavailable for the grace,
+// err its last failure.
+func (h *Hub) outageError(err error) func(last string) error {
+	return func(last string) error {
+		return apperr.Wrap(apperr.EventsUnavailable, fmt.Sprintf(
+			"The event store has been unavailable for more than %s; subscribe again with after: %q (the last event delivered) to resume without loss",
+			h.grace, last), err)
+	}
 }
 
 // publish hands one event to every subscriber; ev is nil for a record that does not parse,
@@ -175,8 +238,13 @@ func (h *Hub) shutdown() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+	if h.outage != nil {
+		h.outage.Stop()
+	}
 	for s := range h.subs {
-		s.end(apperr.New(apperr.EventsUnavailable, "The gateway is shutting down; subscribe again to resume after the last event received"))
+		s.end(func(string) error {
+			return apperr.New(apperr.EventsUnavailable, "The gateway is shutting down; subscribe again to resume after the last event received")
+		})
 	}
 }
 
@@ -204,11 +272,16 @@ type Subscription struct {
 	filter *event.Filter
 	ch     chan event.Event
 	onEnd  func(error)
+	// quit closes when the hub ends the subscription, to stop its backfill.
+	quit chan struct{}
 
 	// Guarded by hub.mu.
 	last     string // the id of the last event put in ch
 	catching bool   // reading history from the log; the hub leaves it alone until it catches up
 	done     bool
+	// ended is why the hub ended the subscription while its backfill ran; the backfill reports
+	// it when it stops.
+	ended func(last string) error
 }
 
 // Events is the subscriber's stream. It closes when the subscription ends; onEnd has then been
@@ -237,26 +310,54 @@ func (s *Subscription) offer(ev event.Event) {
 }
 
 func (s *Subscription) overflow() {
-	s.end(&apperr.Error{
-		Code: apperr.SlowConsumer,
-		Message: fmt.Sprintf("The subscription fell more than %d events behind and was ended; subscribe again with after: %q (the last event delivered) to resume without loss",
-			s.hub.buffer, s.last),
+	s.end(func(last string) error {
+		return &apperr.Error{
+			Code: apperr.SlowConsumer,
+			Message: fmt.Sprintf("The subscription fell more than %d events behind and was ended; subscribe again with after: %q (the last event delivered) to resume without loss",
+				s.hub.buffer, last),
+		}
 	})
 }
 
-// end closes the stream after telling onEnd why; called with hub.mu held. Events already in
-// the channel are still delivered: a receiver drains a closed channel before seeing it closed,
-// so "the last event delivered" is exactly s.last.
-func (s *Subscription) end(err error) {
+// end ends the subscription, why saying why given the last event delivered; called with
+// hub.mu held.
+func (s *Subscription) end(why func(last string) error) {
 	if s.done {
 		return
 	}
 	s.done = true
 	delete(s.hub.subs, s)
+	close(s.quit)
+	if s.catching {
+		// The backfill may be sending: it closes the stream when it stops, so that nothing is
+		// sent on a closed channel and the resume point named is the last event it sent.
+		s.ended = why
+		return
+	}
+	s.close(why)
+}
+
+// close tells onEnd why and closes the stream; called with hub.mu held. Events already in the
+// channel are still delivered: a receiver drains a closed channel before seeing it closed, so
+// "the last event delivered" is exactly s.last.
+func (s *Subscription) close(why func(last string) error) {
 	if s.onEnd != nil {
-		s.onEnd(err)
+		s.onEnd(why(s.last))
 	}
 	close(s.ch)
+}
+
+// caughtUp hands the subscription from its backfill to the hub, or, when the hub ended it
+// meanwhile, closes it; called with hub.mu held, by the backfill only.
+func (s *Subscription) caughtUp() {
+	if !s.catching {
+		return
+	}
+	s.catching = false
+	if s.ended != nil {
+		s.close(s.ended)
+		s.ended = nil
+	}
 }
 
 // Subscribe starts a subscription for the events matching filter. With after, the events
@@ -284,7 +385,7 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 	if err := h.log.Ping(ctx); err != nil {
 		return nil, unavailable(err)
 	}
-	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), onEnd: onEnd}
+	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), onEnd: onEnd, quit: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -337,15 +438,35 @@ func (h *Hub) checkRetained(ctx context.Context, after string) error {
 // backfill sends the events after `after` from the log, reading on until it has caught up
 // with the hub, and then hands the subscription to the hub. Live events that arrive meanwhile
 // are in the log too, so nothing waits in memory and a subscriber catching up on a long
-// history is never cut off for it. It runs for one subscription and ends with it.
+// history is never cut off for it. A read that fails is tried again every poll, as the hub's
+// are, for up to the grace. It runs for one subscription and ends with it.
 func (h *Hub) backfill(ctx context.Context, s *Subscription, after string) {
+	defer func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		s.caughtUp()
+	}()
 	cur := after
+	var failing time.Time // when reads began to fail; zero while they work
 	for {
+		start := time.Now()
 		recs, err := h.log.After(ctx, cur, readBatch)
 		if err != nil {
-			h.endSub(s, unavailable(err))
-			return
+			if failing.IsZero() {
+				failing = start
+			}
+			if time.Since(failing) >= h.grace {
+				h.mu.Lock()
+				s.end(h.outageError(err))
+				h.mu.Unlock()
+				return
+			}
+			if !h.pause(ctx, s) {
+				return
+			}
+			continue
 		}
+		failing = time.Time{}
 		for _, rec := range recs {
 			cur = rec.ID
 			ev, err := event.Parse(rec.Body)
@@ -363,12 +484,13 @@ func (h *Hub) backfill(ctx context.Context, s *Subscription, after string) {
 		h.mu.Lock()
 		// Caught up once the log has nothing after what the hub has handed out. The log may
 		// run ahead of the hub (it reads on its own schedule): events up to cur are then
-		// skipped by the hub as already sent.
+		// skipped by the hub as already sent. The hand-over happens under the same lock as
+		// the check, so no event the hub hands out falls between the two.
 		if s.done || !eventlog.Less(cur, h.head) || len(recs) == 0 {
 			if eventlog.Less(s.last, cur) {
 				s.last = cur
 			}
-			s.catching = false
+			s.caughtUp()
 			h.mu.Unlock()
 			return
 		}
@@ -376,14 +498,29 @@ func (h *Hub) backfill(ctx context.Context, s *Subscription, after string) {
 	}
 }
 
-// send puts one backfilled event in the subscriber's channel, waiting for room: the backfill
-// goroutine belongs to this subscriber alone.
-func (h *Hub) send(ctx context.Context, s *Subscription, ev event.Event) bool {
-	h.mu.Lock()
-	done := s.done
-	h.mu.Unlock()
-	if done {
+// pause waits one poll before a backfill reads again, and reports whether its subscription is
+// still open.
+func (h *Hub) pause(ctx context.Context, s *Subscription) bool {
+	t := time.NewTimer(h.poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
 		return false
+	case <-s.quit:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// send puts one backfilled event in the subscriber's channel, waiting for room: the backfill
+// goroutine belongs to this subscriber alone. Only the backfill sends or closes the channel
+// while the subscription is catching up, so waiting outside the lock is safe.
+func (h *Hub) send(ctx context.Context, s *Subscription, ev event.Event) bool {
+	select {
+	case <-s.quit:
+		return false // ended: stop now, not whenever select happens to pick quit below
+	default:
 	}
 	select {
 	case s.ch <- ev:
@@ -393,13 +530,9 @@ func (h *Hub) send(ctx context.Context, s *Subscription, ev event.Event) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	case <-s.quit:
+		return false
 	}
-}
-
-func (h *Hub) endSub(s *Subscription, err error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s.end(err)
 }
 
 // remove forgets a subscription whose subscriber went away.

@@ -43,11 +43,33 @@ func NewRedis(client *redis.Client, prefix string, max int, dedupTTL time.Durati
 	}
 }
 
+// CallTimeout bounds each call the Redis log makes, go-redis's retries included, so that a
+// frozen or unreachable Redis fails a webhook delivery, a recentEvents query, a subscription or a
+// readiness check in about this long rather than holding it. Socket timeouts alone do not: a
+// command that timed out is retried on a new connection, whose handshake can time out in turn,
+// and a caller waiting for a pooled connection waits on top. The README states this bound.
+const CallTimeout = 3 * time.Second
+
+// Bound sets a client's own timeouts to CallTimeout and has it honour context deadlines, so a
+// call ends at the deadline the log gives it instead of waiting out a socket timeout first.
+// Retries stay on: within the deadline they replace a connection that Redis dropped.
+func Bound(opts *redis.Options) {
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = CallTimeout, CallTimeout, CallTimeout
+	opts.ContextTimeoutEnabled = true
+}
+
+// bound gives one call of the log its deadline.
+func bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, CallTimeout)
+}
+
 func unavailable(doing string, err error) error {
 	return fmt.Errorf("%s: %w: %w", doing, ErrUnavailable, err)
 }
 
 func (r *Redis) Append(ctx context.Context, body []byte) (string, bool, error) {
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	ttl := max(1, int(r.dedupTTL/time.Second))
 	res, err := appendScript.Run(ctx, r.client, []string{r.stream, r.dedup + digest(body)},
 		body, ttl, r.max, r.channel).Slice()
@@ -77,6 +99,8 @@ func (r *Redis) After(ctx context.Context, after string, n int) ([]Record, error
 	if n <= 0 {
 		return []Record{}, nil // Redis answers COUNT 0 with a nil reply
 	}
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	msgs, err := r.client.XRangeN(ctx, r.stream, start, "+", int64(n)).Result()
 	if err != nil {
 		return nil, unavailable("read events", err)
@@ -99,6 +123,8 @@ func (r *Redis) Before(ctx context.Context, before string, n int) ([]Record, err
 	if n <= 0 {
 		return []Record{}, nil // Redis answers COUNT 0 with a nil reply
 	}
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	msgs, err := r.client.XRevRangeN(ctx, r.stream, end, "-", int64(n)).Result()
 	if err != nil {
 		return nil, unavailable("read events", err)
@@ -107,6 +133,8 @@ func (r *Redis) Before(ctx context.Context, before string, n int) ([]Record, err
 }
 
 func (r *Redis) Bounds(ctx context.Context) (string, string, error) {
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	first, err := r.client.XRangeN(ctx, r.stream, "-", "+", 1).Result()
 	if err != nil {
 		return "", "", unavailable("read the event log's bounds", err)
@@ -122,6 +150,8 @@ func (r *Redis) Bounds(ctx context.Context) (string, string, error) {
 }
 
 func (r *Redis) Trimmed(ctx context.Context) (string, error) {
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	info, err := r.client.XInfoStream(ctx, r.stream).Result()
 	if err != nil {
 		if err.Error() == "ERR no such key" {
@@ -184,6 +214,8 @@ func (r *Redis) Watch(ctx context.Context, wake func()) {
 }
 
 func (r *Redis) Ping(ctx context.Context) error {
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	if err := r.client.Ping(ctx).Err(); err != nil {
 		return unavailable("ping Redis", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,12 +21,12 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/metrics"
+	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/streamend"
 )
 
@@ -44,20 +45,28 @@ type Config struct {
 	Introspection bool
 	// IDE serves a GraphQL IDE at /.
 	IDE bool
-	// ComplexityLimit bounds how many fields one operation may select.
-	ComplexityLimit int
+	// Limits bound each operation: its size, shape and cost before it runs, its response as it
+	// runs. The zero value bounds nothing.
+	Limits oplimit.Limits
 	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams.
 	KeepAlive time.Duration
 	// MaxSubscriptionsPerSocket bounds the operations running at once on one WebSocket.
 	MaxSubscriptionsPerSocket int
 	// UploadDiskBudget bounds the bytes all multipart uploads in flight may spill to disk.
 	UploadDiskBudget int64
+	// BodyTimeout is how long a request body may take to begin arriving; every byte that
+	// arrives extends it (bodyMinRate). Zero leaves bodies unbounded in time.
+	BodyTimeout time.Duration
 }
 
-// ReadyCheck is one thing /readyz asks about, such as the upstream.
+// ReadyCheck is one thing /readyz asks about, such as the event store.
 type ReadyCheck struct {
 	Name  string
 	Check func(context.Context) error
+	// Advisory checks report on something this replica depends on but cannot fix by being
+	// taken out of a load balancer, such as the upstream: /readyz?verbose shows their state,
+	// and they never make the replica unready (which would also stop it receiving webhooks).
+	Advisory bool
 }
 
 // Deps are what the handler needs.
@@ -116,7 +125,7 @@ func New(d Deps) *Handler {
 		mux.Handle("/webhooks", d.Webhooks)
 	}
 	mux.Handle("GET /metrics", d.Metrics.Handler())
-	return &Handler{Handler: d.logged(mux), streams: st}
+	return &Handler{Handler: d.logged(bodyDeadline(d.Config.BodyTimeout, mux)), streams: st}
 }
 
 // graphQL is the GraphQL handler with explicit transports (gqlgen's default server adds more
@@ -137,33 +146,20 @@ func (d Deps) graphQL(st *streams) http.Handler {
 	srv.AddTransport(sseTransport{keepAlive: d.Config.KeepAlive, streams: st})
 	srv.AddTransport(jsonTransport{})
 	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles})
+	srv.AddTransport(unsupported{}) // last: what no transport above takes
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if d.Config.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {
 		srv.SetDisableSuggestion(true) // suggestions would leak the schema introspection hides
 	}
-	if d.Config.ComplexityLimit > 0 {
-		srv.Use(extension.FixedComplexityLimit(d.Config.ComplexityLimit))
-	}
+	oplimit.Install(srv, d.Config.Limits)
 	srv.Use(d.Metrics.Extension())
 	srv.AroundOperations(d.oneOfVariables)
 	d.scoped(srv)
 	srv.SetErrorPresenter(apperr.Presenter(d.Log))
 	srv.SetRecoverFunc(apperr.Recover(d.Log))
 	return srv
-}
-
-// cors lets the listed origins call the gateway from a browser, with credentials; any other
-// origin gets no CORS headers, so browsers keep its pages from reading the answers.
-func (d Deps) cors(next http.Handler) http.Handler {
-	return cors.New(cors.Options{
-		AllowedOrigins:   d.Config.AllowedOrigins,
-		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders:   []string{"Content-Type", "Accept", "Authorization", "GraphQL-Require-Preflight", "Apollo-Require-Preflight", "X-Requested-With"},
-		AllowCredentials: true,
-		MaxAge:           600,
-	}).Handler(next)
 }
 
 // authenticated refuses HTTP requests whose credentials Authenticate rejects. WebSocket
@@ -208,6 +204,10 @@ func (d Deps) limits(next http.Handler) http.Handler {
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if errors.Is(err, errBodyTimeout) {
+			writeError(w, http.StatusRequestTimeout, "The request body did not arrive in time")
+			return
+		}
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "The request body could not be read")
 			return
@@ -259,13 +259,19 @@ func isSubscription(ctx context.Context) bool {
 	return op != nil && op.Operation == ast.Subscription
 }
 
-// ready answers 200 when every check passes and 503 otherwise, with each check's state. A
-// failure is described by its safe message only.
+// ready answers 200 when every required check passes and 503 otherwise, with each check's
+// state; ?verbose adds the advisory checks' states under "advisories". A failure is described
+// by its safe message only.
 func (d Deps) ready(w http.ResponseWriter, r *http.Request) {
-	states := make(map[string]string, len(d.Ready))
+	verbose := r.URL.Query().Has("verbose")
+	checks := make(map[string]string, len(d.Ready))
+	advisories := make(map[string]string)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range d.Ready {
+		if c.Advisory && !verbose {
+			continue
+		}
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 			defer cancel()
@@ -275,23 +281,31 @@ func (d Deps) ready(w http.ResponseWriter, r *http.Request) {
 				if e, ok := apperr.As(err); ok {
 					state = e.Message
 				}
-				d.Log.Warn("readiness check failed", "check", c.Name, "error", apperr.Redact(err.Error()))
+				d.Log.Warn("readiness check failed", "check", c.Name, "advisory", c.Advisory, "error", apperr.Redact(err.Error()))
 			}
 			mu.Lock()
-			states[c.Name] = state
-			mu.Unlock()
+			defer mu.Unlock()
+			if c.Advisory {
+				advisories[c.Name] = state
+			} else {
+				checks[c.Name] = state
+			}
 		})
 	}
 	wg.Wait()
 	status, code := "ok", http.StatusOK
-	for _, s := range states {
+	for _, s := range checks {
 		if s != "ok" {
 			status, code = "unavailable", http.StatusServiceUnavailable
 		}
 	}
+	out := map[string]any{"status": status, "checks": checks}
+	if verbose {
+		out["advisories"] = advisories
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "checks": states})
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 // logged writes one line per request. The query string is left out: it may carry variables.

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/event"
@@ -68,6 +69,10 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &tooLarge) {
 			rc.observe("unknown", "invalid")
 			reply(w, http.StatusRequestEntityTooLarge, map[string]any{"error": fmt.Sprintf("The event is larger than the limit of %s", bytesize.Format(limit))})
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) { // the server's body deadline: a stalled sender
+			reply(w, http.StatusRequestTimeout, map[string]any{"error": "The body did not arrive in time"})
 			return
 		}
 		reply(w, http.StatusBadRequest, map[string]any{"error": "The body could not be read"})

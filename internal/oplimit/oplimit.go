@@ -1,0 +1,160 @@
+// Package oplimit bounds what one GraphQL operation may ask of the gateway: its size, shape and
+// cost, refused before it is validated or run, and its response, ended once it grows past a
+// budget or once its client goes away.
+//
+// The static limits are checked on the operation as the client wrote it, before gqlgen
+// validates it: validation compares every pair of selections that share a response name, so
+// 5,000 tokens of one repeated field cost seconds of CPU there.
+package oplimit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+)
+
+// Limits bound one operation. A limit of zero (or less) is switched off.
+type Limits struct {
+	// Tokens bounds the operation's document in lexical tokens, comments included, as gqlgen's
+	// parser counts them (GRAPHQL_MAX_TOKENS).
+	Tokens int
+	// Depth bounds how deeply fields nest; `ofType`, introspection's unwrapping of list and
+	// non-null types, adds no level (GRAPHQL_MAX_DEPTH).
+	Depth int
+	// Aliases bounds the fields the operation renames, each time a fragment is used
+	// (GRAPHQL_MAX_ALIASES). `name: name` is no alias.
+	Aliases int
+	// RootFields bounds the distinct response names of the operation's top level
+	// (GRAPHQL_MAX_ROOT_FIELDS).
+	RootFields int
+	// Cost bounds the operation's estimated cost (GRAPHQL_MAX_COST). Each field costs 1, and a
+	// list multiplies the cost of its selection by its size: its first, limit or last argument
+	// (counted as at most 1,000, the largest page a field serves), which for a connection such
+	// as documents(first:) sizes the nodes beneath it, or else the size ListSizes assumes. Each pair of selections that share a response name in one selection
+	// set, and each pair of distinct fragments spread into one, adds 1: validation compares
+	// them. Fragments count each time they are spread, every type condition counts, and
+	// introspection costs like any other field.
+	Cost int
+	// ResponseBytes bounds the estimated size of a response; a subscription's budget is per
+	// event (MAX_RESPONSE_BYTES).
+	ResponseBytes int64
+	// ListSizes are the sizes the cost assumes for lists without a size argument, keyed by
+	// "Type.field", then by "field"; the key "" is the size of every other list. Nil assumes
+	// Defaults().ListSizes.
+	ListSizes map[string]int
+}
+
+// Defaults returns the gateway's limits. The cost limit passes the README's family query (cost
+// 7,083), the IDE's introspection query (8,879) and the family query of the end-to-end tests
+// (13,506); recursion through the family graph costs 1,502 for two levels of relationships,
+// 15,502 for three and 155,502 for four, the most the depth limit lets through.
+func Defaults() Limits {
+	return Limits{
+		Tokens:        5000,
+		Depth:         12,
+		Aliases:       30,
+		RootFields:    20,
+		Cost:          20000,
+		ResponseBytes: 16 << 20,
+		ListSizes: map[string]int{
+			// A family's cards and the whole family graph: large families have dozens of
+			// cards and a hundred edges.
+			"contacts":                 50,
+			"TopAccount.relationships": 100,
+			// One card's edges, in both directions.
+			"relationships": 10,
+			// Everything else: references, ownership shares, class parties, tags, an event's
+			// generated documents, and introspection's lists.
+			"": 5,
+		},
+	}
+}
+
+// Server is what Install configures: gqlgen's handler.Server, or its executor.Executor.
+type Server interface {
+	Use(graphql.HandlerExtension)
+	SetParserTokenLimit(int)
+}
+
+// Install bounds every operation srv executes by l.
+func Install(srv Server, l Limits) {
+	srv.Use(New(l))
+	if l.Tokens > 0 {
+		// A backstop: the extension counts the tokens before gqlgen parses, and refuses with a
+		// message that names the setting.
+		srv.SetParserTokenLimit(l.Tokens)
+	}
+}
+
+// Extension is the gqlgen handler extension that enforces Limits.
+type Extension struct {
+	limits Limits
+	schema *ast.Schema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+	graphql.ResponseInterceptor
+	graphql.FieldInterceptor
+} = (*Extension)(nil)
+
+// New returns the extension enforcing l.
+func New(l Limits) *Extension {
+	if l.ListSizes == nil {
+		l.ListSizes = Defaults().ListSizes
+	}
+	return &Extension{limits: l}
+}
+
+// ExtensionName names the extension in gqlgen's stats.
+func (*Extension) ExtensionName() string { return "OperationLimits" }
+
+// Validate keeps the schema, whose field types tell lists from objects.
+func (e *Extension) Validate(es graphql.ExecutableSchema) error {
+	e.schema = es.Schema()
+	return nil
+}
+
+// MutateOperationParameters refuses an operation over a static limit. It runs before gqlgen
+// parses and validates the document, so a refusal costs one pass of the lexer and one of the
+// parser. A document that does not parse, or names no operation, is left to gqlgen to refuse.
+func (e *Extension) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if p.Query == "" {
+		return nil
+	}
+	m, err := measure(e.schema, e.limits, p.Query, p.OperationName, p.Variables)
+	if err != nil || m == nil {
+		return err
+	}
+	l := e.limits
+	switch {
+	case l.Depth > 0 && m.depth > l.Depth:
+		return refusal("The operation is %d levels deep; at most %d are allowed (GRAPHQL_MAX_DEPTH)", m.depth, l.Depth)
+	case l.Aliases > 0 && m.aliases > l.Aliases:
+		return refusal("The operation has %d aliases; at most %d are allowed (GRAPHQL_MAX_ALIASES)", m.aliases, l.Aliases)
+	case l.RootFields > 0 && m.rootFields > l.RootFields:
+		return refusal("The operation selects %d root fields; at most %d are allowed (GRAPHQL_MAX_ROOT_FIELDS)", m.rootFields, l.RootFields)
+	case l.Cost > 0 && m.unfinished:
+		return refusal("The operation costs more than %d; at most %d is allowed (GRAPHQL_MAX_COST)", l.Cost, l.Cost)
+	case l.Cost > 0 && m.cost > int64(l.Cost):
+		return refusal("The operation costs %d; at most %d is allowed (GRAPHQL_MAX_COST)", m.cost, l.Cost)
+	}
+	return nil
+}
+
+// refusal is the error of an operation over a limit: its cause gives the gateway's presenter
+// the code and message, and its extensions give them to gqlgen's default presenter.
+func refusal(format string, args ...any) *gqlerror.Error {
+	msg := fmt.Sprintf(format, args...)
+	return &gqlerror.Error{
+		Message:    msg,
+		Err:        apperr.New(apperr.OperationLimitExceeded, msg),
+		Extensions: map[string]any{"code": apperr.OperationLimitExceeded},
+	}
+}

@@ -1,0 +1,179 @@
+package oplimit
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// small are limits that the tests' operations reach with a few fields. Each case switches on
+// the one limit it is about.
+func small(set func(*Limits)) Limits {
+	l := Limits{ListSizes: map[string]int{"": 4, "Book.related": 10}}
+	set(&l)
+	return l
+}
+
+func TestStaticLimitsRefuseAnOperationBeforeAnyResolverRuns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		limits Limits
+		query  string
+		vars   map[string]any
+		// want is the refusal's message; empty, the operation runs.
+		want string
+	}{
+		{"tokens at the limit", small(func(l *Limits) { l.Tokens = 5 }), "{ version version version }", nil, ""},
+		{"tokens over the limit", small(func(l *Limits) { l.Tokens = 5 }), "{ version version version version }", nil,
+			"The operation has 6 tokens; at most 5 are allowed (GRAPHQL_MAX_TOKENS)"},
+		{"comments are tokens", small(func(l *Limits) { l.Tokens = 4 }), "# why\n{ version } # and why not\n", nil,
+			"The operation has 5 tokens; at most 4 are allowed (GRAPHQL_MAX_TOKENS)"},
+
+		{"depth at the limit", small(func(l *Limits) { l.Depth = 3 }), "{ books { related { title } } }", nil, ""},
+		{"depth over the limit", small(func(l *Limits) { l.Depth = 3 }), "{ books { related { related { title } } } }", nil,
+			"The operation is 4 levels deep; at most 3 are allowed (GRAPHQL_MAX_DEPTH)"},
+		{"depth counts through fragments", small(func(l *Limits) { l.Depth = 3 }),
+			"{ books { ...R } } fragment R on Book { related { ... on Book { related { title } } } }", nil,
+			"The operation is 4 levels deep; at most 3 are allowed (GRAPHQL_MAX_DEPTH)"},
+
+		{"aliases at the limit", small(func(l *Limits) { l.Aliases = 2 }), "{ a: version b: version version: version }", nil, ""},
+		{"aliases over the limit", small(func(l *Limits) { l.Aliases = 2 }), "{ a: version b: version c: version }", nil,
+			"The operation has 3 aliases; at most 2 are allowed (GRAPHQL_MAX_ALIASES)"},
+		{"aliases count each time a fragment is spread", small(func(l *Limits) { l.Aliases = 2 }),
+			"{ a: books { ...T } b: books { ...T } } fragment T on Book { t: title }", nil,
+			"The operation has 4 aliases; at most 2 are allowed (GRAPHQL_MAX_ALIASES)"},
+
+		{"root fields at the limit", small(func(l *Limits) { l.RootFields = 2 }), "{ version books { title } version }", nil, ""},
+		{"root fields over the limit", small(func(l *Limits) { l.RootFields = 2 }), "{ version books { title } shelves { total } }", nil,
+			"The operation selects 3 root fields; at most 2 are allowed (GRAPHQL_MAX_ROOT_FIELDS)"},
+
+		// books(limit: 7) { title } costs 1 + 7 × 1.
+		{"cost at the limit", small(func(l *Limits) { l.Cost = 8 }), "{ books(limit: 7) { title } }", nil, ""},
+		{"cost over the limit", small(func(l *Limits) { l.Cost = 7 }), "{ books(limit: 7) { title } }", nil,
+			"The operation costs 8; at most 7 is allowed (GRAPHQL_MAX_COST)"},
+		{"a list's size from a variable", small(func(l *Limits) { l.Cost = 7 }), "query($n: Int) { books(limit: $n) { title } }",
+			map[string]any{"n": 7}, "The operation costs 8; at most 7 is allowed (GRAPHQL_MAX_COST)"},
+		{"a list's size from a variable's default", small(func(l *Limits) { l.Cost = 7 }), "query($n: Int = 7) { books(limit: $n) { title } }", nil,
+			"The operation costs 8; at most 7 is allowed (GRAPHQL_MAX_COST)"},
+		// The list size assumed for books without a limit is 4: 1 + 4 × 2.
+		{"an unbounded list's assumed size", small(func(l *Limits) { l.Cost = 8 }), "{ books { title genre } }", nil,
+			"The operation costs 9; at most 8 is allowed (GRAPHQL_MAX_COST)"},
+		// shelves(first: 3) { total nodes { name } }: 1 + total 1 + nodes (1 + 3 × 1).
+		{"a connection's first sizes its nodes", small(func(l *Limits) { l.Cost = 5 }), "{ shelves(first: 3) { total nodes { name } } }", nil,
+			"The operation costs 6; at most 5 is allowed (GRAPHQL_MAX_COST)"},
+		// shelves' default first is 10: 1 + 1 × (1 + 10 × 1).
+		{"a connection's default first", small(func(l *Limits) { l.Cost = 11 }), "{ shelves { nodes { name } } }", nil,
+			"The operation costs 12; at most 11 is allowed (GRAPHQL_MAX_COST)"},
+		// Book.related is assumed 10 long: 1 + 2 × (1 + 10 × (1 + 10 × 1)).
+		{"recursion through lists costs what it returns", small(func(l *Limits) { l.Cost = 100 }),
+			"{ books(limit: 2) { related { related { title } } } }", nil,
+			"The operation costs 223; at most 100 is allowed (GRAPHQL_MAX_COST)"},
+		// A size argument counts at most maxPage: the field itself refuses more.
+		{"a huge size argument counts as the largest page", small(func(l *Limits) { l.Cost = 1000 }),
+			"{ books(limit: 1000000) { title } }", nil, "The operation costs 1001; at most 1000 is allowed (GRAPHQL_MAX_COST)"},
+		// __schema { types { name } }: 1 + (1 + 4 × 1).
+		{"introspection costs like any other field", small(func(l *Limits) { l.Cost = 5 }), "{ __schema { types { name } } }", nil,
+			"The operation costs 6; at most 5 is allowed (GRAPHQL_MAX_COST)"},
+		// item 1, title 1, name 1, though an item is a book or a shelf.
+		{"every type condition counts", small(func(l *Limits) { l.Cost = 2 }),
+			`{ item(id: 1) { ... on Book { title } ... on Shelf { name } } }`, nil,
+			"The operation costs 3; at most 2 is allowed (GRAPHQL_MAX_COST)"},
+		// Three selections of version merge into one field (1) whose three pairs validation
+		// compares (3).
+		{"repeated selections count the pairs validation compares", small(func(l *Limits) { l.Cost = 3 }), "{ version version version }", nil,
+			"The operation costs 4; at most 3 is allowed (GRAPHQL_MAX_COST)"},
+		{"a fragment bomb stops the measuring", small(func(l *Limits) { l.Cost = 1000 }), fragmentBomb(20), nil,
+			"The operation costs more than 1000; at most 1000 is allowed (GRAPHQL_MAX_COST)"},
+
+		{"zero limits are off", Limits{}, "{ a: books(limit: 500) { b: related { c: related { d: related { title } } } } }", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lib := newLibrary(t)
+			resp := run(context.Background(), lib.executor(tc.limits), tc.query, tc.vars)
+			if tc.want == "" {
+				if len(resp.Errors) > 0 {
+					t.Fatalf("got errors %v, want none", resp.Errors)
+				}
+				return
+			}
+			if len(resp.Errors) != 1 || resp.Errors[0].Message != tc.want || fmt.Sprint(resp.Errors[0].Extensions["code"]) != "OPERATION_LIMIT_EXCEEDED" {
+				t.Errorf("got %v, want one OPERATION_LIMIT_EXCEEDED error %q", resp.Errors, tc.want)
+			}
+			if n := lib.calls.Load(); n != 0 {
+				t.Errorf("got %d resolver calls, want none", n)
+			}
+		})
+	}
+}
+
+// fragmentBomb is a short document whose fragments, expanded, select 2^levels fields.
+func fragmentBomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("{ books { ...F0 } }\n")
+	for i := range levels {
+		b.WriteString("fragment F" + strconv.Itoa(i) + " on Book { a: related { ...F" + strconv.Itoa(i+1) + " } b: related { ...F" + strconv.Itoa(i+1) + " } }\n")
+	}
+	b.WriteString("fragment F" + strconv.Itoa(levels) + " on Book { title }\n")
+	return b.String()
+}
+
+// Documents the measuring cannot read are gqlgen's to refuse, with its own errors.
+func TestDocumentsThatDoNotValidateAreLeftToValidation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, query, want string }{
+		{"a syntax error", "{ version", "Expected Name, found <EOF>"},
+		{"an unknown field", "{ books { pages { n } } }", `Cannot query field "pages" on type "Book".`},
+		{"a fragment spread within itself", "{ books { ...R } } fragment R on Book { related { ...R } }", `Cannot spread fragment "R" within itself.`},
+		{"an unknown fragment", "{ books { ...Nope } }", `Unknown fragment "Nope".`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resp := run(context.Background(), newLibrary(t).executor(Defaults()), tc.query, nil)
+			if len(resp.Errors) == 0 || !strings.Contains(resp.Errors[0].Message, tc.want) {
+				t.Errorf("got %v, want a validation error %q", resp.Errors, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaultsAreTheDocumentedOnes(t *testing.T) {
+	t.Parallel()
+	got := Defaults()
+	want := Limits{Tokens: 5000, Depth: 12, Aliases: 30, RootFields: 20, Cost: 20000, ResponseBytes: 16 << 20}
+	got.ListSizes, want.ListSizes = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// The parser's own token limit is a backstop, so the extension counts as the parser does: a
+// document at the limit gets through both.
+func TestTheTokenCountAgreesWithTheParser(t *testing.T) {
+	t.Parallel()
+	for _, query := range []string{"{ version }", "# why\n{ version } # and why not\n", `query Q($n: Int = 3) { books(limit: $n) { title } }`} {
+		n := countTokens(query)
+		if _, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, n); err != nil {
+			t.Errorf("%q: got %v with the parser's limit at its %d tokens, want it parsed", query, err, n)
+		}
+		if _, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, n-1); err == nil {
+			t.Errorf("%q: got it parsed with the parser's limit at %d, want a refusal", query, n-1)
+		}
+	}
+}
+
+// ofType unwraps a list or non-null type; GraphiQL's introspection query nests it nine deep.
+func TestOfTypeAddsNoLevel(t *testing.T) {
+	t.Parallel()
+	m, err := measure(newLibrary(t).schema, Limits{}, "{ __schema { types { ofType { ofType { ofType { name } } } } } }", "", nil)
+	if err != nil || m.depth != 3 {
+		t.Errorf("got depth %+v (%v), want 3", m, err)
+	}
+}
