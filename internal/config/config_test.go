@@ -5,12 +5,14 @@ import (
 	"flag"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/config"
+	"github.com/advisorhq/gateway/internal/oplimit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -64,7 +66,12 @@ func TestInvalidSettingsAreAllReportedByName(t *testing.T) {
 		"ADVISOR_BASE_URL": "ftp://x", "ADVISOR_BASIC_CREDENTIALS": "nocolon",
 		"REDIS_URL": "http://user:hunter2@redis.example", "WEBHOOK_API_KEY": "short",
 		"EVENT_HISTORY": "0", "EVENT_DEDUP_WINDOW": "forever", "SUBSCRIBER_BUFFER": "-3",
-		"STREAM_KEEPALIVE": "0s",
+		"STREAM_KEEPALIVE": "0s", "GRAPHQL_MAX_TOKENS": "many", "GRAPHQL_MAX_DEPTH": "0",
+		"GRAPHQL_MAX_ALIASES": "-1", "GRAPHQL_MAX_ROOT_FIELDS": "x", "GRAPHQL_MAX_COST": "1.5",
+		"MAX_RESPONSE_BYTES": "huge", "UPSTREAM_REQUEST_BUDGET": "0", "UPSTREAM_MAX_CONNECTIONS": "none",
+		"MAX_SUBSCRIPTIONS_PER_SOCKET": "-5", "UPLOAD_DISK_BUDGET": "some", "REQUEST_BODY_TIMEOUT": "0s",
+		"MAX_CONNECTIONS": "unlimited", "EVENTS_OUTAGE_GRACE": "long",
+		"GRAPHQL_COMPLEXITY_LIMIT": "5000",
 	}
 	_, err := config.Load(func(k string) string { return env[k] })
 	if err == nil {
@@ -111,5 +118,20 @@ func TestEventSettingsAreRead(t *testing.T) {
 	if cfg.RedisURL != env["REDIS_URL"] || cfg.RedisKeyPrefix != "staging:" || cfg.WebhookAPIKey != env["WEBHOOK_API_KEY"] ||
 		cfg.EventHistory != 500 || cfg.DedupWindow != 96*time.Hour || cfg.SubscriberBuffer != 32 || cfg.KeepAlive != 5*time.Second {
 		t.Errorf("event settings not read: %+v", cfg)
+	}
+}
+
+// The operation limits' defaults are declared here, once; oplimit's own Defaults (which its
+// tests use) must say the same.
+func TestOperationLimitDefaultsAgreeWithOplimit(t *testing.T) {
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := oplimit.Defaults()
+	got := oplimit.Limits{Tokens: cfg.MaxTokens, Depth: cfg.MaxDepth, Aliases: cfg.MaxAliases,
+		RootFields: cfg.MaxRootFields, Cost: cfg.MaxCost, ResponseBytes: cfg.MaxResponseBytes, ListSizes: want.ListSizes}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("config's limits %+v, oplimit.Defaults() %+v", got, want)
 	}
 }
