@@ -256,6 +256,10 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("STREAM_KEEPALIVE", durationSetting(&cfg.KeepAlive))
 	set("EVENTS_OUTAGE_GRACE", durationSetting(&cfg.EventsOutageGrace))
 
+	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
+		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
+			bytesize.Format(cfg.UploadDiskBudget), bytesize.Format(cfg.MaxUploadBytes)))
+	}
 	if cfg.AdvisorBaseURL != "" && cfg.AdvisorAccessToken == "" {
 		errs = append(errs, errors.New("ADVISOR_ACCESS_TOKEN: required when ADVISOR_BASE_URL is set"))
 	}

@@ -88,6 +88,12 @@ func TestInvalidSettingsAreAllReportedByName(t *testing.T) {
 		}
 	}
 	_, err = config.Load(func(k string) string {
+		return map[string]string{"UPLOAD_DISK_BUDGET": "1GiB", "MAX_UPLOAD_BYTES": "2GiB"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), "UPLOAD_DISK_BUDGET: 1 GiB is less than MAX_UPLOAD_BYTES (2 GiB)") {
+		t.Errorf("a disk budget below the largest upload: %v, want it refused", err)
+	}
+	_, err = config.Load(func(k string) string {
 		return map[string]string{"ADVISOR_BASE_URL": "https://advisor.example"}[k]
 	})
 	if err == nil || !strings.Contains(err.Error(), "ADVISOR_ACCESS_TOKEN: required") {

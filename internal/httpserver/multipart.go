@@ -8,26 +8,38 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/bytesize"
 )
 
 // uploads is the transport of the GraphQL multipart request specification: an "operations"
 // part, a "map" part naming which variable each file fills, then the files. gqlgen has one,
 // but it answers an oversized request with 200 or 422, has no limit on the number of files,
 // and reads small files into memory; this one answers 413, bounds the files, and spills every
-// file to a temporary file that is removed when the request ends.
+// file to a temporary file, within a disk budget shared by all requests, that is removed when
+// the request ends.
 type uploads struct {
 	maxBytes int64 // the whole request
 	maxFiles int
+	disk     *diskBudget
 }
 
 // maxOperationsBytes bounds the operations and map parts, which are read into memory.
 const maxOperationsBytes = 2 << 20
+
+// maxPathsPerFile bounds the variables one file may fill. The specification lets a file fill
+// several; without a bound, one small file mapped to thousands of paths costs a reader and a
+// variable each.
+const maxPathsPerFile = 100
+
+// overBudgetRetry is the Retry-After of an upload refused for the disk budget: uploads in
+// flight give their share back when they end, which is seconds for most.
+const overBudgetRetry = "5"
 
 var _ graphql.Transport = uploads{}
 
@@ -43,50 +55,50 @@ func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, u.maxBytes)
-	params, cleanup, status, err := u.read(r)
-	defer cleanup()
+	sp := &spool{budget: u.disk}
+	defer sp.release()
+	params, status, err := u.read(r, sp)
 	if err != nil {
-		writeError(w, status, err.Error())
-		return
-	}
-	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-
-	w.Header().Set("Content-Type", "application/json")
-	ctx := r.Context()
-	opCtx, gqlErr := exec.CreateOperationContext(ctx, params)
-	if gqlErr != nil {
-		if errcode.GetErrorKind(gqlErr) == errcode.KindProtocol {
-			w.WriteHeader(http.StatusUnprocessableEntity)
+		// The files go before the answer does, so a client that retries at once finds the
+		// budget given back.
+		sp.release()
+		switch status {
+		case http.StatusServiceUnavailable:
+			w.Header().Set("Retry-After", overBudgetRetry)
+			writeCodedError(w, status, apperr.OperationLimitExceeded, err.Error())
+		default:
+			writeError(w, status, err.Error())
 		}
-		writeJSON(w, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), gqlErr))
 		return
 	}
-	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	writeJSON(w, responses(ctx))
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	executeOnce(w, r, exec, params)
 }
 
-// read parses the request into operation parameters with their files, and returns what
-// removes the files. On failure it gives the status to answer with.
-func (u uploads) read(r *http.Request) (*graphql.RawParams, func(), int, error) {
-	var files []*os.File
-	cleanup := func() {
-		for _, f := range files {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}
+// read parses the request into operation parameters with their files, spilled to sp. On
+// failure it gives the status to answer with.
+func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, error) {
 	// A panic below (gqlgen's code is called) must not leave the files behind.
 	defer func() {
 		if p := recover(); p != nil {
-			cleanup()
+			sp.release()
 			panic(p)
 		}
 	}()
-	fail := func(err error) (*graphql.RawParams, func(), int, error) {
+	fail := func(err error) (*graphql.RawParams, int, error) {
 		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
-			return nil, cleanup, http.StatusRequestEntityTooLarge, errors.New(tooLarge(u.maxBytes))
+			return nil, http.StatusRequestEntityTooLarge, errors.New(tooLarge(u.maxBytes))
 		}
-		return nil, cleanup, http.StatusBadRequest, err
+		if errors.Is(err, errBodyTimeout) {
+			return nil, http.StatusRequestTimeout, err
+		}
+		if errors.Is(err, errOverBudget) {
+			return nil, http.StatusServiceUnavailable, fmt.Errorf(
+				"the uploads in progress would exceed the disk budget for temporary upload files, %s (UPLOAD_DISK_BUDGET): retry later",
+				bytesize.Format(u.disk.limit))
+		}
+		return nil, http.StatusBadRequest, err
 	}
 
 	mr, err := r.MultipartReader()
@@ -102,8 +114,13 @@ func (u uploads) read(r *http.Request) (*graphql.RawParams, func(), int, error) 
 		return fail(err)
 	}
 	if len(fileMap) > u.maxFiles {
-		return nil, cleanup, http.StatusRequestEntityTooLarge,
+		return nil, http.StatusRequestEntityTooLarge,
 			fmt.Errorf("the request carries %d files; at most %d are accepted", len(fileMap), u.maxFiles)
+	}
+	for key, paths := range fileMap {
+		if len(paths) > maxPathsPerFile {
+			return fail(fmt.Errorf("the map gives file %q %d paths; one file may fill at most %d", key, len(paths), maxPathsPerFile))
+		}
 	}
 	for {
 		part, err := mr.NextPart()
@@ -119,23 +136,17 @@ func (u uploads) read(r *http.Request) (*graphql.RawParams, func(), int, error) 
 			return fail(fmt.Errorf("part %q is not named in the map", key))
 		}
 		delete(fileMap, key)
-		f, err := os.CreateTemp("", "gateway-upload-")
-		if err != nil {
-			return nil, cleanup, http.StatusInternalServerError, errors.New("the upload could not be stored")
+		f, size, err := sp.spill(part)
+		if f == nil {
+			return nil, http.StatusInternalServerError, errors.New("the upload could not be stored")
 		}
-		files = append(files, f)
-		size, err := io.Copy(f, part)
 		if err != nil {
 			return fail(fmt.Errorf("file %q could not be read: %w", key, err))
 		}
 		for _, path := range paths {
-			// Each use of the file reads it from the start on its own handle.
-			g, err := os.Open(f.Name())
-			if err != nil {
-				return nil, cleanup, http.StatusInternalServerError, errors.New("the upload could not be stored")
-			}
-			files = append(files, g)
-			up := graphql.Upload{File: g, Size: size, Filename: part.FileName(), ContentType: part.Header.Get("Content-Type")}
+			// Each use reads the file from its start through a reader of its own, over the one
+			// descriptor: a descriptor per use let one file take thousands.
+			up := graphql.Upload{File: io.NewSectionReader(f, 0, size), Size: size, Filename: part.FileName(), ContentType: part.Header.Get("Content-Type")}
 			if err := addUpload(&params, up, key, path); err != nil {
 				return fail(err)
 			}
@@ -144,7 +155,7 @@ func (u uploads) read(r *http.Request) (*graphql.RawParams, func(), int, error) 
 	for key := range fileMap {
 		return fail(fmt.Errorf("the map names file %q, but the request does not carry it", key))
 	}
-	return &params, cleanup, 0, nil
+	return &params, 0, nil
 }
 
 // decodePart reads the next part, which must be the form field name, as JSON into v.

@@ -139,13 +139,14 @@ func (d Deps) graphQL(st *streams) http.Handler {
 		initTimeout:    3 * time.Second,
 		keepAlive:      d.Config.KeepAlive,
 		maxMessage:     d.Config.MaxRequestBytes,
+		maxOperations:  d.Config.MaxSubscriptionsPerSocket,
 		log:            d.Log,
 		authenticate:   d.Authenticate,
 		streams:        st,
 	})
 	srv.AddTransport(sseTransport{keepAlive: d.Config.KeepAlive, streams: st})
 	srv.AddTransport(jsonTransport{})
-	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles})
+	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles, disk: newDiskBudget(d.Config.UploadDiskBudget)})
 	srv.AddTransport(unsupported{}) // last: what no transport above takes
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if d.Config.Introspection {

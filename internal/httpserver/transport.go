@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -54,38 +53,7 @@ func (t jsonTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
-	ctx := r.Context()
-	opCtx, errs := exec.CreateOperationContext(ctx, params)
-	if errs != nil {
-		// A request that cannot be executed: application/json says so in the body with 200,
-		// application/graphql-response+json with 400; neither has a "data" entry.
-		status := http.StatusOK
-		if media == mediaGraphQLResponse {
-			status = http.StatusBadRequest
-		}
-		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
-		requestError(w, status, resp.Errors)
-		return
-	}
-	if r.Method == http.MethodGet {
-		if op := opCtx.Doc.Operations.ForName(opCtx.OperationName); op != nil && op.Operation != ast.Query {
-			w.Header().Set("Allow", http.MethodPost)
-			requestError(w, http.StatusMethodNotAllowed,
-				gqlerror.List{gqlerror.Errorf("GET serves queries only: send %s operations with POST", op.Operation)})
-			return
-		}
-	}
-	if opCtx.Operation.Operation == ast.Subscription {
-		status := http.StatusOK
-		if media == mediaGraphQLResponse {
-			status = http.StatusBadRequest
-		}
-		requestError(w, status, gqlerror.List{gqlerror.Errorf(
-			"Subscriptions stream: open a WebSocket (graphql-transport-ws) or send Accept: text/event-stream (graphql-sse)")})
-		return
-	}
-	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	writeJSON(w, responses(ctx))
+	executeOnce(w, r, exec, params)
 }
 
 // responseMedia picks the response's media type from the Accept header: the first of the two

@@ -13,6 +13,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/coder/websocket"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/bytesize"
 )
 
 // The WebSocket subprotocols served: graphql-ws's graphql-transport-ws, and the legacy
@@ -49,7 +52,21 @@ type websocketTransport struct {
 	streams *streams
 	// maxMessage bounds one client message.
 	maxMessage int64
-	log        *slog.Logger
+	// maxOperations bounds the operations running at once on one socket; 0 is
+	// defaultMaxOperations.
+	maxOperations int
+	log           *slog.Logger
+}
+
+// defaultMaxOperations bounds the operations of one socket when no limit is set: each holds a
+// goroutine and buffers, and one socket once held 20,000.
+const defaultMaxOperations = 100
+
+func (t websocketTransport) operationLimit() int {
+	if t.maxOperations <= 0 {
+		return defaultMaxOperations
+	}
+	return t.maxOperations
 }
 
 var _ graphql.Transport = websocketTransport{}
@@ -75,6 +92,10 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	if err != nil {
 		return // Accept has answered the request
 	}
+	// The connection is hijacked: nothing but this releases its descriptor when the handler
+	// ends, whichever way it ends (a client gone without a close frame leaves only a read
+	// error). A close handshake under way is not cut short: CloseNow waits for it.
+	defer conn.CloseNow()
 	conn.SetReadLimit(t.maxMessage)
 	s := &wsSession{
 		t: t, conn: conn, exec: exec, legacy: conn.Subprotocol() == protocolLegacy,
@@ -141,6 +162,12 @@ func (s *wsSession) serve(parent context.Context) {
 
 	for {
 		typ, data, err := s.conn.Read(ctx)
+		if errors.Is(err, websocket.ErrMessageTooBig) {
+			// The library has sent the close frame (1009); completing the handshake drains
+			// the rest of the message and waits, briefly, for the client's answer.
+			s.close(websocket.StatusMessageTooBig, "A message is larger than "+bytesize.Format(s.t.maxMessage))
+			return
+		}
 		if err != nil {
 			return // closed by the client, by s.close, or the request ended
 		}
@@ -309,6 +336,14 @@ func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessa
 		s.close(closeSubscriberTaken, fmt.Sprintf("Subscriber for %s already exists", m.ID))
 		return false
 	}
+	if limit := s.t.operationLimit(); len(s.ops) >= limit {
+		s.mu.Unlock()
+		stop()
+		// Refusing the one operation keeps the socket, and the operations it runs, alive.
+		s.sendCodedError(m.ID, apperr.OperationLimitExceeded, fmt.Sprintf(
+			"This WebSocket already runs %d operations, the most one socket may run at once (MAX_SUBSCRIPTIONS_PER_SOCKET): complete one, or open another WebSocket", limit))
+		return true
+	}
 	s.ops[m.ID] = stop
 	s.mu.Unlock()
 
@@ -354,6 +389,16 @@ func (s *wsSession) protocolError(id, message string) {
 
 func (s *wsSession) sendError(id, message string) {
 	s.send(wsMessage{ID: id, Type: "error", Payload: mustJSON(map[string]string{"message": message})})
+}
+
+// sendCodedError ends operation id with a GraphQL error that carries code: graphql-transport-ws
+// sends a list of errors, the legacy protocol one error.
+func (s *wsSession) sendCodedError(id string, code apperr.Code, message string) {
+	var payload any = map[string]any{"message": message, "extensions": map[string]any{"code": code}}
+	if !s.legacy {
+		payload = []any{payload}
+	}
+	s.send(wsMessage{ID: id, Type: "error", Payload: mustJSON(payload)})
 }
 
 // writeTimeout bounds one write: a client that stops reading does not hold a goroutine forever.
