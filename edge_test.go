@@ -269,3 +269,17 @@ func TestBrowsersLetOnlyTheListedOriginsReadAnswers(t *testing.T) {
 		})
 	}
 }
+
+// The body deadline ends once the body is in: an SSE stream, whose request body is read at
+// once, outlives REQUEST_BODY_TIMEOUT and still delivers.
+func TestAnSSEStreamOutlivesTheBodyDeadline(t *testing.T) {
+	t.Parallel()
+	gw := newGateway(t, newUpstream(t, false), map[string]string{"REQUEST_BODY_TIMEOUT": "1s"})
+	sse := openSSE(t, gw, progressSubscription, nil)
+	waitSubscribers(t, gw, 1)
+	time.Sleep(2500 * time.Millisecond) // past the deadline the body would have had
+	gw.mustDeliver(t, progress("w-late", 42))
+	if ev := sse.next(); ev.name != "next" || !strings.Contains(ev.data, "w-late") {
+		t.Errorf("after the body deadline the stream gave %q %s, want the event", ev.name, ev.data)
+	}
+}

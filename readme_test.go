@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -233,7 +232,7 @@ func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
 				continue
 			}
 			notes++
-			if body := download(t, d.DownloadURI); body != string(csv) {
+			if _, body := docDownload(t, d.DownloadURI); string(body) != string(csv) {
 				t.Errorf("an uploaded Notes document holds %q (%s), want %q", body, d.FileStatus, csv)
 			}
 		}
@@ -261,19 +260,4 @@ func writeCurlRedirects(t *testing.T, dir string, servers map[string]string) {
 	if err := os.WriteFile(filepath.Join(dir, ".curlrc"), []byte(rc.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// download returns what a GET of uri answers, which must be 200.
-func download(t *testing.T, uri string) string {
-	t.Helper()
-	resp, err := http.Get(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", uri, resp.StatusCode, body)
-	}
-	return string(body)
 }

@@ -180,7 +180,13 @@ func run(ctx context.Context) int {
 	fmt.Println()
 	summary(results)
 	fmt.Println()
-	logf("gateway after everything: %d descriptors (%d at rest before), RSS %.1f MB", endFDs, baseFDs, mb(endRSS))
+	for _, r := range results {
+		if !r.control {
+			baseFDs = r.fdBefore // after the control's upstream connections, if it ran
+			break
+		}
+	}
+	logf("gateway after everything: %d descriptors (%d before the first reproduction), RSS %.1f MB", endFDs, baseFDs, mb(endRSS))
 	failed := false
 	for _, r := range results {
 		if len(r.failures) > 0 {
@@ -225,42 +231,42 @@ type item struct {
 	// fdPeak > 0: the descriptors must also stay within this many of where they were while it
 	// runs (one upload's file is opened once, not once per path).
 	fdPeak int
-	run    func(ctx context.Context, p *prober, o *outcome)
+	run    func(p *prober, ctx context.Context, o *outcome)
 }
 
 func items() []item {
 	return []item{
-		{id: "0", name: "control: the README's family query", control: true, run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "0", name: "control: the README's family query", control: true, run: func(p *prober, ctx context.Context, o *outcome) {
 			o.series(ctx, 5, time.Minute, func(ctx context.Context) (string, string) {
 				return p.graphql(ctx, readmeFamilyQuery, 30*time.Second)
 			})
 			o.expect(func(k string) bool { return k == "HTTP 200 data" }, "200 with data and no error")
 		}},
-		{id: "a", name: "200 WebSocket upgrades dropped after 0.3 s without a close frame (FIN, as curl --max-time 0.3)", run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "a", name: "200 WebSocket upgrades dropped after 0.3 s without a close frame (FIN, as curl --max-time 0.3)", run: func(p *prober, ctx context.Context, o *outcome) {
 			p.wsDrops(ctx, o, 200, false)
 		}},
-		{id: "a2", name: "200 WebSockets that init and subscribe, then reset (RST) after 0.3 s", run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "a2", name: "200 WebSockets that init and subscribe, then reset (RST) after 0.3 s", run: func(p *prober, ctx context.Context, o *outcome) {
 			p.wsDrops(ctx, o, 200, true)
 		}},
 		{id: "b", name: "20 WebSocket messages over the read limit (2 MiB + 1 KiB)", run: (*prober).wsTooBig},
 		{id: "c", name: "20,000 subscribe messages on one WebSocket", run: (*prober).wsManySubscriptions},
-		{id: "d1", name: "relationships recursing 8 levels deep, ×50", cpuChecked: true, run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "d1", name: "relationships recursing 8 levels deep, ×50", cpuChecked: true, run: func(p *prober, ctx context.Context, o *outcome) {
 			p.refusedSeries(ctx, o, 50, recursion(p.wid, 8), 30*time.Second)
 		}},
-		{id: "d2", name: "relationships recursing 10 levels deep, ×50", cpuChecked: true, run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "d2", name: "relationships recursing 10 levels deep, ×50", cpuChecked: true, run: func(p *prober, ctx context.Context, o *outcome) {
 			p.refusedSeries(ctx, o, 50, recursion(p.wid, 10), 30*time.Second)
 		}},
-		{id: "d3", name: "relationships recursing 4 levels (within the depth limit), ×50", cpuChecked: true, run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "d3", name: "relationships recursing 4 levels (within the depth limit), ×50", cpuChecked: true, run: func(p *prober, ctx context.Context, o *outcome) {
 			p.refusedSeries(ctx, o, 50, recursion(p.wid, 4), 30*time.Second)
 		}},
 		{id: "d4", name: "relationships recursing 10 levels, the client gives up after 1 s, ×5", cpuChecked: true, run: (*prober).recursionClientLeaves},
-		{id: "e", name: "6,000 aliases of __schema { types { name fields { name } } }, ×50", cpuChecked: true, run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "e", name: "6,000 aliases of __schema { types { name fields { name } } }, ×50", cpuChecked: true, run: func(p *prober, ctx context.Context, o *outcome) {
 			p.refusedSeries(ctx, o, 50, aliased(6000, "__schema { types { name fields { name } } }"), 30*time.Second)
 		}},
-		{id: "f", name: "10,000 repeated fields, ×50", cpuChecked: true, run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "f", name: "10,000 repeated fields, ×50", cpuChecked: true, run: func(p *prober, ctx context.Context, o *outcome) {
 			p.refusedSeries(ctx, o, 50, "{ topAccounts(limit: 1) { nodes {"+strings.Repeat(" wid", 10000)+" } } }", 30*time.Second)
 		}},
-		{id: "g", name: "2,400 aliased topAccount(wid:) lookups, ×50", cpuChecked: true, run: func(ctx context.Context, p *prober, o *outcome) {
+		{id: "g", name: "2,400 aliased topAccount(wid:) lookups, ×50", cpuChecked: true, run: func(p *prober, ctx context.Context, o *outcome) {
 			p.refusedSeries(ctx, o, 50, aliased(2400, fmt.Sprintf(`topAccount(wid: %q) { name }`, p.wid)), 30*time.Second)
 		}},
 		{id: "h", name: "2,000 connections whose bodies drip 1 byte / 5 s", run: (*prober).dripBodies},
@@ -340,8 +346,12 @@ func (p *prober) recursionClientLeaves(ctx context.Context, o *outcome) {
 	rss1, _ := statusKB(p.gw.pid, "VmRSS")
 	ms := float64(after-left) * 1000 / clockTicks
 	gaveUp := o.answers.count(func(k string) bool { return strings.HasPrefix(k, "client gave up") })
-	o.notes = append(o.notes, fmt.Sprintf("%d of %d clients gave up before an answer; gateway CPU in the 3 s after the last left: %.0f ms, RSS %.1f → %.1f MB",
-		gaveUp, o.sent, ms, mb(rss0), mb(rss1)))
+	why := ""
+	if gaveUp == 0 {
+		why = " (each was answered within the second: nothing was left running to stop)"
+	}
+	o.notes = append(o.notes, fmt.Sprintf("%d of %d clients gave up before an answer%s; gateway CPU in the 3 s after the last left: %.0f ms, RSS %.1f → %.1f MB",
+		gaveUp, o.sent, why, ms, mb(rss0), mb(rss1)))
 	if ms > 500 {
 		o.unexpected = append(o.unexpected, fmt.Sprintf("the gateway kept working after its clients left (%.0f ms of CPU in 3 s)", ms))
 	}
@@ -578,12 +588,16 @@ func (p *prober) wsManySubscriptions(ctx context.Context, o *outcome) {
 	defer cancelR()
 	readDone := make(chan struct{})
 	var closedBy atomic.Value
+	var closing atomic.Bool // the probe has begun closing: a close that follows is its own
 	go func() {
 		defer close(readDone)
 		for {
 			_, data, err := c.Read(rctx)
 			if err != nil {
 				var ce websocket.CloseError
+				if closing.Load() {
+					return
+				}
 				if errors.As(err, &ce) {
 					closedBy.Store(fmt.Sprintf("closed %d: %s", ce.Code, ce.Reason))
 				} else if rctx.Err() == nil {
@@ -654,6 +668,7 @@ wait:
 		if held > 100 {
 			o.unexpected = append(o.unexpected, fmt.Sprintf("%d subscriptions held on one socket (MAX_SUBSCRIPTIONS_PER_SOCKET is 100 by default)", held))
 		}
+		closing.Store(true)
 		cctx, cancel := context.WithTimeout(ctx, 6*time.Second)
 		go func() { <-cctx.Done(); c.CloseNow() }()
 		_ = c.Close(websocket.StatusNormalClosure, "probe done")
@@ -852,7 +867,7 @@ func (p *prober) measure(parent context.Context, it item, hwm bool) result {
 	ctx, cancel := context.WithCancel(parent)
 	p.samp.begin(cancel)
 	cpu0, _ := cpuTicks(pid)
-	it.run(ctx, p, &r.outcome)
+	it.run(p, ctx, &r.outcome)
 	cpu1, _ := cpuTicks(pid)
 	cancel()
 	peakRSS, peakFDs, over := p.samp.end()
@@ -871,7 +886,7 @@ func (p *prober) measure(parent context.Context, it item, hwm bool) result {
 	settle := time.Now()
 	for {
 		r.fdAfter, _ = countFDs(pid)
-		if r.fdAfter <= r.fdBefore+fdSlack || time.Since(settle) > settleFor || p.gw.exited() {
+		if r.fdAfter <= r.fdBefore+fdSlack || it.control || time.Since(settle) > settleFor || p.gw.exited() {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

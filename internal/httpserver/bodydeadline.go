@@ -57,8 +57,9 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 		return n, fmt.Errorf("%w: it must begin within %s and keep coming at %d bytes a second (REQUEST_BODY_TIMEOUT): %w",
 			errBodyTimeout, b.timeout, bodyMinRate, err)
 	case err == io.EOF || b.read == b.length:
-		// The body is in: the connection's deadline must not cut a response that streams
-		// (SSE) or a mutation that runs long, nor the server's watch for the client leaving.
+		// The body is in: the deadline must not outlive it and cut a response that streams
+		// (SSE) or a mutation that runs long. net/http clears it too when it starts watching
+		// for the client leaving, but only at EOF, which a body read to its length has not met.
 		b.finish()
 	case n > 0:
 		_ = b.extend()
