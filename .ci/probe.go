@@ -113,21 +113,6 @@ func run(ctx context.Context) int {
 		env = append(env, "REQUEST_BODY_TIMEOUT="+*flagBodyTimeout)
 		settings = append(settings, "REQUEST_BODY_TIMEOUT="+*flagBodyTimeout+" (default 30s; set only to keep (h) short, -body-timeout= probes the default)")
 	}
-	gw, err := startGateway(ctx, bin, root, env, filepath.Join(tmp, "gateway.log"))
-	if err != nil {
-		logf("%v", err)
-		return 2
-	}
-	defer gw.stop()
-	logf("gateway pid %d (own process group) on %s, log %s", gw.pid, gw.addr, gw.logPath)
-	logf("gateway settings: ADDR only, defaults for the rest; also %s", strings.Join(append(settings, "nothing else"), "; "))
-	if len(removed) > 0 {
-		logf("removed from the gateway's environment so that its defaults are probed: %s", strings.Join(removed, ", "))
-	}
-	if lim := openFileLimit(gw.pid); lim != "" {
-		logf("gateway %s", lim)
-	}
-
 	bodyTimeout := 30 * time.Second
 	if *flagBodyTimeout != "" {
 		if bodyTimeout, err = time.ParseDuration(*flagBodyTimeout); err != nil {
@@ -135,14 +120,52 @@ func run(ctx context.Context) int {
 			return 2
 		}
 	}
-	p := newProber(gw, bodyTimeout)
-	defer p.close()
-	if p.wid, err = p.firstWid(ctx); err != nil {
-		logf("could not read a top account's wid: %v\n%s", err, gw.logTail(20))
+	// launch starts a gateway and its prober (again, after a reproduction left the gateway
+	// dead or holding more than the memory limit, so that the next is not blamed for it).
+	var (
+		gws     []*gateway
+		gw      *gateway
+		p       *prober
+		hwm     bool
+		baseFDs int
+	)
+	launch := func() error {
+		gw, err = startGateway(ctx, bin, root, env, filepath.Join(tmp, fmt.Sprintf("gateway-%d.log", len(gws)+1)))
+		if err != nil {
+			return err
+		}
+		gws = append(gws, gw)
+		p = newProber(gw, bodyTimeout)
+		if p.wid, err = p.firstWid(ctx); err != nil {
+			return fmt.Errorf("could not read a top account's wid: %v\n%s", err, gw.logTail(20))
+		}
+		hwm = resetHWM(gw.pid) == nil
+		baseFDs, _ = countFDs(gw.pid)
+		baseRSS, _ := statusKB(gw.pid, "VmRSS")
+		logf("gateway pid %d (own process group) on %s, log %s", gw.pid, gw.addr, gw.logPath)
+		logf("gateway at rest: %d descriptors, RSS %.1f MB; wid for the lookups: %s", baseFDs, mb(baseRSS), p.wid)
+		return nil
+	}
+	defer func() {
+		if p != nil {
+			p.close()
+		}
+		for _, g := range gws {
+			g.stop()
+		}
+	}()
+	if err := launch(); err != nil {
+		logf("%v", err)
 		return 2
 	}
-	hwm := resetHWM(gw.pid) == nil
-	logf("wid for the lookups: %s; peak RSS per reproduction from VmHWM (reset through clear_refs): %v, and sampled every 25 ms", p.wid, hwm)
+	logf("gateway settings: ADDR only, defaults for the rest; also %s", strings.Join(append(settings, "nothing else"), "; "))
+	if len(removed) > 0 {
+		logf("removed from the gateway's environment so that its defaults are probed: %s", strings.Join(removed, ", "))
+	}
+	if lim := openFileLimit(gw.pid); lim != "" {
+		logf("gateway %s", lim)
+	}
+	logf("peak RSS per reproduction from VmHWM, reset through clear_refs (%v), and sampled every 25 ms; CLK_TCK taken as %d", hwm, clockTicks)
 	logf("REQUEST_BODY_TIMEOUT for (h): %s", bodyTimeout)
 	fmt.Println()
 
@@ -152,12 +175,8 @@ func run(ctx context.Context) int {
 			only[id] = true
 		}
 	}
-	baseFDs, _ := countFDs(gw.pid)
-	baseRSS, _ := statusKB(gw.pid, "VmRSS")
-	logf("gateway at rest: %d descriptors, RSS %.1f MB", baseFDs, mb(baseRSS))
-	fmt.Println()
-
 	var results []result
+	restart, aborted := "", false
 	for _, it := range items() {
 		if len(only) > 0 && !only[it.id] {
 			continue
@@ -166,42 +185,70 @@ func run(ctx context.Context) int {
 			logf("interrupted")
 			break
 		}
-		if gw.exited() {
-			logf("the gateway is no longer running; %s and the rest were not run", it.id)
-			break
+		if restart != "" {
+			logf("restarting the gateway before (%s): %s", it.id, restart)
+			p.close()
+			p = nil
+			if took, err := gw.stop(); !gw.killedByProbe.Load() {
+				logf("  the old one stopped on SIGTERM in %.1f s (%s)", took.Seconds(), exitText(err))
+			}
+			if err := launch(); err != nil {
+				logf("%v", err)
+				aborted = true
+				break
+			}
+			restart = ""
 		}
 		r := p.measure(ctx, it, hwm)
 		fmt.Print(r.report())
 		results = append(results, r)
+		switch {
+		case gw.killedByProbe.Load():
+			restart = "the probe killed it"
+		case gw.exited():
+			restart = fmt.Sprintf("it exited (%s)", exitText(gw.waitErr))
+		case mb(r.rssAfter) > rssLimitMB:
+			restart = fmt.Sprintf("its RSS is still %.0f MB after (%s)", mb(r.rssAfter), it.id)
+		}
 	}
 
-	endFDs, _ := countFDs(gw.pid)
-	endRSS, _ := statusKB(gw.pid, "VmRSS")
 	fmt.Println()
 	summary(results)
 	fmt.Println()
-	for _, r := range results {
-		if !r.control {
-			baseFDs = r.fdBefore // after the control's upstream connections, if it ran
-			break
-		}
-	}
-	logf("gateway after everything: %d descriptors (%d before the first reproduction), RSS %.1f MB", endFDs, baseFDs, mb(endRSS))
-	failed := false
+	failed := len(results) == 0 || aborted
 	for _, r := range results {
 		if len(r.failures) > 0 {
 			failed = true
 		}
 	}
-	if gw.exited() {
-		logf("the gateway exited during the probe: %v\n%s", gw.waitErr, gw.logTail(30))
-		failed = true
-	} else {
+	if p != nil && gw != nil && !gw.exited() {
+		endFDs, _ := countFDs(gw.pid)
+		endRSS, _ := statusKB(gw.pid, "VmRSS")
+		for _, r := range results {
+			if !r.control && r.pid == gw.pid {
+				baseFDs = r.fdBefore // after the control's upstream connections, if it ran
+				break
+			}
+		}
+		logf("gateway after everything: %d descriptors (%d before its first reproduction), RSS %.1f MB", endFDs, baseFDs, mb(endRSS))
+		p.close()
+		p = nil
 		took, err := gw.stop()
-		logf("gateway stopped on SIGTERM in %.1f s (%v)", took.Seconds(), exitText(err))
+		logf("gateway stopped on SIGTERM in %.1f s (%s)", took.Seconds(), exitText(err))
+		if err != nil {
+			failed = true
+		}
+	} else if gw != nil {
+		logf("the gateway is not running: %s\n%s", exitText(gw.waitErr), gw.logTail(20))
+		failed = true
 	}
-	if lines := gw.problems(12); lines != "" {
-		logf("warnings and errors in the gateway's log:\n%s", lines)
+	if len(gws) > 1 {
+		logf("the gateway was started %d times", len(gws))
+	}
+	for _, g := range gws {
+		if lines := g.problems(12); lines != "" {
+			logf("warnings and errors in %s:\n%s", filepath.Base(g.logPath), lines)
+		}
 	}
 	if failed {
 		logf("FAIL")
@@ -844,6 +891,7 @@ func (o *outcome) expect(ok func(key string) bool, want string) {
 type result struct {
 	item
 	outcome
+	pid                          int
 	fdBefore, fdPeak, fdAfter    int
 	rssBefore, rssPeak, rssAfter int64 // kB
 	cpuMS, perRequest            float64
@@ -854,8 +902,8 @@ type result struct {
 }
 
 func (p *prober) measure(parent context.Context, it item, hwm bool) result {
-	r := result{item: it, outcome: outcome{answers: newTally()}}
-	pid := p.gw.pid
+	r := result{item: it, outcome: outcome{answers: newTally()}, pid: p.gw.pid}
+	pid := r.pid
 	up0 := p.upstreamCalls(parent)
 	p.tr.CloseIdleConnections()
 	time.Sleep(50 * time.Millisecond)
@@ -892,6 +940,7 @@ func (p *prober) measure(parent context.Context, it item, hwm bool) result {
 		time.Sleep(100 * time.Millisecond)
 	}
 	r.settled = time.Since(settle)
+	r.fdPeak = max(r.fdPeak, r.fdAfter)
 	r.rssAfter, _ = statusKB(pid, "VmRSS")
 	r.upstream = -1
 	if up1 := p.upstreamCalls(parent); up0 >= 0 && up1 >= 0 {
@@ -913,10 +962,14 @@ func (p *prober) measure(parent context.Context, it item, hwm bool) result {
 		r.failures = append(r.failures, fmt.Sprintf("descriptors peaked at %d during it (%d before)", r.fdPeak, r.fdBefore))
 	}
 	if mb(r.rssPeak) > rssLimitMB {
-		r.failures = append(r.failures, fmt.Sprintf("RSS peaked at %.0f MB (limit %d MB)", mb(r.rssPeak), rssLimitMB))
+		carried := ""
+		if mb(r.rssBefore) > rssLimitMB {
+			carried = fmt.Sprintf("; %.0f MB of it was there before", mb(r.rssBefore))
+		}
+		r.failures = append(r.failures, fmt.Sprintf("RSS peaked at %.0f MB (limit %d MB%s)", mb(r.rssPeak), rssLimitMB, carried))
 	}
 	if it.cpuChecked && r.perRequest > cpuLimitMS {
-		r.failures = append(r.failures, fmt.Sprintf("%.1f ms of CPU per refused request (limit %.0f ms)", r.perRequest, cpuLimitMS))
+		r.failures = append(r.failures, fmt.Sprintf("%.1f ms of CPU per request (limit %.0f ms per refused request)", r.perRequest, cpuLimitMS))
 	}
 	if *flagStrict && len(r.unexpected) > 0 {
 		r.failures = append(r.failures, "unexpected answers (-strict)")
@@ -1297,6 +1350,8 @@ type gateway struct {
 	done    chan struct{}
 	waitErr error
 
+	killedByProbe atomic.Bool
+
 	stopOnce sync.Once
 	stopTook time.Duration
 	stopErr  error
@@ -1387,6 +1442,9 @@ func (g *gateway) stop() (time.Duration, error) {
 		defer g.logFile.Close()
 		if g.exited() {
 			g.stopErr = g.waitErr
+			if g.killedByProbe.Load() {
+				g.stopErr = fmt.Errorf("killed by the probe: its RSS passed twice -safety-mb")
+			}
 			return
 		}
 		start := time.Now()
@@ -1403,7 +1461,10 @@ func (g *gateway) stop() (time.Duration, error) {
 	return g.stopTook, g.stopErr
 }
 
-func (g *gateway) kill() { _ = syscall.Kill(-g.pid, syscall.SIGKILL) }
+func (g *gateway) kill() {
+	g.killedByProbe.Store(true)
+	_ = syscall.Kill(-g.pid, syscall.SIGKILL)
+}
 
 func (g *gateway) logTail(n int) string {
 	data, _ := os.ReadFile(g.logPath)
