@@ -16,8 +16,9 @@ type measures struct {
 	depth, aliases, rootFields int
 	cost                       int64
 	// unfinished says the measuring stopped when its work passed the cost limit: the cost is
-	// then at least that much, since every selection it visits costs at least 1.
+	// then at least work, since every selection it visits costs at least 1.
 	unfinished bool
+	work       int
 }
 
 // unlimitedWork bounds the measuring when no cost limit does.
@@ -41,14 +42,17 @@ func measure(schema *ast.Schema, l Limits, query, operation string, vars map[str
 		return nil, nil
 	}
 	w := &walker{schema: schema, doc: doc, sizes: l.ListSizes, vars: vars, op: op, work: unlimitedWork}
-	if l.Cost > 0 {
+	if l.Cost > 0 && l.Cost < (unlimitedWork-1000)/2 {
 		// Past this many selections the operation costs more than the limit, since each costs at
-		// least 1; the margin lets the refusal say by how much, for all but the largest.
+		// least 1; the margin lets the refusal say by how much, for all but the largest. A
+		// larger limit still stops the measuring at unlimitedWork, and doubling it must not
+		// overflow.
 		w.work = 2*l.Cost + 1000
 	}
 	root := rootType(schema, op.Operation)
+	m := &measures{work: w.work}
 	groups := w.collect([]source{{set: op.SelectionSet, parent: root}})
-	m := &measures{rootFields: len(groups)}
+	m.rootFields = len(groups)
 	m.cost = w.cost(groups, 0, 0, true)
 	m.depth, m.aliases = w.depth, w.aliases
 	// Validation also checks the operations not executed, and every fragment on its own: they

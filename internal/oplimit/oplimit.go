@@ -140,8 +140,11 @@ func (e *Extension) MutateOperationParameters(_ context.Context, p *graphql.RawP
 		return refusal("The operation has %d aliases; at most %d are allowed (GRAPHQL_MAX_ALIASES)", m.aliases, l.Aliases)
 	case l.RootFields > 0 && m.rootFields > l.RootFields:
 		return refusal("The operation selects %d root fields; at most %d are allowed (GRAPHQL_MAX_ROOT_FIELDS)", m.rootFields, l.RootFields)
-	case l.Cost > 0 && m.unfinished:
+	case l.Cost > 0 && m.unfinished && m.work > l.Cost:
 		return refusal("The operation costs more than %d; at most %d is allowed (GRAPHQL_MAX_COST)", l.Cost, l.Cost)
+	case l.Cost > 0 && m.unfinished:
+		// A limit set beyond what the gateway measures: the operation is at least that large.
+		return refusal("The operation costs more than %d, more than the gateway measures; at most %d is allowed (GRAPHQL_MAX_COST)", m.work, l.Cost)
 	case l.Cost > 0 && m.cost > int64(l.Cost):
 		return refusal("The operation costs %d; at most %d is allowed (GRAPHQL_MAX_COST)", m.cost, l.Cost)
 	}

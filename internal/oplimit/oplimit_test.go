@@ -3,6 +3,7 @@ package oplimit
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -175,5 +176,31 @@ func TestOfTypeAddsNoLevel(t *testing.T) {
 	m, err := measure(newLibrary(t).schema, Limits{}, "{ __schema { types { ofType { ofType { ofType { name } } } } } }", "", nil)
 	if err != nil || m.depth != 3 {
 		t.Errorf("got depth %+v (%v), want 3", m, err)
+	}
+}
+
+// A cost limit set as high as a setting allows must not overflow into refusing everything
+// (doubling it for the measuring's margin did); a limit beyond what the measuring walks still
+// refuses what costs more.
+func TestAHugeCostLimitStillMeasures(t *testing.T) {
+	t.Parallel()
+	lib := newLibrary(t)
+	l := Defaults()
+	l.Depth = 0
+	for _, limit := range []int{math.MaxInt, 1 << 40} {
+		l.Cost = limit
+		if resp := run(context.Background(), lib.executor(l), "{ books(limit: 2) { title } }", nil); len(resp.Errors) > 0 {
+			t.Errorf("a small query under a cost limit of %d: %v", limit, resp.Errors)
+		}
+	}
+	// Thirty levels of related books, each spread twice: 10^30 by the assumed sizes.
+	bomb := "{ books { ...F0 } }"
+	for i := range 30 {
+		bomb += fmt.Sprintf(" fragment F%d on Book { related { ...F%d ...F%d } }", i, i+1, i+1)
+	}
+	bomb += " fragment F30 on Book { title }"
+	resp := run(context.Background(), lib.executor(l), bomb, nil)
+	if len(resp.Errors) == 0 || !strings.Contains(resp.Errors[0].Message, "at most 1099511627776 is allowed (GRAPHQL_MAX_COST)") {
+		t.Errorf("a fragment bomb under a cost limit of 2^40: %v, want it refused by its cost", resp.Errors)
 	}
 }
