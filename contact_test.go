@@ -544,7 +544,7 @@ func TestCreateContactAddsEachTypeAndReturnsIt(t *testing.T) {
 			ctObj{"__typename": "Individual", "type": "INDIVIDUAL", "externalId": "n-bare", "displayName": "n-bare",
 				"firstName": nil, "middleName": nil, "lastName": nil}, nil},
 		{"a trust", map[string]any{"trust": map[string]any{"externalId": "n-trust", "legalName": "New Dynasty Trust", "trustType": "DYNASTY_TRUST",
-			"trustCreator": []string{"a"}, "initialTrustee": []string{"a", "b"}, "governingState": "WA", "trustCreationDate": "2024-02-29"}},
+			"trustCreators": []string{"a"}, "initialTrustees": []string{"a", "b"}, "governingState": "WA", "trustCreationDate": "2024-02-29"}},
 			ctObj{"__typename": "Trust", "type": "TRUST", "externalId": "n-trust", "displayName": "New Dynasty Trust", "legalName": "New Dynasty Trust",
 				"trustType": "DYNASTY_TRUST", "trustCreator": ctStrings("a"), "initialTrustee": ctStrings("a", "b"),
 				"trustCreators": ctRefs("a"), "initialTrustees": ctRefs("a", "b"), "governingState": "WA", "trustCreationDate": "2024-02-29"},
@@ -554,8 +554,8 @@ func TestCreateContactAddsEachTypeAndReturnsIt(t *testing.T) {
 				"trustCreators": []any{}, "initialTrustees": []any{}, "governingState": nil, "trustCreationDate": nil}, nil},
 		{"an entity", map[string]any{"entity": map[string]any{"externalId": "n-entity", "legalName": "New Co", "incorporationState": "DE",
 			"incorporationForm": "S_CORPORATION", "ownership": []any{
-				map[string]any{"percentage": 25.5, "ownerId": "a"},
-				map[string]any{"percentage": 74.5, "subowners": []string{"a", "b"}}}}},
+				map[string]any{"percentage": 25.5, "owners": []string{"a"}},
+				map[string]any{"percentage": 74.5, "owners": []string{"a", "b"}}}}},
 			ctObj{"__typename": "Entity", "type": "ENTITY", "externalId": "n-entity", "displayName": "New Co", "legalName": "New Co",
 				"incorporationState": "DE", "incorporationForm": "S_CORPORATION", "ownership": []any{
 					ctObj{"percentage": 25.5, "joint": false, "ownerId": "a", "subowners": nil, "owners": ctRefs("a")},
@@ -568,15 +568,15 @@ func TestCreateContactAddsEachTypeAndReturnsIt(t *testing.T) {
 		{"a charity with only what it requires", map[string]any{"charity": map[string]any{"externalId": "n-charity2", "legalName": "Small Gift", "city": "Guam City", "state": "GU"}},
 			ctObj{"__typename": "Charity", "legalName": "Small Gift", "ein": nil, "city": "Guam City", "state": "GU", "addressFormatted": nil, "notes": nil}, nil},
 		{"a will", map[string]any{"will": map[string]any{"externalId": "n-will", "legalName": "Will of A", "willType": "POUR_OVER_WILL",
-			"governingState": "NY", "willCreationDate": "2020-01-31", "testator": []string{"a"}, "executor": []string{"b", "a"}}},
+			"governingState": "NY", "willCreationDate": "2020-01-31", "testators": []string{"a"}, "executors": []string{"b", "a"}}},
 			ctObj{"__typename": "Will", "type": "WILL", "externalId": "n-will", "displayName": "Will of A", "legalName": "Will of A",
 				"willType": "POUR_OVER_WILL", "governingState": "NY", "willCreationDate": "2020-01-31",
 				"testator": ctStrings("a"), "executor": ctStrings("b", "a"), "testators": ctRefs("a"), "executors": ctRefs("b", "a")},
 			[]string{"TESTATOR n-will->a", "EXECUTOR n-will->b", "EXECUTOR n-will->a"}},
 		{"a class", map[string]any{"class": map[string]any{"externalId": "n-class", "legalName": "Heirs", "notes": "Split.",
 			"currentParties": map[string]any{"isDistributedEvenly": true, "shareAmount": "$10", "parties": []any{
-				map[string]any{"contactId": "a", "distributionPercentage": 50},
-				map[string]any{"contactId": "b", "fraction": map[string]any{"numerator": 1, "denominator": 2}}}}}},
+				map[string]any{"party": "a", "distributionPercentage": 50},
+				map[string]any{"party": "b", "fraction": map[string]any{"numerator": 1, "denominator": 2}}}}}},
 			ctObj{"__typename": "Class", "type": "CLASS", "externalId": "n-class", "displayName": "Heirs", "legalName": "Heirs", "notes": "Split.",
 				"currentParties": ctObj{"isDistributedEvenly": true, "shareAmount": "$10", "parties": []any{
 					ctObj{"contactId": "a", "distributionPercentage": 50, "fraction": nil, "party": ctRef("a")},
@@ -617,7 +617,7 @@ func TestCreateContactAddsEachTypeAndReturnsIt(t *testing.T) {
 	// With a literal input rather than a variable, the same.
 	var lit struct{ CreateContact ctObj }
 	gw.post(t, `mutation($wid: ID!) { createContact(wid: $wid, input: {will: {externalId: "lit-will", legalName: "Literal Will",
-		willType: LAST_WILL_AND_TESTAMENT, testator: ["b"]}}) { `+ctCardFields+` } }`, map[string]any{"wid": wid}).ok(t, &lit)
+		willType: LAST_WILL_AND_TESTAMENT, testators: ["b"]}}) { `+ctCardFields+` } }`, map[string]any{"wid": wid}).ok(t, &lit)
 	ctMatch(t, "createContact with a literal", lit.CreateContact, ctObj{"__typename": "Will", "externalId": "lit-will",
 		"willType": "LAST_WILL_AND_TESTAMENT", "testators": ctRefs("b"), "executors": []any{}})
 }
@@ -657,16 +657,16 @@ func TestUpdateContactMergesFieldsAndAnEmptyListClearsARole(t *testing.T) {
 			ctObj{"legalName": "Renamed Trust", "displayName": "Renamed Trust", "trustType": "DYNASTY_TRUST", "trustCreator": ctStrings("a"),
 				"initialTrustee": ctStrings("a", "b"), "governingState": "CA", "trustCreationDate": "2001-01-01"},
 			[]string{"TRUST_CREATOR trust->a", "INITIAL_TRUSTEE trust->a", "INITIAL_TRUSTEE trust->b"}},
-		{"an empty list clears the trustees and keeps the creators", "trust", map[string]any{"trust": map[string]any{"initialTrustee": []string{}}},
+		{"an empty list clears the trustees and keeps the creators", "trust", map[string]any{"trust": map[string]any{"initialTrustees": []string{}}},
 			ctObj{"legalName": "Renamed Trust", "trustCreator": ctStrings("a"), "trustCreators": ctRefs("a"), "initialTrustee": []any{}, "initialTrustees": []any{}},
 			[]string{"TRUST_CREATOR trust->a"}},
-		{"a list replaces the creators", "trust", map[string]any{"trust": map[string]any{"trustCreator": []string{"b", "c"}, "trustType": "OTHER_IRREVOCABLE_TRUST"}},
+		{"a list replaces the creators", "trust", map[string]any{"trust": map[string]any{"trustCreators": []string{"b", "c"}, "trustType": "OTHER_IRREVOCABLE_TRUST"}},
 			ctObj{"trustCreator": ctStrings("b", "c"), "trustCreators": ctRefs("b", "c"), "initialTrustee": []any{}, "trustType": "OTHER_IRREVOCABLE_TRUST"},
 			[]string{"TRUST_CREATOR trust->b", "TRUST_CREATOR trust->c"}},
-		{"an empty list clears the creators too", "trust", map[string]any{"trust": map[string]any{"trustCreator": []string{}, "trustCreationDate": "2002-02-02"}},
+		{"an empty list clears the creators too", "trust", map[string]any{"trust": map[string]any{"trustCreators": []string{}, "trustCreationDate": "2002-02-02"}},
 			ctObj{"trustCreator": []any{}, "initialTrustee": []any{}, "trustCreationDate": "2002-02-02", "governingState": "CA"}, []string{}},
 		{"an entity's ownership is replaced; its legal name stays", "entity", map[string]any{"entity": map[string]any{"ownership": []any{
-			map[string]any{"percentage": 30, "ownerId": "c"}, map[string]any{"percentage": 70, "subowners": []string{"a", "b"}}}}},
+			map[string]any{"percentage": 30, "owners": []string{"c"}}, map[string]any{"percentage": 70, "owners": []string{"a", "b"}}}}},
 			ctObj{"legalName": "Old Co", "incorporationState": "DE", "ownership": []any{
 				ctObj{"percentage": 30, "joint": false, "ownerId": "c", "subowners": nil, "owners": ctRefs("c")},
 				ctObj{"percentage": 70, "joint": true, "ownerId": nil, "subowners": ctStrings("a", "b"), "owners": ctRefs("a", "b")}}},
@@ -678,11 +678,11 @@ func TestUpdateContactMergesFieldsAndAnEmptyListClearsARole(t *testing.T) {
 			ctObj{"legalName": "Old Co", "incorporationState": "PR", "incorporationForm": "PRIVATE_FOUNDATION", "ownership": []any{}}, []string{}},
 		{"a charity's city and state; the rest stays", "charity", map[string]any{"charity": map[string]any{"city": "Boston", "state": "MA"}},
 			ctObj{"legalName": "Old Charity", "ein": 42, "city": "Boston", "state": "MA", "notes": "Kept.", "addressFormatted": nil}, nil},
-		{"an empty list clears the executors and keeps the testator", "will", map[string]any{"will": map[string]any{"executor": []string{}}},
+		{"an empty list clears the executors and keeps the testator", "will", map[string]any{"will": map[string]any{"executors": []string{}}},
 			ctObj{"legalName": "Old Will", "willType": "LAST_WILL_AND_TESTAMENT", "governingState": "TX", "testator": ctStrings("a"), "executor": []any{},
 				"testators": ctRefs("a"), "executors": []any{}},
 			[]string{"TESTATOR will->a"}},
-		{"the testator cleared and an executor set at once", "will", map[string]any{"will": map[string]any{"testator": []string{}, "executor": []string{"c"}, "willType": "POUR_OVER_WILL"}},
+		{"the testator cleared and an executor set at once", "will", map[string]any{"will": map[string]any{"testators": []string{}, "executors": []string{"c"}, "willType": "POUR_OVER_WILL"}},
 			ctObj{"testator": []any{}, "executor": ctStrings("c"), "willType": "POUR_OVER_WILL", "governingState": "TX"},
 			[]string{"EXECUTOR will->c"}},
 		{"a class's notes; its parties stay", "class", map[string]any{"class": map[string]any{"notes": "Changed."}},
@@ -690,7 +690,7 @@ func TestUpdateContactMergesFieldsAndAnEmptyListClearsARole(t *testing.T) {
 				ctObj{"contactId": "a", "distributionPercentage": 100, "fraction": nil, "party": ctRef("a")}}}},
 			[]string{"CLASS_PARTY class->a 100"}},
 		{"a class's parties are replaced", "class", map[string]any{"class": map[string]any{"currentParties": map[string]any{"isDistributedEvenly": true,
-			"parties": []any{map[string]any{"contactId": "b", "fraction": map[string]any{"numerator": 1, "denominator": 3}}, map[string]any{"contactId": "c"}}}}},
+			"parties": []any{map[string]any{"party": "b", "fraction": map[string]any{"numerator": 1, "denominator": 3}}, map[string]any{"party": "c"}}}}},
 			ctObj{"legalName": "Old Class", "notes": "Changed.", "currentParties": ctObj{"isDistributedEvenly": true, "shareAmount": nil, "parties": []any{
 				ctObj{"contactId": "b", "distributionPercentage": nil, "fraction": ctObj{"numerator": 1, "denominator": 3}, "party": ctRef("b")},
 				ctObj{"contactId": "c", "distributionPercentage": nil, "fraction": nil, "party": ctRef("c")}}}},
@@ -731,8 +731,12 @@ func TestContactInputOneOfIsEnforcedForLiteralsAndVariables(t *testing.T) {
 	id := cards["hw-eleanor"]["id"]
 	const create = `mutation($wid: ID!, $input: ContactInput!) { createContact(wid: $wid, input: $input) { __typename } }`
 	const update = `mutation($wid: ID!, $id: ID!, $input: ContactPatch!) { updateContact(wid: $wid, id: $id, input: $input) { __typename } }`
-	const createMembers = "ContactInput must have exactly one of individual, trust, entity, charity, will, class"
-	const patchMembers = "ContactPatch must have exactly one of individual, trust, entity, charity, will, class"
+	// One rule, worded alike for a literal and a variable, with the members to choose from.
+	const members = " Give exactly one of: individual, trust, entity, charity, will, class."
+	const createLiteral = `OneOf Input Object "ContactInput" must specify exactly one key.` + members
+	const patchLiteral = `OneOf Input Object "ContactPatch" must specify exactly one key.` + members
+	const createMembers = `Variable "$input" got an invalid value at "input"; ` + createLiteral
+	const patchMembers = `Variable "$input" got an invalid value at "input"; ` + patchLiteral
 	ind := map[string]any{"externalId": "one-of-x", "firstName": "X"}
 	charity := map[string]any{"externalId": "one-of-y", "legalName": "Y", "city": "Reno", "state": "NV"}
 	for _, tc := range []struct {
@@ -741,31 +745,31 @@ func TestContactInputOneOfIsEnforcedForLiteralsAndVariables(t *testing.T) {
 		code, msg   string // msg: "" to check the code only
 		contains    string // a part of the message, when msg is ""
 	}{
-		// Literals are GraphQL validation errors.
+		// Literals are checked by GraphQL validation.
 		{"a literal with no member", `mutation($wid: ID!) { createContact(wid: $wid, input: {}) { __typename } }`, nil,
-			"GRAPHQL_VALIDATION_FAILED", `OneOf Input Object "ContactInput" must specify exactly one key.`, ""},
+			"GRAPHQL_VALIDATION_FAILED", createLiteral, ""},
 		{"a literal with two members", `mutation($wid: ID!) { createContact(wid: $wid, input: {individual: {externalId: "x"}, charity: {externalId: "y", legalName: "Y", city: "Reno", state: "NV"}}) { __typename } }`, nil,
-			"GRAPHQL_VALIDATION_FAILED", `OneOf Input Object "ContactInput" must specify exactly one key.`, ""},
+			"GRAPHQL_VALIDATION_FAILED", createLiteral, ""},
 		{"a literal whose one member is null", `mutation($wid: ID!) { createContact(wid: $wid, input: {trust: null}) { __typename } }`, nil,
 			"GRAPHQL_VALIDATION_FAILED", "", "must be non-null"},
 		{"a literal with a null member beside a real one", `mutation($wid: ID!) { createContact(wid: $wid, input: {individual: null, trust: {externalId: "t", legalName: "T"}}) { __typename } }`, nil,
-			"GRAPHQL_VALIDATION_FAILED", `OneOf Input Object "ContactInput" must specify exactly one key.`, ""},
+			"GRAPHQL_VALIDATION_FAILED", createLiteral, ""},
 		{"a literal member from a nullable variable", `mutation($wid: ID!, $m: IndividualInput) { createContact(wid: $wid, input: {individual: $m}) { __typename } }`,
 			map[string]any{"m": ind}, "GRAPHQL_VALIDATION_FAILED", "", "must be non-nullable"},
 		{"a patch literal with no member", `mutation($wid: ID!, $id: ID!) { updateContact(wid: $wid, id: $id, input: {}) { __typename } }`, nil,
-			"GRAPHQL_VALIDATION_FAILED", `OneOf Input Object "ContactPatch" must specify exactly one key.`, ""},
+			"GRAPHQL_VALIDATION_FAILED", patchLiteral, ""},
 		{"a patch literal with two members", `mutation($wid: ID!, $id: ID!) { updateContact(wid: $wid, id: $id, input: {individual: {firstName: "A"}, will: {legalName: "W"}}) { __typename } }`, nil,
-			"GRAPHQL_VALIDATION_FAILED", `OneOf Input Object "ContactPatch" must specify exactly one key.`, ""},
+			"GRAPHQL_VALIDATION_FAILED", patchLiteral, ""},
 
-		// Variables are checked by the gateway, before the upstream.
-		{"a variable with no member", create, map[string]any{"input": map[string]any{}}, "BAD_USER_INPUT", createMembers, ""},
-		{"a variable with two members", create, map[string]any{"input": map[string]any{"individual": ind, "charity": charity}}, "BAD_USER_INPUT", createMembers, ""},
-		{"a variable with every member null", create, map[string]any{"input": map[string]any{"individual": nil, "trust": nil}}, "BAD_USER_INPUT", createMembers, ""},
-		{"a variable with a null member beside a real one", create, map[string]any{"input": map[string]any{"trust": nil, "individual": ind}}, "BAD_USER_INPUT", createMembers, ""},
-		{"a patch variable with no member", update, map[string]any{"input": map[string]any{}}, "BAD_USER_INPUT", patchMembers, ""},
+		// Variables are checked by the gateway as part of their coercion, as validation would.
+		{"a variable with no member", create, map[string]any{"input": map[string]any{}}, "GRAPHQL_VALIDATION_FAILED", createMembers, ""},
+		{"a variable with two members", create, map[string]any{"input": map[string]any{"individual": ind, "charity": charity}}, "GRAPHQL_VALIDATION_FAILED", createMembers, ""},
+		{"a variable with every member null", create, map[string]any{"input": map[string]any{"individual": nil, "trust": nil}}, "GRAPHQL_VALIDATION_FAILED", createMembers, ""},
+		{"a variable with a null member beside a real one", create, map[string]any{"input": map[string]any{"trust": nil, "individual": ind}}, "GRAPHQL_VALIDATION_FAILED", createMembers, ""},
+		{"a patch variable with no member", update, map[string]any{"input": map[string]any{}}, "GRAPHQL_VALIDATION_FAILED", patchMembers, ""},
 		{"a patch variable with two members", update, map[string]any{"input": map[string]any{"individual": map[string]any{"firstName": "A"}, "will": map[string]any{"legalName": "W"}}},
-			"BAD_USER_INPUT", patchMembers, ""},
-		{"a patch variable whose member is null", update, map[string]any{"input": map[string]any{"individual": nil}}, "BAD_USER_INPUT", patchMembers, ""},
+			"GRAPHQL_VALIDATION_FAILED", patchMembers, ""},
+		{"a patch variable whose member is null", update, map[string]any{"input": map[string]any{"individual": nil}}, "GRAPHQL_VALIDATION_FAILED", patchMembers, ""},
 	} {
 		// Sequential: each checks that it alone made no upstream request.
 		t.Run(tc.name, func(t *testing.T) {
@@ -779,8 +783,8 @@ func TestContactInputOneOfIsEnforcedForLiteralsAndVariables(t *testing.T) {
 			if tc.contains != "" && !strings.Contains(e.Message, tc.contains) {
 				t.Errorf("message %q, want it to contain %q", e.Message, tc.contains)
 			}
-			if tc.code == "BAD_USER_INPUT" {
-				ctWantField(t, e, "input")
+			if strings.HasPrefix(tc.msg, "Variable") && !reflect.DeepEqual(e.Path, []any{"variable", "input"}) {
+				t.Errorf("path %v, want [variable input]", e.Path)
 			}
 			if reqs := up.recorded(); len(reqs) > 0 {
 				t.Errorf("the gateway called the upstream: %v", reqs)
@@ -823,71 +827,71 @@ func TestContactInputIsCheckedLocallyWithTheServiceMessages(t *testing.T) {
 		field, message string
 	}{
 		{"a date that does not exist", create, "", trust(map[string]any{"trustCreationDate": "2021-02-30"}),
-			"input.trust.trustCreationDate", "trust_creation_date must be a valid date in YYYY-MM-DD format"},
+			"input.trust.trustCreationDate", "trustCreationDate must be a date (YYYY-MM-DD)"},
 		{"a date in another format", create, "", map[string]any{"will": map[string]any{"externalId": "w", "legalName": "W", "willType": "POUR_OVER_WILL", "willCreationDate": "31/01/2020"}},
-			"input.will.willCreationDate", "will_creation_date must be a valid date in YYYY-MM-DD format"},
+			"input.will.willCreationDate", "willCreationDate must be a date (YYYY-MM-DD)"},
 		{"an unknown state", create, "", trust(map[string]any{"governingState": "XX"}),
-			"input.trust.governingState", "governing_state must be a valid two-letter US state abbreviation"},
+			"input.trust.governingState", "governingState must be a valid two-letter US state abbreviation"},
 		{"a state in lower case", create, "", map[string]any{"charity": map[string]any{"externalId": "c", "legalName": "C", "city": "LA", "state": "ca"}},
 			"input.charity.state", "state must be a valid two-letter US state abbreviation"},
 		{"a state's full name", create, "", map[string]any{"entity": map[string]any{"externalId": "e", "legalName": "E", "incorporationState": "Delaware"}},
-			"input.entity.incorporationState", "incorporation_state must be a valid two-letter US state abbreviation"},
+			"input.entity.incorporationState", "incorporationState must be a valid two-letter US state abbreviation"},
 		{"a blank legal name", create, "", trust(map[string]any{"legalName": "   "}),
-			"input.trust.legalName", "legal_name must not be blank"},
+			"input.trust.legalName", "legalName must not be blank"},
 		{"a legal name over 200 characters", create, "", trust(map[string]any{"legalName": long(201)}),
-			"input.trust.legalName", "legal_name must be at most 200 characters"},
+			"input.trust.legalName", "legalName must be at most 200 characters"},
 		{"an external id over 50 characters", create, "", map[string]any{"individual": map[string]any{"externalId": long(51)}},
-			"input.individual.externalId", "external_id must be at most 50 characters"},
+			"input.individual.externalId", "externalId must be at most 50 characters"},
 		{"a blank external id", create, "", map[string]any{"individual": map[string]any{"externalId": " "}},
-			"input.individual.externalId", "external_id must not be blank"},
+			"input.individual.externalId", "externalId must not be blank"},
 		{"a blank first name", create, "", map[string]any{"individual": map[string]any{"externalId": "i", "firstName": "  "}},
-			"input.individual.firstName", "first_name must not be blank"},
+			"input.individual.firstName", "firstName must not be blank"},
 		{"a date of birth on a top account's card", create, "", map[string]any{"individual": map[string]any{"externalId": "i", "dob": "1990-01-01"}},
-			"input.individual.dob", "dob is only supported on the client-scoped (v1) contact endpoints"},
+			"input.individual.dob", "dob is only for cards of a client (createClientContact, updateClientContact)"},
 		{"notes over 5000 characters", create, "", map[string]any{"charity": map[string]any{"externalId": "c", "legalName": "C", "city": "LA", "state": "CA", "notes": long(5001)}},
 			"input.charity.notes", "notes must be at most 5000 characters"},
 		{"a city over 100 characters", create, "", map[string]any{"charity": map[string]any{"externalId": "c", "legalName": "C", "city": long(101), "state": "CA"}},
 			"input.charity.city", "city must be at most 100 characters"},
-		{"a percentage over 100", create, "", entity(map[string]any{"percentage": 60, "ownerId": "hw-eleanor"}, map[string]any{"percentage": 100.5, "ownerId": "hw-james"}),
+		{"a percentage over 100", create, "", entity(map[string]any{"percentage": 60, "owners": []string{"hw-eleanor"}}, map[string]any{"percentage": 100.5, "owners": []string{"hw-james"}}),
 			"input.entity.ownership[1].percentage", "ownership[1].percentage must be a number from 0 to 100"},
-		{"a negative percentage", create, "", entity(map[string]any{"percentage": -1, "ownerId": "hw-eleanor"}),
+		{"a negative percentage", create, "", entity(map[string]any{"percentage": -1, "owners": []string{"hw-eleanor"}}),
 			"input.entity.ownership[0].percentage", "ownership[0].percentage must be a number from 0 to 100"},
-		{"an owner and subowners in one share", create, "", entity(map[string]any{"percentage": 10, "ownerId": "hw-eleanor", "subowners": []string{"hw-james"}}),
-			"input.entity.ownership[0]", "ownership[0] must have either owner_id or subowners, not both"},
-		{"a share with no owner", create, "", entity(map[string]any{"percentage": 10}),
-			"input.entity.ownership[0]", "ownership[0] must have owner_id (single owner) or subowners (joint owners)"},
-		{"joint owners that are none", create, "", entity(map[string]any{"percentage": 10, "subowners": []string{}}),
-			"input.entity.ownership[0].subowners", "ownership[0].subowners must name at least one contact"},
-		{"a zero denominator", create, "", class(map[string]any{"contactId": "hw-grace", "fraction": map[string]any{"numerator": 1, "denominator": 0}}),
-			"input.class.currentParties.parties[0].fraction.denominator", "current_parties.parties[0].fraction.denominator must be a non-zero integer"},
-		{"a party percentage over 100", create, "", class(map[string]any{"contactId": "hw-grace"}, map[string]any{"contactId": "hw-leo", "distributionPercentage": 101}),
-			"input.class.currentParties.parties[1].distributionPercentage", "current_parties.parties[1].distribution_percentage must be a number from 0 to 100"},
-		{"a blank party", create, "", class(map[string]any{"contactId": " "}),
-			"input.class.currentParties.parties[0].contactId", "current_parties.parties[0].contact_id must be a contact external_id"},
+		{"two owners of a share said not to be joint", create, "", entity(map[string]any{"percentage": 10, "owners": []string{"hw-eleanor", "hw-james"}, "joint": false}),
+			"input.entity.ownership[0].owners", "ownership[0].owners must name exactly one contact card when joint is false"},
+		{"a share with no owners", create, "", entity(map[string]any{"percentage": 10, "owners": []string{}}),
+			"input.entity.ownership[0].owners", "ownership[0].owners must name at least one contact"},
+		{"joint owners that are none", create, "", entity(map[string]any{"percentage": 10, "owners": []string{}, "joint": true}),
+			"input.entity.ownership[0].owners", "ownership[0].owners must name at least one contact"},
+		{"a zero denominator", create, "", class(map[string]any{"party": "hw-grace", "fraction": map[string]any{"numerator": 1, "denominator": 0}}),
+			"input.class.currentParties.parties[0].fraction.denominator", "currentParties.parties[0].fraction.denominator must be a non-zero integer"},
+		{"a party percentage over 100", create, "", class(map[string]any{"party": "hw-grace"}, map[string]any{"party": "hw-leo", "distributionPercentage": 101}),
+			"input.class.currentParties.parties[1].distributionPercentage", "currentParties.parties[1].distributionPercentage must be a number from 0 to 100"},
+		{"a blank party", create, "", class(map[string]any{"party": " "}),
+			"input.class.currentParties.parties[0].party", "currentParties.parties[0].party must be a contact card's externalId"},
 		{"a share amount over 50 characters", create, "", map[string]any{"class": map[string]any{"externalId": "c", "legalName": "C",
 			"currentParties": map[string]any{"shareAmount": long(51), "parties": []any{}}}},
-			"input.class.currentParties.shareAmount", "current_parties.share_amount must be at most 50 characters"},
-		{"a blank reference", create, "", map[string]any{"will": map[string]any{"externalId": "w", "legalName": "W", "willType": "POUR_OVER_WILL", "executor": []string{""}}},
-			"input.will.executor", "executor must be an array of contact external_ids"},
-		{"a trust that creates itself", create, "", trust(map[string]any{"trustCreator": []string{"new-trust"}}),
-			"input.trust.trustCreator", "trust_creator must not reference the contact itself"},
-		{"a class that is its own party", create, "", class(map[string]any{"contactId": "new-class"}),
-			"input.class.currentParties.parties[0].contactId", "current_parties.parties[0].contact_id must not reference the contact itself"},
+			"input.class.currentParties.shareAmount", "currentParties.shareAmount must be at most 50 characters"},
+		{"a blank reference", create, "", map[string]any{"will": map[string]any{"externalId": "w", "legalName": "W", "willType": "POUR_OVER_WILL", "executors": []string{""}}},
+			"input.will.executors", "executors must be a list of contact card externalIds"},
+		{"a trust that creates itself", create, "", trust(map[string]any{"trustCreators": []string{"new-trust"}}),
+			"input.trust.trustCreators", "trustCreators must not reference the contact itself"},
+		{"a class that is its own party", create, "", class(map[string]any{"party": "new-class"}),
+			"input.class.currentParties.parties[0].party", "currentParties.parties[0].party must not reference the contact itself"},
 
 		{"an update with nothing to change", update, "hw-family-trust", map[string]any{"trust": map[string]any{}},
 			"input.trust", "At least one mutable field must be provided"},
 		{"an update of only nulls", update, "hw-eleanor", map[string]any{"individual": map[string]any{"firstName": nil, "lastName": nil}},
 			"input.individual", "At least one mutable field must be provided"},
 		{"an update with a bad date", update, "hw-will-james", map[string]any{"will": map[string]any{"willCreationDate": "2020-1-1"}},
-			"input.will.willCreationDate", "will_creation_date must be a valid date in YYYY-MM-DD format"},
+			"input.will.willCreationDate", "willCreationDate must be a date (YYYY-MM-DD)"},
 		{"an update with a bad state", update, "hw-foundation", map[string]any{"charity": map[string]any{"state": "ZZ"}},
 			"input.charity.state", "state must be a valid two-letter US state abbreviation"},
 		{"an update with a blank name", update, "hw-foundation", map[string]any{"charity": map[string]any{"city": ""}},
 			"input.charity.city", "city must not be blank"},
-		{"an update with a bad percentage", update, "hw-holdings", map[string]any{"entity": map[string]any{"ownership": []any{map[string]any{"percentage": 101, "ownerId": "hw-eleanor"}}}},
+		{"an update with a bad percentage", update, "hw-holdings", map[string]any{"entity": map[string]any{"ownership": []any{map[string]any{"percentage": 101, "owners": []string{"hw-eleanor"}}}}},
 			"input.entity.ownership[0].percentage", "ownership[0].percentage must be a number from 0 to 100"},
 		{"an update of a date of birth on a top account's card", update, "hw-eleanor", map[string]any{"individual": map[string]any{"dob": "1990-01-01"}},
-			"input.individual.dob", "dob is only supported on the client-scoped (v1) contact endpoints"},
+			"input.individual.dob", "dob is only for cards of a client (createClientContact, updateClientContact)"},
 	} {
 		// Sequential: each checks that it alone made no upstream request.
 		t.Run(tc.name, func(t *testing.T) {
@@ -912,28 +916,36 @@ type ctRejection struct {
 	card           string // the card an update is sent to
 	input          map[string]any
 	field, message string
+	said           string // the service's own words
 }
 
 func ctRejections() []ctRejection {
 	const create = `mutation($wid: ID!, $input: ContactInput!) { createContact(wid: $wid, input: $input) { __typename } }`
 	const update = `mutation($wid: ID!, $id: ID!, $input: ContactPatch!) { updateContact(wid: $wid, id: $id, input: $input) { __typename } }`
 	return []ctRejection{
-		{"a creator who does not exist", create, "", map[string]any{"trust": map[string]any{"externalId": "t-ghost", "legalName": "T", "trustCreator": []string{"hw-eleanor", "nobody"}}},
-			"input.trust.trustCreator", `trust_creator references contact "nobody", which does not exist in this top account`},
+		{"a creator who does not exist", create, "", map[string]any{"trust": map[string]any{"externalId": "t-ghost", "legalName": "T", "trustCreators": []string{"hw-eleanor", "nobody"}}},
+			"input.trust.trustCreators", `trustCreators references contact "nobody", which does not exist in this top account`,
+			`trust_creator references contact "nobody", which does not exist in this top account`},
 		{"an owner from another top account", create, "", map[string]any{"entity": map[string]any{"externalId": "e-ghost", "legalName": "E",
-			"ownership": []any{map[string]any{"percentage": 50, "ownerId": "ok-ada"}}}},
-			"input.entity.ownership[0].ownerId", `ownership[0].owner_id references contact "ok-ada", which does not exist in this top account`},
+			"ownership": []any{map[string]any{"percentage": 50, "owners": []string{"ok-ada"}}}}},
+			"input.entity.ownership[0].owners", `ownership[0].owners references contact "ok-ada", which does not exist in this top account`,
+			`ownership[0].owner_id references contact "ok-ada", which does not exist in this top account`},
 		{"a class party who does not exist", create, "", map[string]any{"class": map[string]any{"externalId": "c-ghost", "legalName": "C",
-			"currentParties": map[string]any{"parties": []any{map[string]any{"contactId": "hw-grace"}, map[string]any{"contactId": "ghost"}}}}},
-			"input.class.currentParties.parties[1].contactId", `current_parties.parties[1].contact_id references contact "ghost", which does not exist in this top account`},
-		{"an executor who does not exist", update, "hw-will-james", map[string]any{"will": map[string]any{"executor": []string{"ghost"}}},
-			"input.will.executor", `executor references contact "ghost", which does not exist in this top account`},
+			"currentParties": map[string]any{"parties": []any{map[string]any{"party": "hw-grace"}, map[string]any{"party": "ghost"}}}}},
+			"input.class.currentParties.parties[1].party", `currentParties.parties[1].party references contact "ghost", which does not exist in this top account`,
+			`current_parties.parties[1].contact_id references contact "ghost", which does not exist in this top account`},
+		{"an executor who does not exist", update, "hw-will-james", map[string]any{"will": map[string]any{"executors": []string{"ghost"}}},
+			"input.will.executors", `executors references contact "ghost", which does not exist in this top account`,
+			`executor references contact "ghost", which does not exist in this top account`},
 		{"a will's date sent to a trust", update, "hw-family-trust", map[string]any{"will": map[string]any{"willCreationDate": "2020-01-01"}},
-			"input.will.willCreationDate", "will_creation_date is only supported for Will contact cards"},
+			"input.will.willCreationDate", "willCreationDate is only supported for Will contact cards",
+			"will_creation_date is only supported for Will contact cards"},
 		{"a trust's date sent to a will", update, "hw-will-eleanor", map[string]any{"trust": map[string]any{"trustCreationDate": "2020-01-01"}},
-			"input.trust.trustCreationDate", "trust_creation_date is only supported for Trust contact cards"},
+			"input.trust.trustCreationDate", "trustCreationDate is only supported for Trust contact cards",
+			"trust_creation_date is only supported for Trust contact cards"},
 		{"a person's name sent to a charity", update, "hw-foundation", map[string]any{"individual": map[string]any{"firstName": "Ann"}},
-			"input.individual.firstName", "first_name is only supported for Individual contact cards"},
+			"input.individual.firstName", "firstName is only supported for Individual contact cards",
+			"first_name is only supported for Individual contact cards"},
 	}
 }
 
@@ -968,17 +980,19 @@ func ctRunRejections(t *testing.T, check func(t *testing.T, tc ctRejection, e gq
 	}
 }
 
-func TestUpstreamRejectionsOfContactsKeepTheServiceMessage(t *testing.T) {
+// The service's message in the schema's words, and its own words in extensions.upstream.
+func TestUpstreamRejectionsOfContactsSpeakTheSchemaAndKeepTheServicesWords(t *testing.T) {
 	t.Parallel()
 	ctRunRejections(t, func(t *testing.T, tc ctRejection, e gqlError) {
 		if e.Extensions["code"] != "BAD_USER_INPUT" || e.Message != tc.message {
 			t.Errorf("got %v %q, want BAD_USER_INPUT %q", e.Extensions["code"], e.Message, tc.message)
 		}
+		wantUpstream(t, e, 400, tc.said)
 	})
 }
 
-// README: BAD_USER_INPUT, "the upstream's 400/422 or the gateway's own check, with the
-// upstream's message and extensions.field naming the input field"; the schema: "with
+// README: BAD_USER_INPUT, "the upstream's 400/422 or the gateway's own check, worded in the
+// schema's names, with extensions.field naming the input field"; the schema: "with
 // extensions.field when one input field is at fault".
 func TestUpstreamRejectionsOfContactsNameTheInputField(t *testing.T) {
 	t.Parallel()
@@ -1006,15 +1020,15 @@ func TestContactConflictsAndUnknownIds(t *testing.T) {
 			code, message string
 		}{
 			{"an individual's taken external id", create, map[string]any{"wid": hartwell, "input": ind("hw-eleanor")},
-				"CONFLICT", "Contact card with this external id already exists"},
+				"CONFLICT", "A contact card with this externalId already exists"},
 			{"a trust given a person's external id", create, map[string]any{"wid": hartwell, "input": map[string]any{"trust": map[string]any{"externalId": "hw-james", "legalName": "T"}}},
-				"CONFLICT", "Contact card with this external id already exists"},
+				"CONFLICT", "A contact card with this externalId already exists"},
 			{"a card for an unknown top account", create, map[string]any{"wid": "no-such-wid", "input": ind("x")},
-				"NOT_FOUND", "Container not found"},
+				"NOT_FOUND", "Top account not found"},
 			{"an unknown card", update, map[string]any{"wid": hartwell, "id": "no-such-id", "input": map[string]any{"individual": map[string]any{"firstName": "X"}}},
 				"NOT_FOUND", "Contact card not found"},
 			{"a card of an unknown top account", update, map[string]any{"wid": "no-such-wid", "id": hw["hw-eleanor"]["id"], "input": map[string]any{"individual": map[string]any{"firstName": "X"}}},
-				"NOT_FOUND", "Container not found"},
+				"NOT_FOUND", "Top account not found"},
 			{"another top account's card", update, map[string]any{"wid": hartwell, "id": ok["ok-ada"]["id"], "input": map[string]any{"individual": map[string]any{"firstName": "X"}}},
 				"NOT_FOUND", "Contact card not found"},
 		} {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
@@ -339,7 +340,7 @@ func TestDocumentsArgumentErrors(t *testing.T) {
 		{"only blank tags", map[string]any{"tags": []string{" ", ""}}, "tags must contain at least one non-empty value", "tags", false},
 		{"a tag with a comma", map[string]any{"tags": []string{"current,reviewed"}}, `Tag names cannot contain commas: "current,reviewed"`, "tags", false},
 		{"an unknown tag", map[string]any{"tags": []string{"current", "no-such-tag"}}, "Unknown tags: no-such-tag", "", true},
-		{"a cursor naming no document", map[string]any{"after": "no-such-document"}, "Invalid nextToken: no document no-such-document in this top account", "", true},
+		{"a cursor naming no document", map[string]any{"after": "no-such-document"}, "Invalid after cursor: no document no-such-document in this top account", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.vars["wid"] = wid
@@ -772,7 +773,9 @@ func TestDeleteDocumentRemovesItForGood(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := gw.post(t, tc.query, tc.vars)
-			r.wantError(t, "NOT_FOUND", tc.message)
+			// In the schema's words, with the service's own beside them.
+			e := r.wantError(t, "NOT_FOUND", map[string]string{"Vault doesn't exist": "Document not found", "Container not found": "Top account not found"}[tc.message])
+			wantUpstream(t, e, 404, tc.message)
 			if string(r.Data) != "null" {
 				t.Errorf("data %s, want null: the mutation's payload is non-null", r.Data)
 			}
@@ -780,7 +783,7 @@ func TestDeleteDocumentRemovesItForGood(t *testing.T) {
 	}
 }
 
-func TestDocumentMutationErrorsCarryTheUpstreamsMessage(t *testing.T) {
+func TestDocumentMutationErrorsSpeakTheSchemaAndKeepTheUpstreamsWords(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
 	gw := newGateway(t, up, nil)
@@ -802,36 +805,41 @@ func TestDocumentMutationErrorsCarryTheUpstreamsMessage(t *testing.T) {
 		}
 		return in
 	}
+	const noTypes = "subCategory W2 has no types: leave type out (documentTaxonomy lists the sub-categories that have types)"
 	for _, tc := range []struct {
 		name     string
 		update   bool
 		input    map[string]any // GraphQL input
 		rest     map[string]any // the same body to the service
 		field    string
-		upstream bool // whether only the upstream can tell
+		message  string // the service's rule in the schema's words
+		upstream bool   // whether only the upstream can tell
 	}{
 		{"an unknown tag", false, valid(map[string]any{"tags": []string{"current", "no-such-tag"}}),
-			restValid(map[string]any{"tags": []string{"current", "no-such-tag"}}), "input.tags", true},
+			restValid(map[string]any{"tags": []string{"current", "no-such-tag"}}), "input.tags", "Invalid tags: no-such-tag", true},
 		{"an unknown tag on update", true, map[string]any{"tags": []string{"No-Such-Tag"}},
-			map[string]any{"tags": []string{"No-Such-Tag"}}, "input.tags", true},
+			map[string]any{"tags": []string{"No-Such-Tag"}}, "input.tags", "Invalid tags: No-Such-Tag", true},
 		{"a blank tag", false, valid(map[string]any{"tags": []string{"current", "  "}}),
-			restValid(map[string]any{"tags": []string{"current", "  "}}), "input.tags", false},
+			restValid(map[string]any{"tags": []string{"current", "  "}}), "input.tags", "tags must not contain a blank tag name", false},
 		{"an unsupported extension", false, valid(map[string]any{"extension": "exe"}),
-			restValid(map[string]any{"extension": "exe"}), "input.extension", false},
+			restValid(map[string]any{"extension": "exe"}), "input.extension",
+			"Unsupported extension: exe (supported: pdf, doc, docx, xls, xlsx, ppt, pptx, key, csv, tsv, png, jpg, jpeg, bmp)", false},
 		{"a sub-category of another category", false, valid(map[string]any{"subCategory": "PASSPORT"}),
-			restValid(map[string]any{"sub_category": "passport"}), "input.subCategory", false},
+			restValid(map[string]any{"sub_category": "passport"}), "input.subCategory",
+			"subCategory PASSPORT is not one of category TAXES's: FORM_1099, TAX_RETURN_1040, W2, K1S, FORM_8949_CRYPTO, FORM_709_GIFT_TAX_RETURNS, FORM_1098S_DEBT, TAXES_OTHER (documentTaxonomy lists them all)", false},
 		{"a type the sub-category does not have", false, valid(map[string]any{"type": "SLAT"}),
-			restValid(map[string]any{"type": "slat"}), "input.type", false},
+			restValid(map[string]any{"type": "slat"}), "input.type", noTypes, false},
 		{"a name too long", false, valid(map[string]any{"name": strings.Repeat("n", 201)}),
-			restValid(map[string]any{"name": strings.Repeat("n", 201)}), "input.name", false},
+			restValid(map[string]any{"name": strings.Repeat("n", 201)}), "input.name", "name must be at most 200 characters", false},
 		{"a blank name", false, valid(map[string]any{"name": "   "}),
-			restValid(map[string]any{"name": "   "}), "input.name", false},
+			restValid(map[string]any{"name": "   "}), "input.name", "name must not be blank", false},
 		{"a description too long", false, valid(map[string]any{"description": strings.Repeat("d", 2001)}),
-			restValid(map[string]any{"description": strings.Repeat("d", 2001)}), "input.description", false},
+			restValid(map[string]any{"description": strings.Repeat("d", 2001)}), "input.description", "description must be at most 2000 characters", false},
 		{"a type that does not fit on update", true, map[string]any{"type": "ILIT"},
-			map[string]any{"type": "ilit"}, "input.type", true},
+			map[string]any{"type": "ilit"}, "input.type", noTypes, true},
 		{"a sub-category of another category on update", true, map[string]any{"category": "FAMILY", "subCategory": "W2"},
-			map[string]any{"category": "family", "sub_category": "w2"}, "input.subCategory", false},
+			map[string]any{"category": "family", "sub_category": "w2"}, "input.subCategory",
+			"subCategory W2 is not one of category FAMILY's: MARRIAGE_CERTIFICATE, MARITAL_AGREEMENT, DIVORCE_DECREE, DOMESTIC_PARTNERSHIP_CERTIFICATE, ADOPTION_DECREE, DEATH_CERTIFICATE, FAMILY_OTHER (documentTaxonomy lists them all)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// What the service itself answers to the same body.
@@ -851,9 +859,15 @@ func TestDocumentMutationErrorsCarryTheUpstreamsMessage(t *testing.T) {
 				query, vars["id"] = update, existing
 			}
 			r := gw.post(t, query, vars)
-			e := r.wantError(t, "BAD_USER_INPUT", message)
+			e := r.wantError(t, "BAD_USER_INPUT", tc.message)
 			if e.Extensions["field"] != tc.field {
 				t.Errorf("extensions.field %v, want %q", e.Extensions["field"], tc.field)
+			}
+			// The service's own words come with what only the service could tell.
+			if tc.upstream {
+				wantUpstream(t, e, http.StatusBadRequest, message)
+			} else if u, ok := e.Extensions["upstream"]; ok {
+				t.Errorf("a rule the gateway checks itself carries extensions.upstream %v", u)
 			}
 			writes := 0
 			for _, req := range up.recorded() {
@@ -871,6 +885,67 @@ func TestDocumentMutationErrorsCarryTheUpstreamsMessage(t *testing.T) {
 	}
 	t.Run("an unknown top account", func(t *testing.T) {
 		r := gw.post(t, create, map[string]any{"wid": "no-such-top-account", "in": valid(nil)})
-		r.wantError(t, "NOT_FOUND", "Container not found")
+		e := r.wantError(t, "NOT_FOUND", "Top account not found")
+		wantUpstream(t, e, http.StatusNotFound, "Container not found")
 	})
+}
+
+// documentTaxonomy answers the specification's taxonomy from the gateway's memory, so a form
+// offers only valid choices; a choice it lists is accepted.
+func TestDocumentTaxonomyListsTheValidChoices(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, true)
+	gw := newGateway(t, up, nil)
+	wid := docDemoWID(t, up, "HARTWELL-001")
+	up.reset()
+	var got struct {
+		DocumentTaxonomy []struct {
+			Category      string
+			SubCategories []struct {
+				SubCategory string
+				Types       []string
+			}
+		}
+	}
+	gw.post(t, `{ documentTaxonomy { category subCategories { subCategory types } } }`, nil).ok(t, &got)
+	if reqs := up.recorded(); len(reqs) > 0 {
+		t.Errorf("documentTaxonomy asked the upstream: %v", reqs)
+	}
+	tax := got.DocumentTaxonomy
+	if len(tax) != len(advisorspec.Categories) || tax[0].Category != "PERSONAL_INFORMATION" || tax[len(tax)-1].Category != "MISCELLANEOUS" {
+		t.Fatalf("categories %+v, want the specification's %d from PERSONAL_INFORMATION to MISCELLANEOUS", tax, len(advisorspec.Categories))
+	}
+	subs := 0
+	var typed []string
+	for _, c := range tax {
+		for _, sc := range c.SubCategories {
+			subs++
+			if len(sc.Types) > 0 {
+				typed = append(typed, c.Category+"/"+sc.SubCategory+": "+strings.Join(sc.Types, " "))
+			}
+		}
+	}
+	wantTyped := []string{
+		"ESTATE_PLANNING/REVOCABLE_TRUSTS_AND_SUPPORTING_DOCUMENTS: POUR_OVER_WILL",
+		"ESTATE_PLANNING/IRREVOCABLE_TRUSTS: DYNASTY_TRUST SLAT GRAT ILIT CRUT QPRT OTHER",
+	}
+	specSubs := 0
+	for _, c := range advisorspec.Categories {
+		specSubs += len(c.SubCategories)
+	}
+	if subs != specSubs || !slices.Equal(typed, wantTyped) {
+		t.Errorf("%d sub-categories with types %q, want %d with %q", subs, typed, specSubs, wantTyped)
+	}
+	// A choice it offers is one the vault takes.
+	var made struct {
+		CreateDocument struct {
+			Document struct{ Category, SubCategory, Type string }
+		}
+	}
+	gw.post(t, `mutation($wid: ID!) { createDocument(wid: $wid, input: {name: "Trust deed", extension: "pdf",
+		category: ESTATE_PLANNING, subCategory: IRREVOCABLE_TRUSTS, type: SLAT}) { document { category subCategory type } } }`,
+		map[string]any{"wid": wid}).ok(t, &made)
+	if d := made.CreateDocument.Document; d.Category != "ESTATE_PLANNING" || d.SubCategory != "IRREVOCABLE_TRUSTS" || d.Type != "SLAT" {
+		t.Errorf("created %+v", d)
+	}
 }

@@ -10,6 +10,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rs/cors v1.11.1
 	github.com/vektah/gqlparser/v2 v2.5.37
+	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.58.0
 )
 

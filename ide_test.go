@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,59 @@ func TestTheIDERunsTheREADMEQueryOffline(t *testing.T) {
 	t.Parallel()
 	browser := chromium(t)
 	npmInstall(t, ideDir, "playwright-core")
+	query := readmeExampleQuery(t)
+	gw := newGateway(t, newUpstream(t, true), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(ideDir, "ide.mjs"), gw.url, query, "Hartwell Family")
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	got := driveIDE(t, cmd)
+	for _, want := range []string{"Hartwell Family", "Hartwell Family Joint Revocable Trust", "TRUST_CREATOR", "JOINT_OWNER", "CLASS_PARTY", "Eleanor Rose Hartwell"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("the IDE's response pane lacks %q", want)
+		}
+	}
+}
+
+// Issue 10: a first visit to the IDE (no query in the address) opens on the README's family
+// query, runs it, and shows the product's title and icon.
+func TestTheIDEOpensOnTheREADMEQuery(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	npmInstall(t, ideDir, "playwright-core")
+	gw := newGateway(t, newUpstream(t, true), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(ideDir, "ide.mjs"), gw.url, "", "Hartwell Family")
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	got := driveIDE(t, cmd)
+	if want := readmeExampleQuery(t); got.Query != want {
+		t.Errorf("the IDE opens on\n%s\nwant the README's example query\n%s", got.Query, want)
+	}
+	for _, want := range []string{"Hartwell Family Joint Revocable Trust", "TRUST_CREATOR", "Eleanor Rose Hartwell"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("the IDE's response pane lacks %q", want)
+		}
+	}
+	if got.Title != "Advisor GraphQL gateway" {
+		t.Errorf("the IDE is titled %q, want Advisor GraphQL gateway", got.Title)
+	}
+	if !strings.HasPrefix(got.Icon, gw.url+"/") {
+		t.Fatalf("the IDE's icon is %q, want one the gateway serves", got.Icon)
+	}
+	resp, err := http.Get(got.Icon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Errorf("the IDE's icon: %d %s, want 200 image/svg+xml", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// readmeExampleQuery is the README's example family query, the one the IDE opens on.
+func readmeExampleQuery(t *testing.T) string {
+	t.Helper()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -46,17 +100,7 @@ func TestTheIDERunsTheREADMEQueryOffline(t *testing.T) {
 	if query == nil {
 		t.Fatal("README.md has no example query block")
 	}
-	gw := newGateway(t, newUpstream(t, true), nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(ideDir, "ide.mjs"), gw.url, string(query[1]), "Hartwell Family")
-	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
-	got := driveIDE(t, cmd)
-	for _, want := range []string{"Hartwell Family", "Hartwell Family Joint Revocable Trust", "TRUST_CREATOR", "JOINT_OWNER", "CLASS_PARTY", "Eleanor Rose Hartwell"} {
-		if !strings.Contains(got.Text, want) {
-			t.Errorf("the IDE's response pane lacks %q", want)
-		}
-	}
+	return string(query[1])
 }
 
 // The issue's "done when" for live events: a subscription opened in the IDE shows events as
@@ -78,10 +122,11 @@ func TestTheIDEShowsSubscriptionEventsLive(t *testing.T) {
 	}
 }
 
-// ideResult is what ide.mjs reports: the IDE's response pane, and the page's failed loads.
+// ideResult is what ide.mjs reports: the IDE's response pane, the query its editor opened
+// on, the page's title and icon, and the page's failed loads.
 type ideResult struct {
-	Text   string
-	Failed []string
+	Text, Query, Title, Icon string
+	Failed                   []string
 }
 
 // driveIDE runs ide.mjs and returns what it saw.

@@ -25,12 +25,12 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/advisorhq/gateway/internal/advisor"
-	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/httpserver"
+	"github.com/advisorhq/gateway/internal/loglevel"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/sandbox"
@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := config.LoadSandbox(args, getenv, stderr)
+	cfg, err := sandbox.ParseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		return fmt.Errorf("ADVISOR_BASE_URL: %w", err)
 	}
 	fam := family.NewService(api)
-	docs := vault.NewService(api, 0)
+	docs := vault.NewService(api, vault.DefaultDetailConcurrency)
 	schema := generated.NewExecutableSchema(generated.Config{
 		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub},
 	})
@@ -166,12 +166,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Webhooks: &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
 		Ready: []httpserver.ReadyCheck{
 			{Name: "advisor", Check: api.Ping, Advisory: true},
-			{Name: "events", Check: func(ctx context.Context) error {
-				if err := events.Ping(ctx); err != nil {
-					return apperr.Wrap(apperr.EventsUnavailable, "The event store is unavailable", err)
-				}
-				return hub.Ready(ctx)
-			}},
+			{Name: "events", Check: hub.Ready},
 		},
 		Config: httpserver.Config{
 			AllowedOrigins:  cfg.AllowedOrigins,
@@ -192,10 +187,15 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		},
 	})
 
+	// Every address the gateway answers at, so that nobody has to look them up.
 	fmt.Fprintf(stdout, "Advisor GraphQL gateway serving %[1]s\n  GraphQL:  %[1]s/graphql\n  Webhooks: %[1]s/webhooks\n", base)
 	if cfg.IDE {
 		fmt.Fprintf(stdout, "  IDE:      %s/\n", base)
 	}
+	if cfg.Introspection {
+		fmt.Fprintf(stdout, "  Schema:   %s/graphql/schema.graphql\n", base)
+	}
+	fmt.Fprintf(stdout, "  Health:   %[1]s/healthz\n  Ready:    %[1]s/readyz\n  Metrics:  %[1]s/metrics\n", base)
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -208,11 +208,20 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		maxConns = connectionLimit()
 	}
 	log.Info("serving", "max_connections", maxConns)
+	shutdownBegan := make(chan time.Time, 1)
+	noticeShutdown := context.AfterFunc(ctx, func() {
+		log.Info("shutting down")
+		shutdownBegan <- time.Now()
+	})
 	err = serve(ctx, srv, netutil.LimitListener(ln, maxConns))
 	waitCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if werr := handler.WaitStreams(waitCtx); werr != nil {
 		log.Warn("WebSockets still open after shutting down", "error", werr)
+	}
+	// Only a shutdown that was asked for has drained; a failure to serve is returned.
+	if !noticeShutdown() {
+		log.Info("stopped", "draining", time.Since(<-shutdownBegan))
 	}
 	return err
 }
@@ -269,7 +278,8 @@ func loopbackURL(a net.Addr) string {
 // to the gateway, and returns its address and what stops it.
 func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, webhookKey string) (string, func(), error) {
 	sb, err := sandbox.New(sandbox.Options{
-		Logger:     log.With("component", "sandbox"),
+		// Its request lines at debug: they would bury the gateway's own, which say the same.
+		Logger:     slog.New(loglevel.Demote(log.Handler())).With("component", "sandbox"),
 		WebhookURL: webhookURL,
 		WebhookKey: webhookKey,
 	})
@@ -278,7 +288,7 @@ func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, web
 	}
 	// The sandbox's usual address, so the README's curl lines work as written; any free port
 	// when something else holds it (another gateway, or tests running in parallel).
-	ln, err := net.Listen("tcp", config.DefaultSandboxAddr)
+	ln, err := net.Listen("tcp", sandbox.DefaultAddr)
 	if err != nil {
 		ln, err = net.Listen("tcp", "127.0.0.1:0")
 	}

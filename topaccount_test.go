@@ -226,7 +226,7 @@ func TestATakenTopAccountExternalIdIsAConflictNamingItsWid(t *testing.T) {
 	up := newUpstream(t, false)
 	gw := newGateway(t, up, nil)
 	wids := taSeed(t, up, 2)
-	const message = "Container with this externalId already exists"
+	const message = "A top account with this externalId already exists"
 	t.Run("refused", func(t *testing.T) {
 		for _, tc := range []struct {
 			name, query string
@@ -247,6 +247,7 @@ func TestATakenTopAccountExternalIdIsAConflictNamingItsWid(t *testing.T) {
 				t.Parallel()
 				r := gw.post(t, tc.query, tc.vars)
 				e := r.wantError(t, "CONFLICT", message)
+				wantUpstream(t, e, 409, "Container with this externalId already exists")
 				if e.Extensions["wid"] != tc.wantWID {
 					t.Errorf("extensions.wid = %v, want %s, the wid of the account that has it", e.Extensions["wid"], tc.wantWID)
 				}
@@ -273,15 +274,15 @@ func TestTopAccountInputIsCheckedWithoutCallingTheUpstream(t *testing.T) {
 		input          map[string]any
 		field, message string
 	}{
-		{"create: a blank name", create, map[string]any{"externalId": "E-1", "name": ""}, "input.name", "Missing name parameter"},
-		{"create: a whitespace name", create, map[string]any{"externalId": "E-1", "name": "   "}, "input.name", "Missing name parameter"},
-		{"create: a blank external id", create, map[string]any{"externalId": " ", "name": "N"}, "input.externalId", "Missing required parameters"},
-		{"create: both blank", create, map[string]any{"externalId": "", "name": ""}, "input", "Missing required parameters"},
-		{"create: an external id over 50 characters", create, map[string]any{"externalId": long(51), "name": "N"}, "input.externalId", "external_id must be at most 50 characters"},
+		{"create: a blank name", create, map[string]any{"externalId": "E-1", "name": ""}, "input.name", "name must not be blank"},
+		{"create: a whitespace name", create, map[string]any{"externalId": "E-1", "name": "   "}, "input.name", "name must not be blank"},
+		{"create: a blank external id", create, map[string]any{"externalId": " ", "name": "N"}, "input.externalId", "externalId must not be blank"},
+		{"create: both blank", create, map[string]any{"externalId": "", "name": ""}, "input", "externalId and name must not be blank"},
+		{"create: an external id over 50 characters", create, map[string]any{"externalId": long(51), "name": "N"}, "input.externalId", "externalId must be at most 50 characters"},
 		{"create: a name over 255 characters", create, map[string]any{"externalId": "E-1", "name": long(256)}, "input.name", "name must be at most 255 characters"},
-		{"update: nothing to change", update, map[string]any{}, "input", "At least one of name or external_id must be provided"},
-		{"update: only nulls", update, map[string]any{"externalId": nil, "name": nil}, "input", "At least one of name or external_id must be provided"},
-		{"update: an external id over 50 characters", update, map[string]any{"externalId": long(51)}, "input.externalId", "external_id must be at most 50 characters"},
+		{"update: nothing to change", update, map[string]any{}, "input", "At least one of name or externalId must be provided"},
+		{"update: only nulls", update, map[string]any{"externalId": nil, "name": nil}, "input", "At least one of name or externalId must be provided"},
+		{"update: an external id over 50 characters", update, map[string]any{"externalId": long(51)}, "input.externalId", "externalId must be at most 50 characters"},
 		{"update: a name over 255 characters", update, map[string]any{"name": long(256)}, "input.name", "name must be at most 255 characters"},
 	} {
 		// Sequential: each checks that it alone made no upstream request.
@@ -290,6 +291,9 @@ func TestTopAccountInputIsCheckedWithoutCallingTheUpstream(t *testing.T) {
 			e := gw.post(t, tc.query, map[string]any{"input": tc.input}).wantError(t, "BAD_USER_INPUT", tc.message)
 			taWantField(t, e, tc.field)
 			taNoUpstream(t, up)
+			if u, ok := e.Extensions["upstream"]; ok {
+				t.Errorf("a check of the gateway's own carries extensions.upstream %v", u)
+			}
 		})
 	}
 	// The limits are inclusive: 50 and 255 characters are accepted.
@@ -315,7 +319,8 @@ func TestUpdatingAnUnknownTopAccountIsNotFound(t *testing.T) {
 			t.Parallel()
 			r := gw.post(t, `mutation($input: UpdateTopAccountInput!) { updateTopAccount(wid: "no-such-wid", input: $input) { wid } }`,
 				map[string]any{"input": tc.input})
-			r.wantError(t, "NOT_FOUND", "Container not found")
+			e := r.wantError(t, "NOT_FOUND", "Top account not found")
+			wantUpstream(t, e, 404, "Container not found")
 		})
 	}
 }

@@ -43,6 +43,11 @@ func (r *queryResolver) Document(ctx context.Context, wid string, vaultID string
 	return r.Vault.Get(ctx, wid, vaultID)
 }
 
+// DocumentTaxonomy is the resolver for the documentTaxonomy field.
+func (r *queryResolver) DocumentTaxonomy(ctx context.Context) ([]*vault.DocumentCategoryOption, error) {
+	return r.Vault.Taxonomy(), nil
+}
+
 // Document returns generated.DocumentResolver implementation.
 func (r *Resolver) Document() generated.DocumentResolver { return &documentResolver{r} }
 

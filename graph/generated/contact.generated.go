@@ -2533,20 +2533,20 @@ func (ec *executionContext) unmarshalInputClassPartyInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"contactId", "distributionPercentage", "fraction"}
+	fieldsInOrder := [...]string{"party", "distributionPercentage", "fraction"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
-		case "contactId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contactId"))
+		case "party":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("party"))
 			data, err := ec.unmarshalNString2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.ContactID = data
+			it.Party = data
 		case "distributionPercentage":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("distributionPercentage"))
 			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
@@ -3006,7 +3006,7 @@ func (ec *executionContext) unmarshalInputOwnershipInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"percentage", "ownerId", "subowners"}
+	fieldsInOrder := [...]string{"percentage", "owners", "joint"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -3020,20 +3020,20 @@ func (ec *executionContext) unmarshalInputOwnershipInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Percentage = data
-		case "ownerId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ownerId"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+		case "owners":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("owners"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.OwnerID = data
-		case "subowners":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subowners"))
-			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			it.Owners = data
+		case "joint":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("joint"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Subowners = data
+			it.Joint = data
 		}
 	}
 	return it, nil
@@ -3050,7 +3050,7 @@ func (ec *executionContext) unmarshalInputTrustInput(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"externalId", "legalName", "trustType", "trustCreator", "initialTrustee", "governingState", "trustCreationDate"}
+	fieldsInOrder := [...]string{"externalId", "legalName", "trustType", "trustCreators", "initialTrustees", "governingState", "trustCreationDate"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -3078,20 +3078,20 @@ func (ec *executionContext) unmarshalInputTrustInput(ctx context.Context, obj an
 				return it, err
 			}
 			it.TrustType = data
-		case "trustCreator":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trustCreator"))
+		case "trustCreators":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trustCreators"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.TrustCreator = data
-		case "initialTrustee":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("initialTrustee"))
+			it.TrustCreators = data
+		case "initialTrustees":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("initialTrustees"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.InitialTrustee = data
+			it.InitialTrustees = data
 		case "governingState":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("governingState"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -3122,7 +3122,7 @@ func (ec *executionContext) unmarshalInputTrustPatch(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"legalName", "trustType", "trustCreator", "initialTrustee", "governingState", "trustCreationDate"}
+	fieldsInOrder := [...]string{"legalName", "trustType", "trustCreators", "initialTrustees", "governingState", "trustCreationDate"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -3143,20 +3143,20 @@ func (ec *executionContext) unmarshalInputTrustPatch(ctx context.Context, obj an
 				return it, err
 			}
 			it.TrustType = data
-		case "trustCreator":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trustCreator"))
+		case "trustCreators":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trustCreators"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.TrustCreator = data
-		case "initialTrustee":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("initialTrustee"))
+			it.TrustCreators = data
+		case "initialTrustees":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("initialTrustees"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.InitialTrustee = data
+			it.InitialTrustees = data
 		case "governingState":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("governingState"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -3187,7 +3187,7 @@ func (ec *executionContext) unmarshalInputWillInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"externalId", "legalName", "willType", "governingState", "willCreationDate", "testator", "executor"}
+	fieldsInOrder := [...]string{"externalId", "legalName", "willType", "governingState", "willCreationDate", "testators", "executors"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -3229,20 +3229,20 @@ func (ec *executionContext) unmarshalInputWillInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.WillCreationDate = data
-		case "testator":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testator"))
+		case "testators":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testators"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Testator = data
-		case "executor":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executor"))
+			it.Testators = data
+		case "executors":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executors"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Executor = data
+			it.Executors = data
 		}
 	}
 	return it, nil
@@ -3259,7 +3259,7 @@ func (ec *executionContext) unmarshalInputWillPatch(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"legalName", "willType", "governingState", "willCreationDate", "testator", "executor"}
+	fieldsInOrder := [...]string{"legalName", "willType", "governingState", "willCreationDate", "testators", "executors"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -3294,20 +3294,20 @@ func (ec *executionContext) unmarshalInputWillPatch(ctx context.Context, obj any
 				return it, err
 			}
 			it.WillCreationDate = data
-		case "testator":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testator"))
+		case "testators":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testators"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Testator = data
-		case "executor":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executor"))
+			it.Testators = data
+		case "executors":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executors"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Executor = data
+			it.Executors = data
 		}
 	}
 	return it, nil

@@ -352,6 +352,61 @@ func (ec *executionContext) fieldContext_Document_downloadUri(_ context.Context,
 	return graphql.NewScalarFieldContext("Document", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _DocumentCategoryOption_category(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentCategoryOption_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentCategory) graphql.Marshaler {
+			return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentCategoryOption_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentCategoryOption", field, false, false, errors.New("field of type DocumentCategory does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentCategoryOption_subCategories(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentCategoryOption_subCategories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubCategories, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
+			return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DocumentCategoryOption",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DocumentSubCategoryOption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DocumentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -492,6 +547,52 @@ func (ec *executionContext) _DocumentPayload_uploadUri(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_DocumentPayload_uploadUri(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentSubCategoryOption_subCategory(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentSubCategoryOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentSubCategoryOption_subCategory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubCategory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentSubCategory) graphql.Marshaler {
+			return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentSubCategoryOption_subCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentSubCategoryOption", field, false, false, errors.New("field of type DocumentSubCategory does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentSubCategoryOption_types(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentSubCategoryOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentSubCategoryOption_types(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Types, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
+			return ec.marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentSubCategoryOption_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentSubCategoryOption", field, false, false, errors.New("field of type DocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
@@ -898,6 +999,49 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var documentCategoryOptionImplementors = []string{"DocumentCategoryOption"}
+
+func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentCategoryOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, documentCategoryOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DocumentCategoryOption")
+		case "category":
+			out.Values[i] = ec._DocumentCategoryOption_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subCategories":
+			out.Values[i] = ec._DocumentCategoryOption_subCategories(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var documentConnectionImplementors = []string{"DocumentConnection"}
 
 func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentConnection) graphql.Marshaler {
@@ -966,6 +1110,49 @@ func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.Select
 		case "uploadUri":
 			out.Values[i] = ec._DocumentPayload_uploadUri(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var documentSubCategoryOptionImplementors = []string{"DocumentSubCategoryOption"}
+
+func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentSubCategoryOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, documentSubCategoryOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DocumentSubCategoryOption")
+		case "subCategory":
+			out.Values[i] = ec._DocumentSubCategoryOption_subCategory(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "types":
+			out.Values[i] = ec._DocumentSubCategoryOption_types(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -1087,6 +1274,32 @@ func (ec *executionContext) marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋ
 	return v
 }
 
+func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentCategoryOption) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentCategoryOption) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DocumentCategoryOption(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDocumentConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentConnection(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -1115,6 +1328,72 @@ func (ec *executionContext) unmarshalNDocumentSubCategory2githubᚗcomᚋadvisor
 
 func (ec *executionContext) marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx context.Context, sel ast.SelectionSet, v vault.DocumentSubCategory) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentSubCategoryOption) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DocumentSubCategoryOption(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx context.Context, v any) (vault.DocumentType, error) {
+	var res vault.DocumentType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx context.Context, sel ast.SelectionSet, v vault.DocumentType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx context.Context, v any) ([]vault.DocumentType, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]vault.DocumentType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFileStatus2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐFileStatus(ctx context.Context, v any) (vault.FileStatus, error) {

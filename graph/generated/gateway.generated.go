@@ -25,6 +25,7 @@ type QueryResolver interface {
 	Contact(ctx context.Context, wid string, id string) (family.Contact, error)
 	Client(ctx context.Context, ref string, advisorID *string, teamID *string) (*family.Client, error)
 	Document(ctx context.Context, wid string, vaultID string) (*vault.Document, error)
+	DocumentTaxonomy(ctx context.Context) ([]*vault.DocumentCategoryOption, error)
 	RecentEvents(ctx context.Context, filter *event.Filter, last *int) ([]event.Event, error)
 	TopAccounts(ctx context.Context, page *int, limit *int) (*family.TopAccountPage, error)
 	TopAccount(ctx context.Context, wid string) (*family.TopAccount, error)
@@ -335,6 +336,38 @@ func (ec *executionContext) fieldContext_Query_document(ctx context.Context, fie
 	if fc.Args, err = ec.field_Query_document_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_documentTaxonomy(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_documentTaxonomy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().DocumentTaxonomy(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*vault.DocumentCategoryOption) graphql.Marshaler {
+			return ec.marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_documentTaxonomy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DocumentCategoryOption(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -656,6 +689,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_document(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "documentTaxonomy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_documentTaxonomy(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

@@ -253,6 +253,11 @@ type ComplexityRoot struct {
 		WID              func(childComplexity int) int
 	}
 
+	DocumentCategoryOption struct {
+		Category      func(childComplexity int) int
+		SubCategories func(childComplexity int) int
+	}
+
 	DocumentCompleted struct {
 		DocumentName               func(childComplexity int) int
 		DocumentOwnerInfo          func(childComplexity int) int
@@ -310,6 +315,11 @@ type ComplexityRoot struct {
 		UserTier                   func(childComplexity int) int
 		WasCompletedBefore         func(childComplexity int) int
 		Wid                        func(childComplexity int) int
+	}
+
+	DocumentSubCategoryOption struct {
+		SubCategory func(childComplexity int) int
+		Types       func(childComplexity int) int
 	}
 
 	Entity struct {
@@ -385,13 +395,14 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Client       func(childComplexity int, ref string, advisorID *string, teamID *string) int
-		Contact      func(childComplexity int, wid string, id string) int
-		Document     func(childComplexity int, wid string, vaultID string) int
-		RecentEvents func(childComplexity int, filter *event.Filter, last *int) int
-		TopAccount   func(childComplexity int, wid string) int
-		TopAccounts  func(childComplexity int, page *int, limit *int) int
-		Version      func(childComplexity int) int
+		Client           func(childComplexity int, ref string, advisorID *string, teamID *string) int
+		Contact          func(childComplexity int, wid string, id string) int
+		Document         func(childComplexity int, wid string, vaultID string) int
+		DocumentTaxonomy func(childComplexity int) int
+		RecentEvents     func(childComplexity int, filter *event.Filter, last *int) int
+		TopAccount       func(childComplexity int, wid string) int
+		TopAccounts      func(childComplexity int, page *int, limit *int) int
+		Version          func(childComplexity int) int
 	}
 
 	Relationship struct {
@@ -1473,6 +1484,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Document.WID(childComplexity), true
 
+	case "DocumentCategoryOption.category":
+		if e.ComplexityRoot.DocumentCategoryOption.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCategoryOption.Category(childComplexity), true
+	case "DocumentCategoryOption.subCategories":
+		if e.ComplexityRoot.DocumentCategoryOption.SubCategories == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCategoryOption.SubCategories(childComplexity), true
+
 	case "DocumentCompleted.documentName":
 		if e.ComplexityRoot.DocumentCompleted.DocumentName == nil {
 			break
@@ -1724,6 +1748,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentStarted.Wid(childComplexity), true
+
+	case "DocumentSubCategoryOption.subCategory":
+		if e.ComplexityRoot.DocumentSubCategoryOption.SubCategory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentSubCategoryOption.SubCategory(childComplexity), true
+	case "DocumentSubCategoryOption.types":
+		if e.ComplexityRoot.DocumentSubCategoryOption.Types == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentSubCategoryOption.Types(childComplexity), true
 
 	case "Entity.displayName":
 		if e.ComplexityRoot.Entity.DisplayName == nil {
@@ -2082,6 +2119,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Document(childComplexity, args["wid"].(string), args["vaultId"].(string)), true
+	case "Query.documentTaxonomy":
+		if e.ComplexityRoot.Query.DocumentTaxonomy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.DocumentTaxonomy(childComplexity), true
 
 	case "Query.recentEvents":
 		if e.ComplexityRoot.Query.RecentEvents == nil {
@@ -2951,9 +2994,9 @@ type Trust implements ContactCard {
   "The trust's initial trustees."
   initialTrustees: [ContactRef!]!
   "The external ids of the creators, as the service stores them."
-  trustCreator: [String!]!
+  trustCreator: [String!]! @deprecated(reason: "Use ` + "`" + `trustCreators { externalId }` + "`" + `, named as the input field that sets it.")
   "The external ids of the initial trustees, as the service stores them."
-  initialTrustee: [String!]!
+  initialTrustee: [String!]! @deprecated(reason: "Use ` + "`" + `initialTrustees { externalId }` + "`" + `, named as the input field that sets it.")
   "Two-letter US state abbreviation."
   governingState: String
   "YYYY-MM-DD."
@@ -2983,9 +3026,9 @@ type Ownership {
   "The single owner, or the joint owners."
   owners: [ContactRef!]!
   "The single owner's external id, as the service stores it; null for joint ownership."
-  ownerId: String
+  ownerId: String @deprecated(reason: "Use ` + "`" + `owners { externalId }` + "`" + ` and ` + "`" + `joint` + "`" + `, named as the input fields that set them.")
   "The joint owners' external ids, as the service stores them; null for a single owner."
-  subowners: [String!]
+  subowners: [String!] @deprecated(reason: "Use ` + "`" + `owners { externalId }` + "`" + ` and ` + "`" + `joint` + "`" + `, named as the input fields that set them.")
 }
 
 type Charity implements ContactCard {
@@ -3021,9 +3064,9 @@ type Will implements ContactCard {
   "Who executes it."
   executors: [ContactRef!]!
   "The testators' external ids, as the service stores them."
-  testator: [String!]!
+  testator: [String!]! @deprecated(reason: "Use ` + "`" + `testators { externalId }` + "`" + `, named as the input field that sets it.")
   "The executors' external ids, as the service stores them."
-  executor: [String!]!
+  executor: [String!]! @deprecated(reason: "Use ` + "`" + `executors { externalId }` + "`" + `, named as the input field that sets it.")
 }
 
 "A group of beneficiaries, such as a testator's grandchildren."
@@ -3047,7 +3090,7 @@ type ClassParties {
 type ClassParty {
   party: ContactRef!
   "The party's external id, as the service stores it."
-  contactId: String!
+  contactId: String! @deprecated(reason: "Use ` + "`" + `party { externalId }` + "`" + `, named as the input field that sets it.")
   "0 to 100."
   distributionPercentage: Float
   fraction: Fraction
@@ -3099,9 +3142,13 @@ type Client {
 }
 
 """
-A new contact card: exactly one member, named for the card's type. Field names are the
-service's in camelCase; relationship lists name other cards of the same top account (or
-client) by external id.
+A new contact card: exactly one member, named for the card's type.
+
+Input fields are named as the output fields that read them back: ` + "`" + `trustType` + "`" + ` sets ` + "`" + `trustType` + "`" + `,
+and a reference to other cards is set under the name of the output field that returns it
+(` + "`" + `trustCreators` + "`" + `, ` + "`" + `initialTrustees` + "`" + `, ` + "`" + `owners` + "`" + `, ` + "`" + `testators` + "`" + `, ` + "`" + `executors` + "`" + `, ` + "`" + `party` + "`" + `), as the
+external ids of cards of the same top account (or client); the output gives each back as a
+` + "`" + `ContactRef` + "`" + ` whose ` + "`" + `externalId` + "`" + ` is the one sent.
 """
 input ContactInput @oneOf {
   individual: IndividualInput
@@ -3125,8 +3172,11 @@ input TrustInput {
   externalId: String!
   legalName: String!
   trustType: TrustType
-  trustCreator: [String!]
-  initialTrustee: [String!]
+  "The external ids of the trust's creators."
+  trustCreators: [String!]
+  "The external ids of the trust's initial trustees."
+  initialTrustees: [String!]
+  "Two-letter US state abbreviation."
   governingState: String
   "YYYY-MM-DD."
   trustCreationDate: String
@@ -3140,12 +3190,17 @@ input EntityInput {
   ownership: [OwnershipInput!]
 }
 
-"One share: ` + "`" + `ownerId` + "`" + ` for a single owner or ` + "`" + `subowners` + "`" + ` for joint owners, not both."
+"One share of an entity's ownership, as ` + "`" + `Ownership` + "`" + ` reads it back."
 input OwnershipInput {
   "0 to 100."
   percentage: Float!
-  ownerId: String
-  subowners: [String!]
+  "The external ids of the share's owners: one for a single owner, several for joint owners."
+  owners: [String!]!
+  """
+  Whether the owners hold the share jointly (with right of survivorship). Left out or null, it
+  is true when there is more than one owner; a joint share may have a single owner.
+  """
+  joint: Boolean
 }
 
 input CharityInput {
@@ -3165,8 +3220,10 @@ input WillInput {
   governingState: String
   "YYYY-MM-DD."
   willCreationDate: String
-  testator: [String!]
-  executor: [String!]
+  "The external ids of whose will it is."
+  testators: [String!]
+  "The external ids of who executes it."
+  executors: [String!]
 }
 
 input ClassInput {
@@ -3183,7 +3240,8 @@ input ClassPartiesInput {
 }
 
 input ClassPartyInput {
-  contactId: String!
+  "The party's external id."
+  party: String!
   "0 to 100."
   distributionPercentage: Float
   fraction: FractionInput
@@ -3198,7 +3256,7 @@ input FractionInput {
 """
 Changes to a contact card: exactly one member, for the card's own type. A field left out or
 null stays as it is; an empty list removes every holder of that role. The type and external id
-never change.
+never change. Fields are named as in ` + "`" + `ContactInput` + "`" + `.
 """
 input ContactPatch @oneOf {
   individual: IndividualPatch
@@ -3220,8 +3278,8 @@ input IndividualPatch {
 input TrustPatch {
   legalName: String
   trustType: TrustType
-  trustCreator: [String!]
-  initialTrustee: [String!]
+  trustCreators: [String!]
+  initialTrustees: [String!]
   governingState: String
   trustCreationDate: String
 }
@@ -3247,8 +3305,8 @@ input WillPatch {
   willType: WillType
   governingState: String
   willCreationDate: String
-  testator: [String!]
-  executor: [String!]
+  testators: [String!]
+  executors: [String!]
 }
 
 input ClassPatch {
@@ -3293,6 +3351,7 @@ type Document {
   downloadUri: String
 }
 
+"Whether a document's file has arrived."
 enum FileStatus {
   "No file has been uploaded yet."
   NO_FILE_UPLOADED
@@ -3302,80 +3361,155 @@ enum FileStatus {
   PROCESSING
 }
 
+"A document's category. ` + "`" + `documentTaxonomy` + "`" + ` lists each one's sub-categories."
 enum DocumentCategory {
+  "Identity papers and personal records."
   PERSONAL_INFORMATION
+  "Records of marriages, partnerships, divorces, adoptions and deaths."
   FAMILY
+  "Wills, trusts, powers of attorney and the other papers of an estate plan."
   ESTATE_PLANNING
+  "What the family owns: real estate, investments, storage and safe deposit boxes."
   ASSETS
+  "Tax forms and returns."
   TAXES
+  "Papers of employment and of the businesses the family runs or holds."
   BUSINESS
+  "What fits no other category."
   MISCELLANEOUS
 }
+
+"A document's sub-category, one of its category's; each value says which category holds it."
 enum DocumentSubCategory {
+  "A birth certificate; in PERSONAL_INFORMATION."
   BIRTH_CERTIFICATE
+  "A driver's license; in PERSONAL_INFORMATION."
   DRIVER_LICENSE
+  "A passport; in PERSONAL_INFORMATION."
   PASSPORT
+  "A visa; in PERSONAL_INFORMATION."
   VISA
+  "A TSA PreCheck or Global Entry membership; in PERSONAL_INFORMATION."
   TSA_PRE_GLOBAL_ENTRY
+  "Airline frequent flyer memberships; in PERSONAL_INFORMATION."
   AIRLINE_FREQUENT_FLYERS
+  "A court order changing a name; in PERSONAL_INFORMATION."
   NAME_CHANGE_ORDERS
+  "Medical and health insurance identification cards; in PERSONAL_INFORMATION."
   MEDICAL_IDENTIFICATION_CARDS
+  "Military discharge papers, such as a DD 214; in PERSONAL_INFORMATION."
   MILITARY_DISCHARGE_PAPERS
+  "Other personal information; in PERSONAL_INFORMATION."
   PERSONAL_INFORMATION_OTHER
+  "A marriage certificate; in FAMILY."
   MARRIAGE_CERTIFICATE
+  "A prenuptial or postnuptial agreement; in FAMILY."
   MARITAL_AGREEMENT
+  "A divorce decree; in FAMILY."
   DIVORCE_DECREE
+  "A domestic partnership certificate; in FAMILY."
   DOMESTIC_PARTNERSHIP_CERTIFICATE
+  "An adoption decree; in FAMILY."
   ADOPTION_DECREE
+  "A death certificate; in FAMILY."
   DEATH_CERTIFICATE
+  "Other family records; in FAMILY."
   FAMILY_OTHER
+  "A last will and testament; in ESTATE_PLANNING."
   LAST_WILL_AND_TESTAMENT
+  "A revocable trust and its supporting documents; its one type is POUR_OVER_WILL; in ESTATE_PLANNING."
   REVOCABLE_TRUSTS_AND_SUPPORTING_DOCUMENTS
+  "An irrevocable trust; its types are DYNASTY_TRUST, SLAT, GRAT, ILIT, CRUT, QPRT and OTHER; in ESTATE_PLANNING."
   IRREVOCABLE_TRUSTS
+  "A living will (advance health care directive); in ESTATE_PLANNING."
   LIVING_WILL
+  "A durable power of attorney; in ESTATE_PLANNING."
   DURABLE_POWER_OF_ATTORNEY
+  "A nomination of guardians for children; in ESTATE_PLANNING."
   NOMINATION_OF_GUARDIANSHIP
+  "Letters of intent to trustees, executors or guardians; in ESTATE_PLANNING."
   LETTERS_OF_INTENT
+  "An inventory of personal property; in ESTATE_PLANNING."
   PERSONAL_INVENTORY_LIST
+  "Beneficiary designations of accounts and policies; in ESTATE_PLANNING."
   BENEFICIARY_DESIGNATIONS
+  "Insurance policies; in ESTATE_PLANNING."
   INSURANCE_POLICIES
+  "Papers of charitable gifts and pledges; in ESTATE_PLANNING."
   CHARITABLE_GIVING
+  "Other estate planning papers; in ESTATE_PLANNING."
   ESTATE_PLANNING_OTHER
+  "Presentations of the estate plan; in ESTATE_PLANNING."
   PRESENTATION_MATERIALS
+  "An LLC's operating agreement; in ESTATE_PLANNING."
   LLC_OPERATING_AGREEMENT
+  "Deeds and leases of real estate; in ASSETS."
   REAL_ESTATE_LEASES_DEEDS
+  "Investment statements and agreements; in ASSETS."
   INVESTMENTS
+  "Storage unit agreements; in ASSETS."
   STORAGE_UNITS
+  "Safe deposit box agreements and inventories; in ASSETS."
   SAFE_DEPOSIT_BOXES
+  "Gun permits; in ASSETS."
   GUN_PERMITS
+  "Papers of other assets; in ASSETS."
   ASSETS_OTHER
+  "A Form 1099 (the specification's ` + "`" + `1099` + "`" + `); in TAXES."
   FORM_1099
+  "A Form 1040 tax return; in TAXES."
   TAX_RETURN_1040
+  "A Form W-2; in TAXES."
   W2
+  "Schedules K-1; in TAXES."
   K1S
+  "A Form 8949, such as for crypto-asset sales; in TAXES."
   FORM_8949_CRYPTO
+  "A Form 709 gift tax return; in TAXES."
   FORM_709_GIFT_TAX_RETURNS
+  "A Form 1098, such as for mortgage interest; in TAXES."
   FORM_1098S_DEBT
+  "Other tax papers; in TAXES."
   TAXES_OTHER
+  "An employment contract; in BUSINESS."
   EMPLOYMENT_CONTRACT
+  "Stock option agreements; in BUSINESS."
   OPTIONS_AGREEMENTS
+  "Non-disclosure agreements; in BUSINESS."
   NDAS
+  "Partnership agreements; in BUSINESS."
   PARTNERSHIP_AGREEMENTS
+  "Papers of corporations; in BUSINESS."
   CORPORATIONS
+  "Employee benefit plans and statements; in BUSINESS."
   EMPLOYEE_BENEFITS
+  "Performance reviews; in BUSINESS."
   PERFORMANCE_REVIEWS
+  "Other business papers; in BUSINESS."
   BUSINESS_OTHER
+  "Not categorized yet; in MISCELLANEOUS."
   UNCATEGORIZED
+  "Other papers; in MISCELLANEOUS."
   MISCELLANEOUS_OTHER
 }
+
+"A document's type, which only some sub-categories have; each value says which sub-category allows it."
 enum DocumentType {
+  "A pour-over will; for REVOCABLE_TRUSTS_AND_SUPPORTING_DOCUMENTS."
   POUR_OVER_WILL
+  "A dynasty trust; for IRREVOCABLE_TRUSTS."
   DYNASTY_TRUST
+  "A spousal lifetime access trust; for IRREVOCABLE_TRUSTS."
   SLAT
+  "A grantor retained annuity trust; for IRREVOCABLE_TRUSTS."
   GRAT
+  "An irrevocable life insurance trust; for IRREVOCABLE_TRUSTS."
   ILIT
+  "A charitable remainder unitrust; for IRREVOCABLE_TRUSTS."
   CRUT
+  "A qualified personal residence trust; for IRREVOCABLE_TRUSTS."
   QPRT
+  "Another kind of irrevocable trust; for IRREVOCABLE_TRUSTS."
   OTHER
 }
 
@@ -3397,6 +3531,23 @@ type PageInfo {
 extend type Query {
   "A vault document; null when there is none."
   document(wid: ID!, vaultId: ID!): Document
+  """
+  The vault's document taxonomy: every category, the sub-categories it holds and the types
+  each sub-category allows, in the specification's order, so a form offers only valid choices.
+  """
+  documentTaxonomy: [DocumentCategoryOption!]!
+}
+
+"A category a document can have and the sub-categories it holds."
+type DocumentCategoryOption {
+  category: DocumentCategory!
+  subCategories: [DocumentSubCategoryOption!]!
+}
+
+"A sub-category and the types a document of it can have (none for most)."
+type DocumentSubCategoryOption {
+  subCategory: DocumentSubCategory!
+  types: [DocumentType!]!
 }
 
 input CreateDocumentInput {
@@ -3407,9 +3558,9 @@ input CreateDocumentInput {
   "At most 2000 characters."
   description: String
   category: DocumentCategory!
-  "One of the category's sub-categories."
+  "One of the category's sub-categories (see ` + "`" + `documentTaxonomy` + "`" + `)."
   subCategory: DocumentSubCategory!
-  "Only where the sub-category has types."
+  "Only where the sub-category has types (see ` + "`" + `documentTaxonomy` + "`" + `)."
   type: DocumentType
   "Built-in tags and the team's custom tags."
   tags: [String!]
@@ -3922,10 +4073,17 @@ type DocumentCompleted implements Event {
 The Advisor GraphQL gateway: a family's top account, its contact cards and how they relate,
 and its vault documents, read and written through the Advisor service.
 
+Names: an input field is named as the output field that reads the same thing back, so what a
+query returns can be sent back as it is named; a reference to a contact card is written as its
+external id and read as a ` + "`" + `ContactRef` + "`" + `.
+
 Errors carry ` + "`" + `extensions.code` + "`" + `: BAD_USER_INPUT (with ` + "`" + `extensions.field` + "`" + ` when one input field
 is at fault), NOT_FOUND, CONFLICT (with ` + "`" + `extensions.wid` + "`" + ` of the top account that has the
-external id), FORBIDDEN, UPSTREAM_UNAVAILABLE or INTERNAL. A lookup of one object that does
-not exist answers null rather than failing the query.
+external id), FORBIDDEN, UNAUTHENTICATED, UPSTREAM_UNAVAILABLE, OPERATION_LIMIT_EXCEEDED,
+GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, the live events' EVENTS_UNAVAILABLE,
+SLOW_CONSUMER and EVENTS_EXPIRED, or INTERNAL. Messages use the schema's names; an error the
+Advisor service gave also carries its own words in ` + "`" + `extensions.upstream` + "`" + ` (` + "`" + `status` + "`" + `, ` + "`" + `message` + "`" + `).
+A lookup of one object that does not exist answers null rather than failing the query.
 """
 schema {
   query: Query
@@ -4111,6 +4269,16 @@ func (ec *executionContext) childFields_Document(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Document", field.Name)
 }
 
+func (ec *executionContext) childFields_DocumentCategoryOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "category":
+		return ec.fieldContext_DocumentCategoryOption_category(ctx, field)
+	case "subCategories":
+		return ec.fieldContext_DocumentCategoryOption_subCategories(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DocumentCategoryOption", field.Name)
+}
+
 func (ec *executionContext) childFields_DocumentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "nodes":
@@ -4147,6 +4315,16 @@ func (ec *executionContext) childFields_DocumentPayload(ctx context.Context, fie
 		return ec.fieldContext_DocumentPayload_uploadUri(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DocumentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DocumentSubCategoryOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "subCategory":
+		return ec.fieldContext_DocumentSubCategoryOption_subCategory(ctx, field)
+	case "types":
+		return ec.fieldContext_DocumentSubCategoryOption_types(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DocumentSubCategoryOption", field.Name)
 }
 
 func (ec *executionContext) childFields_Fraction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -1,5 +1,6 @@
 // Package advisor is the typed client of the Advisor REST API. It owns the upstream's
-// credentials, turns the service's statuses into the gateway's errors in one place, retries
+// credentials, turns the service's statuses into the gateway's errors in one place (and the
+// service's field names and nouns into the schema's, with words.go's table), retries
 // reads that timed out or failed on the service's side, and makes identical reads of one
 // GraphQL request once. It also bounds what callers can make it do: a budget of requests per
 // operation, a cap on requests in flight for the whole process, and no redirects, which would
@@ -344,25 +345,32 @@ func (c *Client) once(ctx context.Context, cl call) (answer, error) {
 const mayHaveApplied = "; the change may or may not have been applied, so check before you retry"
 
 // statusError is the one place that says what the service's error statuses mean to the
-// gateway's clients. The service's own message is kept, as it names the field and the rule,
-// but scrubbed: a service that echoes a request can echo the gateway's credentials or address.
+// gateway's clients. The service's own message names the field and the rule, so a 4xx keeps it:
+// in the schema's words as the message, and as the service said it in Upstream. Both are
+// scrubbed: a service that echoes a request can echo the gateway's credentials or address.
 func (c *Client) statusError(cl call, a answer) error {
 	raw, wid := errorMessage(a.status, a.body)
-	msg := c.scrub.forCaller(raw)
+	said := c.scrub.forCaller(raw)
 	cause := fmt.Errorf("%s: status %d: %s", cl.op, a.status, c.scrub.secrets(raw))
 	status := a.status
+	refused := func(code apperr.Code) *apperr.Error {
+		return &apperr.Error{Code: code, Message: SchemaMessage("", said), Err: cause,
+			Upstream: &apperr.Upstream{Status: status, Message: said}}
+	}
 	switch {
 	case status >= 300 && status < 400:
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service answered with a redirect, which the gateway does not follow",
 			fmt.Errorf("%s: status %d to %q", cl.op, status, c.scrub.secrets(a.location)))
 	case status == http.StatusBadRequest, status == http.StatusUnprocessableEntity, status == http.StatusRequestEntityTooLarge:
-		return &apperr.Error{Code: apperr.BadUserInput, Message: msg, Err: cause}
+		return refused(apperr.BadUserInput)
 	case status == http.StatusForbidden:
-		return &apperr.Error{Code: apperr.Forbidden, Message: msg, Err: cause}
+		return refused(apperr.Forbidden)
 	case status == http.StatusNotFound:
-		return &apperr.Error{Code: apperr.NotFound, Message: msg, Err: cause}
+		return refused(apperr.NotFound)
 	case status == http.StatusConflict:
-		return &apperr.Error{Code: apperr.Conflict, Message: msg, WID: wid, Err: cause}
+		e := refused(apperr.Conflict)
+		e.WID = wid
+		return e
 	case (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) && cl.method != http.MethodGet:
 		// A proxy's gateway errors: the service behind it may have done the write and failed
 		// only to answer.
@@ -370,6 +378,7 @@ func (c *Client) statusError(cl call, a answer) error {
 		e.Outcome = apperr.OutcomeUnknown
 		return e
 	case status >= 500:
+		// A failure's words can be the service's internals: they go to the log only.
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service failed to answer", cause)
 	default:
 		return apperr.Wrap(apperr.Internal, "Internal error", cause)

@@ -65,6 +65,18 @@ func wantCode(t *testing.T, err error, code apperr.Code, message string) {
 	}
 }
 
+// wantUpstream checks the service's own words on an error that came from its answer.
+func wantUpstream(t *testing.T, err error, status int, message string) {
+	t.Helper()
+	e, _ := apperr.As(err)
+	if e == nil || e.Upstream == nil {
+		t.Fatalf("error %v carries no upstream answer", err)
+	}
+	if e.Upstream.Status != status || e.Upstream.Message != message {
+		t.Errorf("got upstream %d %q, want %d %q", e.Upstream.Status, e.Upstream.Message, status, message)
+	}
+}
+
 func TestClientReadsAndWritesTheSandbox(t *testing.T) {
 	t.Parallel()
 	c, _ := againstSandbox(t)
@@ -114,16 +126,20 @@ func TestClientTranslatesTheServicesErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.CreateTopAccount(ctx, "TAKEN", "Again")
-	wantCode(t, err, apperr.Conflict, "Container with this externalId already exists")
+	wantCode(t, err, apperr.Conflict, "A top account with this externalId already exists")
+	wantUpstream(t, err, http.StatusConflict, "Container with this externalId already exists")
 	if e, _ := apperr.As(err); e.WID != existing.WID {
 		t.Errorf("conflict wid %q, want %q", e.WID, existing.WID)
 	}
 	_, err = c.TopAccount(ctx, "nope")
-	wantCode(t, err, apperr.NotFound, "Container not found")
+	wantCode(t, err, apperr.NotFound, "Top account not found")
+	wantUpstream(t, err, http.StatusNotFound, "Container not found")
 	_, err = c.CreateContact(ctx, existing.WID, []byte(`{"type":"Trust","external_id":"t"}`))
-	wantCode(t, err, apperr.BadUserInput, "legal_name is required")
+	wantCode(t, err, apperr.BadUserInput, "legalName is required")
+	wantUpstream(t, err, http.StatusBadRequest, "legal_name is required")
 	_, err = c.CreateClientContact(ctx, advisor.ClientRef{Ref: "CL-1001"}, []byte(`{"type":"Trust","external_id":"t"}`))
-	wantCode(t, err, apperr.BadUserInput, "legal_name is required") // the v1 422
+	wantCode(t, err, apperr.BadUserInput, "legalName is required") // the v1 422
+	wantUpstream(t, err, http.StatusUnprocessableEntity, "legal_name is required")
 
 	bad, _ := advisor.New(advisor.Options{BaseURL: c.BaseURL(), AccessToken: "wrong"})
 	_, err = bad.TopAccounts(ctx, 1, 1)
@@ -152,7 +168,8 @@ func TestErrorBodiesOfEveryShapeKeepTheirMessage(t *testing.T) {
 			defer srv.Close()
 			c, _ := advisor.New(advisor.Options{BaseURL: srv.URL})
 			_, err := c.TopAccount(context.Background(), "w")
-			wantCode(t, err, apperr.NotFound, tc.want)
+			wantCode(t, err, apperr.NotFound, advisor.SchemaMessage("", tc.want))
+			wantUpstream(t, err, http.StatusNotFound, tc.want)
 		})
 	}
 }

@@ -102,7 +102,7 @@ func TestErrorMessagesShowNoSecretsOrUpstreamAddress(t *testing.T) {
 		{"the upstream's address with credentials in it", http.StatusNotFound, `{"message":"see http://` + user + `:` + password + `@{{host}}/x"}`, "see the Advisor service/x"},
 		{"the upstream's bare host and port", http.StatusConflict, `{"message":"served by {{host}}, twice: {{host}}.","wid":"w1"}`, "served by the Advisor service, twice: the Advisor service."},
 		{"the upstream's host name", http.StatusNotFound, `{"message":"resolved 127.0.0.1 first"}`, "resolved the Advisor service first"},
-		{"a message without secrets is kept", http.StatusNotFound, `{"message":"Container not found"}`, "Container not found"},
+		{"a message without secrets is kept, in the schema's words", http.StatusNotFound, `{"message":"Container not found"}`, "Top account not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var srv *httptest.Server
@@ -122,9 +122,12 @@ func TestErrorMessagesShowNoSecretsOrUpstreamAddress(t *testing.T) {
 			if !ok {
 				t.Fatalf("got %v, want an apperr.Error", err)
 			}
+			if e.Upstream == nil {
+				t.Fatalf("got no upstream answer on %v", err)
+			}
 			for _, secret := range []string{token, password, basic64, "sig-SECRET", srv.URL, srv.Listener.Addr().String()} {
-				if strings.Contains(e.Message, secret) {
-					t.Errorf("got message %q, want it without %q", e.Message, secret)
+				if strings.Contains(e.Message, secret) || strings.Contains(e.Upstream.Message, secret) {
+					t.Errorf("got message %q, upstream message %q, want them without %q", e.Message, e.Upstream.Message, secret)
 				}
 			}
 			if e.Message != tc.want {

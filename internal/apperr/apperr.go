@@ -15,7 +15,8 @@ type Code string
 const (
 	// BadUserInput: the request is wrong (the upstream's 400 or 422, or the gateway's own check).
 	BadUserInput Code = "BAD_USER_INPUT"
-	// NotFound: what the request names does not exist.
+	// NotFound: what the request names does not exist (a write's target; a lookup of one
+	// missing object answers null instead).
 	NotFound Code = "NOT_FOUND"
 	// Conflict: the request clashes with what exists, such as a taken external_id.
 	Conflict Code = "CONFLICT"
@@ -58,8 +59,18 @@ type Error struct {
 	// Outcome is OutcomeUnknown when a write may or may not have been applied upstream (it
 	// timed out after it was sent), so a client checks before it retries; empty otherwise.
 	Outcome string
+	// Upstream is what the Advisor service answered, when the error came from its answer;
+	// Message is then the same in the schema's words.
+	Upstream *Upstream
 	// Err is the cause. It is for the log: it may carry addresses or upstream detail.
 	Err error
+}
+
+// Upstream is the Advisor service's own answer to a refused request: its status and its message
+// as it said it, scrubbed of credentials, signatures and the service's address.
+type Upstream struct {
+	Status  int
+	Message string
 }
 
 func (e *Error) Error() string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -44,9 +45,13 @@ func TestPresenterShowsCodesAndHidesCauses(t *testing.T) {
 		wantExt    map[string]any
 		wantLogged bool
 	}{
-		{"an app error keeps its message", apperr.New(apperr.NotFound, "Container not found"), apperr.NotFound, "Container not found", nil, false},
+		{"an app error keeps its message", apperr.New(apperr.NotFound, "Top account not found"), apperr.NotFound, "Top account not found", nil, false},
+		{"the upstream's own words are kept beside the message", &apperr.Error{Code: apperr.BadUserInput, Field: "input.trust.trustCreationDate",
+			Message: "trustCreationDate must be a date (YYYY-MM-DD)", Upstream: &apperr.Upstream{Status: 400, Message: "trust_creation_date must be a valid date in YYYY-MM-DD format"}},
+			apperr.BadUserInput, "trustCreationDate must be a date (YYYY-MM-DD)", map[string]any{"field": "input.trust.trustCreationDate",
+				"upstream": map[string]any{"status": 400, "message": "trust_creation_date must be a valid date in YYYY-MM-DD format"}}, false},
 		{"a conflict carries the wid", &apperr.Error{Code: apperr.Conflict, Message: "taken", WID: "w1"}, apperr.Conflict, "taken", map[string]any{"wid": "w1"}, false},
-		{"an input error carries the field", apperr.Input("legalName", "legal_name is required"), apperr.BadUserInput, "legal_name is required", map[string]any{"field": "legalName"}, false},
+		{"an input error carries the field", apperr.Input("legalName", "legalName is required"), apperr.BadUserInput, "legalName is required", map[string]any{"field": "legalName"}, false},
 		{"an unknown error becomes INTERNAL", secretCause, apperr.Internal, "Internal error", nil, true},
 		{"a wrapped app error is found", fmt.Errorf("load: %w", apperr.New(apperr.Forbidden, "Access Denied")), apperr.Forbidden, "Access Denied", nil, false},
 		{"the cause of an outage is logged, not shown", apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service is unavailable", secretCause),
@@ -64,9 +69,9 @@ func TestPresenterShowsCodesAndHidesCauses(t *testing.T) {
 			if got.Extensions["code"] != tc.wantCode || got.Message != tc.wantMsg {
 				t.Errorf("got code %v message %q, want %v %q", got.Extensions["code"], got.Message, tc.wantCode, tc.wantMsg)
 			}
-			for _, k := range []string{"field", "wid", "outcome"} {
+			for _, k := range []string{"field", "wid", "outcome", "upstream"} {
 				want, wanted := tc.wantExt[k]
-				if v, ok := got.Extensions[k]; ok != wanted || v != want {
+				if v, ok := got.Extensions[k]; ok != wanted || !reflect.DeepEqual(v, want) {
 					t.Errorf("got extensions[%s] = %v (present %v), want %v (present %v)", k, v, ok, want, wanted)
 				}
 			}

@@ -9,53 +9,81 @@ import (
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // internalMessage is all a client learns of an error the gateway did not expect.
 const internalMessage = "Internal error"
 
+// PresenterOption configures Presenter.
+type PresenterOption func(*presenter)
+
+// WithSchema lets the presenter name what a GraphQL validation error is about: the valid values
+// of an enum, the members of a @oneOf input, the type of a missing input field. It tells what
+// introspection would, so give it only where introspection is on.
+func WithSchema(schema *ast.Schema) PresenterOption {
+	return func(p *presenter) { p.schema = schema }
+}
+
+type presenter struct {
+	log    *slog.Logger
+	schema *ast.Schema // nil: messages do not list what the schema holds
+}
+
 // Presenter returns gqlgen's error presenter: every error leaves with extensions.code and a
-// message safe to show. An *Error shows its own message (and field and wid when it has them);
-// gqlgen's parse and validation errors keep theirs; anything else is logged, redacted, and shown
-// as INTERNAL.
-func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
-	return func(ctx context.Context, err error) *gqlerror.Error {
-		var wrapper *gqlerror.Error
-		errors.As(err, &wrapper) // gqlgen wraps a resolver's error to give it a path and location
-		app, ok := As(err)
-		if !ok && wrapper != nil && wrapper.Err == nil {
-			if wrapper.Extensions["code"] == nil {
-				// gqlgen's own execution errors ("must not be null") are the gateway's bugs.
-				log.Error("graphql error without a code", "path", wrapper.Path.String(), "error", Redact(wrapper.Message))
-				wrapper.Message = internalMessage
-				wrapper.Extensions = map[string]any{"code": Internal}
-			}
+// message safe to show. An *Error shows its own message (and field, wid, outcome and the
+// upstream's own words when it has them); gqlgen's parse and validation errors keep their code,
+// worded to name the field or value at fault (see validation.go); anything else is logged,
+// redacted, and shown as INTERNAL.
+func Presenter(log *slog.Logger, opts ...PresenterOption) graphql.ErrorPresenterFunc {
+	p := &presenter{log: log}
+	for _, o := range opts {
+		o(p)
+	}
+	return p.present
+}
+
+func (p *presenter) present(ctx context.Context, err error) *gqlerror.Error {
+	var wrapper *gqlerror.Error
+	errors.As(err, &wrapper) // gqlgen wraps a resolver's error to give it a path and location
+	app, ok := As(err)
+	if !ok && wrapper != nil && wrapper.Err == nil {
+		if wrapper.Extensions["code"] == nil {
+			// gqlgen's own execution errors ("must not be null") are the gateway's bugs.
+			p.log.Error("graphql error without a code", "path", wrapper.Path.String(), "error", Redact(wrapper.Message))
+			wrapper.Message = internalMessage
+			wrapper.Extensions = map[string]any{"code": Internal}
 			return wrapper
 		}
-		out := &gqlerror.Error{Path: graphql.GetPath(ctx)}
-		if wrapper != nil {
-			out.Path, out.Locations = wrapper.Path, wrapper.Locations
-		}
-		if !ok {
-			log.Error("unexpected error", "path", out.Path.String(), "error", Redact(err.Error()))
-			app = New(Internal, internalMessage)
-		} else if app.Err != nil && (app.Code == Internal || app.Code == UpstreamUnavailable) {
-			log.Warn("request failed", "code", app.Code, "path", out.Path.String(), "error", Redact(app.Error()))
-		}
-		out.Message = app.Message
-		out.Extensions = map[string]any{"code": app.Code}
-		if app.Field != "" {
-			out.Extensions["field"] = app.Field
-		}
-		if app.WID != "" {
-			out.Extensions["wid"] = app.WID
-		}
-		if app.Outcome != "" {
-			out.Extensions["outcome"] = app.Outcome
-		}
-		return out
+		wrapper.Message = p.reword(ctx, wrapper)
+		return wrapper
 	}
+	out := &gqlerror.Error{Path: graphql.GetPath(ctx)}
+	if wrapper != nil {
+		out.Path, out.Locations = wrapper.Path, wrapper.Locations
+	}
+	if !ok {
+		p.log.Error("unexpected error", "path", out.Path.String(), "error", Redact(err.Error()))
+		app = New(Internal, internalMessage)
+	} else if app.Err != nil && (app.Code == Internal || app.Code == UpstreamUnavailable) {
+		p.log.Warn("request failed", "code", app.Code, "path", out.Path.String(), "error", Redact(app.Error()))
+	}
+	out.Message = app.Message
+	out.Extensions = map[string]any{"code": app.Code}
+	if app.Field != "" {
+		out.Extensions["field"] = app.Field
+	}
+	if app.WID != "" {
+		out.Extensions["wid"] = app.WID
+	}
+	if app.Outcome != "" {
+		out.Extensions["outcome"] = app.Outcome
+	}
+	if u := app.Upstream; u != nil {
+		out.Extensions["upstream"] = map[string]any{"status": u.Status, "message": Redact(u.Message)}
+	}
+	return out
 }
 
 // Recover returns gqlgen's recover function: a panic in a resolver is logged with its stack and

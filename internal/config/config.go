@@ -1,4 +1,4 @@
-// Package config reads the gateway's and the sandbox's settings. Defaults are declared once,
+// Package config reads the gateway's settings. Defaults are declared once,
 // here, and an invalid setting stops start-up with a message that names it.
 package config
 

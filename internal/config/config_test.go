@@ -3,30 +3,17 @@ package config_test
 import (
 	"encoding/json"
 	"flag"
-	"io"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/oplimit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
-
-func TestSandboxDefaults(t *testing.T) {
-	cfg, err := config.LoadSandbox(nil, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Addr != "127.0.0.1:9090" || cfg.Options.MaxFileSize != advisorspec.MaxFileSize ||
-		cfg.Options.AccessToken != "" || cfg.TokenFromEnv || cfg.CredentialsFromEnv {
-		t.Errorf("defaults: %+v", cfg)
-	}
-}
 
 func TestGatewayDefaults(t *testing.T) {
 	cfg, err := config.Load(func(string) string { return "" })

@@ -1,116 +1,92 @@
-// Package event is the Advisor service's webhook events (webhook-events.md): their 21 types in
-// four groups, parsed and checked from the JSON the service POSTs, as typed values the GraphQL
-// schema binds to. Go values keep the specification's spelling; enumerations convert to
-// GraphQL's SCREAMING_SNAKE_CASE only at the GraphQL boundary.
+// Package event is the gateway's side of the Advisor service's webhook events: the 21 types as
+// typed values the GraphQL schema binds to, the records the gateway stores them as, and the
+// filters that select them. What the specification says about events (their names, fields and
+// rules) is advisorspec's; this package checks a delivery there once, when it arrives (Parse),
+// and reads stored records back without checking again (Decode). Go values keep the
+// specification's spelling; enumerations convert to GraphQL's SCREAMING_SNAKE_CASE only at the
+// GraphQL boundary.
 package event
 
 import (
 	"io"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/enumcase"
 	"github.com/advisorhq/gateway/internal/family"
 )
 
-// EventType is an event's EventType, such as ClientProgressChanged.
+// EventType is an event's EventType, such as ClientProgressChanged: advisorspec's, with its
+// GraphQL spelling.
 type EventType string
 
 // The event types of the specification, by group.
 const (
-	TypeAssistantJobCompleted                EventType = "AssistantJobCompleted"
-	TypeAssistantJobFailed                   EventType = "AssistantJobFailed"
-	TypeAssistantMultiDocumentRequiresReview EventType = "AssistantMultiDocumentRequiresReview"
-	TypeTaxJobCompleted                      EventType = "TaxJobCompleted"
-	TypeTaxJobFailed                         EventType = "TaxJobFailed"
+	TypeAssistantJobCompleted                = EventType(advisorspec.AssistantJobCompleted)
+	TypeAssistantJobFailed                   = EventType(advisorspec.AssistantJobFailed)
+	TypeAssistantMultiDocumentRequiresReview = EventType(advisorspec.AssistantMultiDocumentRequiresReview)
+	TypeTaxJobCompleted                      = EventType(advisorspec.TaxJobCompleted)
+	TypeTaxJobFailed                         = EventType(advisorspec.TaxJobFailed)
 
-	TypeClientAcceptedInvitation    EventType = "ClientAcceptedInvitation"
-	TypeClientDeclinedInvitation    EventType = "ClientDeclinedInvitation"
-	TypeUserSubscriptionCreated     EventType = "UserSubscriptionCreated"
-	TypeUserSubscriptionCanceled    EventType = "UserSubscriptionCanceled"
-	TypeUserSubscriptionChanged     EventType = "UserSubscriptionChanged"
-	TypeUserSubscriptionReactivated EventType = "UserSubscriptionReactivated"
-	TypeClientProgressChanged       EventType = "ClientProgressChanged"
+	TypeClientAcceptedInvitation    = EventType(advisorspec.ClientAcceptedInvitation)
+	TypeClientDeclinedInvitation    = EventType(advisorspec.ClientDeclinedInvitation)
+	TypeUserSubscriptionCreated     = EventType(advisorspec.UserSubscriptionCreated)
+	TypeUserSubscriptionCanceled    = EventType(advisorspec.UserSubscriptionCanceled)
+	TypeUserSubscriptionChanged     = EventType(advisorspec.UserSubscriptionChanged)
+	TypeUserSubscriptionReactivated = EventType(advisorspec.UserSubscriptionReactivated)
+	TypeClientProgressChanged       = EventType(advisorspec.ClientProgressChanged)
 
-	TypeAssetAdded              EventType = "AssetAdded"
-	TypeAssetDeleted            EventType = "AssetDeleted"
-	TypeAssetBeneficiaryAdded   EventType = "AssetBeneficiaryAdded"
-	TypeAssetBeneficiaryDeleted EventType = "AssetBeneficiaryDeleted"
-	TypeAssetOwnershipAdded     EventType = "AssetOwnershipAdded"
-	TypeAssetOwnershipDeleted   EventType = "AssetOwnershipDeleted"
+	TypeAssetAdded              = EventType(advisorspec.AssetAdded)
+	TypeAssetDeleted            = EventType(advisorspec.AssetDeleted)
+	TypeAssetBeneficiaryAdded   = EventType(advisorspec.AssetBeneficiaryAdded)
+	TypeAssetBeneficiaryDeleted = EventType(advisorspec.AssetBeneficiaryDeleted)
+	TypeAssetOwnershipAdded     = EventType(advisorspec.AssetOwnershipAdded)
+	TypeAssetOwnershipDeleted   = EventType(advisorspec.AssetOwnershipDeleted)
 
-	TypeDocumentStarted           EventType = "DocumentStarted"
-	TypeDocumentPendingValidation EventType = "DocumentPendingValidation"
-	TypeDocumentCompleted         EventType = "DocumentCompleted"
+	TypeDocumentStarted           = EventType(advisorspec.DocumentStarted)
+	TypeDocumentPendingValidation = EventType(advisorspec.DocumentPendingValidation)
+	TypeDocumentCompleted         = EventType(advisorspec.DocumentCompleted)
 )
 
-// EventGroup is one of the specification's four groups of events.
+// EventGroup is one of the specification's four groups of events: advisorspec's, with its
+// GraphQL spelling.
 type EventGroup string
 
 // The groups.
 const (
-	GroupAnalysis EventGroup = "analysis"
-	GroupClient   EventGroup = "client"
-	GroupAsset    EventGroup = "asset"
-	GroupDocument EventGroup = "document"
+	GroupAnalysis = EventGroup(advisorspec.GroupAnalysis)
+	GroupClient   = EventGroup(advisorspec.GroupClient)
+	GroupAsset    = EventGroup(advisorspec.GroupAsset)
+	GroupDocument = EventGroup(advisorspec.GroupDocument)
 )
 
 // Types lists every event type in the specification's order.
-var Types = []EventType{
-	TypeAssistantJobCompleted, TypeAssistantJobFailed, TypeAssistantMultiDocumentRequiresReview, TypeTaxJobCompleted, TypeTaxJobFailed,
-	TypeClientAcceptedInvitation, TypeClientDeclinedInvitation, TypeUserSubscriptionCreated, TypeUserSubscriptionCanceled,
-	TypeUserSubscriptionChanged, TypeUserSubscriptionReactivated, TypeClientProgressChanged,
-	TypeAssetAdded, TypeAssetDeleted, TypeAssetBeneficiaryAdded, TypeAssetBeneficiaryDeleted, TypeAssetOwnershipAdded, TypeAssetOwnershipDeleted,
-	TypeDocumentStarted, TypeDocumentPendingValidation, TypeDocumentCompleted,
-}
+var Types = convert[EventType](advisorspec.EventTypes)
 
 // Groups lists the groups in the specification's order.
-var Groups = []EventGroup{GroupAnalysis, GroupClient, GroupAsset, GroupDocument}
+var Groups = convert[EventGroup](advisorspec.EventGroups)
 
-// EventGroup is the group t belongs to; "" for a type the specification does not have.
-func (t EventType) Group() EventGroup {
-	switch t {
-	case TypeAssistantJobCompleted, TypeAssistantJobFailed, TypeAssistantMultiDocumentRequiresReview, TypeTaxJobCompleted, TypeTaxJobFailed:
-		return GroupAnalysis
-	case TypeClientAcceptedInvitation, TypeClientDeclinedInvitation, TypeUserSubscriptionCreated, TypeUserSubscriptionCanceled,
-		TypeUserSubscriptionChanged, TypeUserSubscriptionReactivated, TypeClientProgressChanged:
-		return GroupClient
-	case TypeAssetAdded, TypeAssetDeleted, TypeAssetBeneficiaryAdded, TypeAssetBeneficiaryDeleted, TypeAssetOwnershipAdded, TypeAssetOwnershipDeleted:
-		return GroupAsset
-	case TypeDocumentStarted, TypeDocumentPendingValidation, TypeDocumentCompleted:
-		return GroupDocument
-	}
-	return ""
-}
-
-// Values of the specification's enumerations carried in events.
-var (
-	EstateStatuses          = []string{"NotStarted", "InProgress", "PendingValidation", "Completed"}
-	AssistantFailureReasons = []string{"UploadTimeout", "ProcessingFailed", "DocumentTypeNotSupported", "FileTooLarge", "InvalidDocument"}
-	TaxFailureReasons       = []string{"UploadTimeout", "VaultFailed", "NoTaxReturnFound", "IncompleteReturn", "ProcessingFailed", "ReportUnavailable", "TimedOut"}
-	DocumentNames           = []string{"Individual Revocable Trust", "Advance Health Care Directive", "Financial Power of Attorney", "Last Will and Testament", "Joint Revocable Trust", "Nomination of Guardianship"}
-	PresentationStatuses    = []string{"filed", "insightsUnavailable"}
-	GeneratedDocumentTypes  = []string{"StandardExecSummary", "AdvancedExecSummary", "Insights"}
-	OwnerContactTypes       = []string{"Individual"}
-)
-
-var (
-	typeTable        = enumcase.NewTable("EventType", typeNames()...)
-	groupTable       = enumcase.NewTable("EventGroup", "analysis", "client", "asset", "document")
-	estateTable      = enumcase.NewTable("EstateStatus", EstateStatuses...)
-	assistantReasons = enumcase.NewTable("AssistantFailureReason", AssistantFailureReasons...)
-	taxReasons       = enumcase.NewTable("TaxFailureReason", TaxFailureReasons...)
-	documentNames    = enumcase.NewTable("DocumentName", DocumentNames...)
-	presentations    = enumcase.NewTable("PresentationStatus", PresentationStatuses...)
-	generatedTypes   = enumcase.NewTable("GeneratedDocumentType", GeneratedDocumentTypes...)
-)
-
-func typeNames() []string {
-	out := make([]string, len(Types))
-	for i, t := range Types {
-		out[i] = string(t)
+func convert[T, S ~string](in []S) []T {
+	out := make([]T, len(in))
+	for i, v := range in {
+		out[i] = T(v)
 	}
 	return out
 }
+
+// Group is the group t belongs to; "" for a type the specification does not have.
+func (t EventType) Group() EventGroup { return EventGroup(advisorspec.EventType(t).Group()) }
+
+var (
+	typeTable        = enumcase.NewTable("EventType", convert[string](advisorspec.EventTypes)...)
+	groupTable       = enumcase.NewTable("EventGroup", convert[string](advisorspec.EventGroups)...)
+	estateTable      = enumcase.NewTable("EstateStatus", advisorspec.EstateStatuses...)
+	assistantReasons = enumcase.NewTable("AssistantFailureReason", advisorspec.AssistantFailureReasons...)
+	taxReasons       = enumcase.NewTable("TaxFailureReason", advisorspec.TaxFailureReasons...)
+	documentNames    = enumcase.NewTable("DocumentName", advisorspec.EstateDocumentNames...)
+	presentations    = enumcase.NewTable("PresentationStatus", advisorspec.PresentationStatuses...)
+	generatedTypes   = enumcase.NewTable("GeneratedDocumentType", advisorspec.GeneratedDocumentTypes...)
+)
 
 // EnumTables lists the GraphQL names of each enumeration this package converts, by schema type
 // name, so a test can hold the schema to the specification.
@@ -222,14 +198,18 @@ type AnalysisEvent interface {
 }
 
 // Envelope is what every event carries, plus the id the gateway gave it.
+//
+// The JSON names of the event types are those of advisorspec's canonical form of a delivery,
+// which is what a stored record holds: Decode reads a record into these types with
+// encoding/json alone. A field that a record does not hold is tagged "-" and filled by Decode.
 type Envelope struct {
 	// ID is the event's position in the gateway's event log: ordered, stable, and the cursor a
 	// subscriber resumes after.
 	ID string `json:"-"`
 	// Wid is the client's (for TypeClientDeclinedInvitation, the user's) service identifier.
-	Wid       string    `json:"-"`
-	EventType EventType `json:"-"`
-	Timestamp time.Time `json:"-"`
+	Wid       string    `json:"Wid"`
+	EventType EventType `json:"EventType"`
+	Timestamp time.Time `json:"Timestamp"`
 }
 
 // Header returns the envelope, so every event type satisfies Event through embedding.
@@ -241,8 +221,9 @@ func (e *Envelope) Group() EventGroup { return e.EventType.Group() }
 // Analysis is what the five analysis events share: their Payload's ids and the client's
 // external id.
 type Analysis struct {
-	// ExternalID is the client's external id, nil when it has none.
-	ExternalID    *string `json:"-"`
+	// ExternalID is the client's external id, nil when it has none. It is in the delivery's
+	// envelope, beside Payload, where the other fields are.
+	ExternalID    *string `json:"ExternalId"`
 	CorrelationID string  `json:"CorrelationId"`
 	JobID         string  `json:"JobId"`
 	DocumentWid   string  `json:"DocumentWid"`
@@ -253,15 +234,17 @@ func (a *Analysis) Payload() *Analysis { return a }
 
 // SourceDocument is the uploaded document an analysis ran on.
 type SourceDocument struct {
+	// Wid is the event's, so the document can be loaded from the client's vault.
 	Wid        string     `json:"-"`
 	VaultID    string     `json:"vault_id"`
 	Name       *string    `json:"name"`
 	Extension  *string    `json:"extension"`
-	UploadedAt *time.Time `json:"-"`
+	UploadedAt *time.Time `json:"uploaded_at"`
 }
 
 // GeneratedDocument is a document an estate analysis produced, kept in the vault.
 type GeneratedDocument struct {
+	// Wid is the event's, so the document can be loaded from the client's vault.
 	Wid          string                `json:"-"`
 	DocumentType GeneratedDocumentType `json:"DocumentType"`
 	VaultID      string                `json:"VaultId"`

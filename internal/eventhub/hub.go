@@ -144,9 +144,9 @@ func (h *Hub) follow(ctx context.Context) {
 			return
 		}
 		for _, rec := range recs {
-			ev, err := event.Parse(rec.Body)
+			ev, err := event.Decode(rec.Body)
 			if err != nil {
-				h.logger.Error("skip a stored event that does not parse", "id", rec.ID, "error", err)
+				h.logger.Error("skip a stored event that does not decode", "id", rec.ID, "error", err)
 			} else {
 				ev.Header().ID = rec.ID
 			}
@@ -220,7 +220,7 @@ func (h *Hub) outageError(err error) func(last string) error {
 	}
 }
 
-// publish hands one event to every subscriber; ev is nil for a record that does not parse,
+// publish hands one event to every subscriber; ev is nil for a record that does not decode,
 // which only moves the head.
 func (h *Hub) publish(id string, ev event.Event) {
 	h.mu.Lock()
@@ -248,16 +248,21 @@ func (h *Hub) shutdown() {
 	}
 }
 
-// Ready reports whether the hub can serve subscriptions: it has read the log and its last read
-// worked.
-func (h *Hub) Ready(context.Context) error {
+// Ready reports whether the hub can serve subscriptions now: it has read the log, its last read
+// worked, and the log answers now. The hub notices an outage only at its next read; asking the
+// log turns a readiness probe or a subscriber away at once instead of sending it to a dead store.
+func (h *Hub) Ready(ctx context.Context) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	failed, head := h.failed, h.head
+	h.mu.Unlock()
 	switch {
-	case h.failed != nil:
-		return unavailable(h.failed)
-	case h.head == "":
+	case failed != nil:
+		return unavailable(failed)
+	case head == "":
 		return apperr.New(apperr.EventsUnavailable, "The event log has not been read yet")
+	}
+	if err := h.log.Ping(ctx); err != nil {
+		return unavailable(err)
 	}
 	return nil
 }
@@ -380,11 +385,6 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 	if err := h.Ready(ctx); err != nil {
 		return nil, err
 	}
-	// The hub notices an outage at its next read; asking the store now turns a subscriber away
-	// at once, so it retries, instead of leaving it waiting on a dead store.
-	if err := h.log.Ping(ctx); err != nil {
-		return nil, unavailable(err)
-	}
 	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), onEnd: onEnd, quit: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
@@ -469,7 +469,7 @@ func (h *Hub) backfill(ctx context.Context, s *Subscription, after string) {
 		failing = time.Time{}
 		for _, rec := range recs {
 			cur = rec.ID
-			ev, err := event.Parse(rec.Body)
+			ev, err := event.Decode(rec.Body)
 			if err != nil {
 				continue
 			}
@@ -568,7 +568,7 @@ func (h *Hub) Recent(ctx context.Context, filter *event.Filter, n int) ([]event.
 			return nil, fmt.Errorf("read recent events: %w", err)
 		}
 		for _, rec := range recs {
-			ev, err := event.Parse(rec.Body)
+			ev, err := event.Decode(rec.Body)
 			if err != nil {
 				continue
 			}

@@ -10,19 +10,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
 )
 
-// body is a ClientProgressChanged webhook body; n makes each one distinct.
+// body is the record the receiver stores for a ClientProgressChanged delivery; n makes each one
+// distinct.
 func body(wid string, n int) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"EventType": "ClientProgressChanged", "Wid": wid, "Timestamp": "2026-11-22T10:00:00Z",
-		"EstateStatus": "InProgress", "CompletionPercentage": n % 101, "Seq": n,
+		"EventType": "ClientProgressChanged", "Wid": wid,
+		"Timestamp":    time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Second).Format(time.RFC3339),
+		"EstateStatus": "InProgress", "CompletionPercentage": n % 101,
 	})
-	return b
+	w, bad := advisorspec.ParseWebhook(b)
+	if bad != nil {
+		panic(bad)
+	}
+	return event.Record(w)
 }
 
 // running starts a hub over log and stops it when the test ends.

@@ -13,7 +13,9 @@ import (
 	"strings"
 )
 
-// Record is one stored event: its id and the webhook body as received.
+// Record is one stored event: its id and the bytes stored for it. The log does not look inside;
+// the webhook receiver stores each event in canonical form (event.Record), so that a body is the
+// same for the same event, and de-duplication and readers can rely on it.
 type Record struct {
 	ID   string
 	Body []byte

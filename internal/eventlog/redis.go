@@ -152,11 +152,24 @@ func (r *Redis) Bounds(ctx context.Context) (string, string, error) {
 func (r *Redis) Trimmed(ctx context.Context) (string, error) {
 	ctx, cancel := bound(ctx)
 	defer cancel()
-	info, err := r.client.XInfoStream(ctx, r.stream).Result()
+	// XINFO STREAM fails on a stream not created yet, with an error told apart from others only
+	// by its text; asking whether the stream exists in the same transaction tells it apart by
+	// type instead, and atomically: no append can come between the two.
+	var exists *redis.IntCmd
+	var xinfo *redis.XInfoStreamCmd
+	_, _ = r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, r.stream)
+		xinfo = p.XInfoStream(ctx, r.stream)
+		return nil
+	}) // each command carries its own error, read below
+	if err := exists.Err(); err != nil {
+		return "", unavailable("read the event log's trim point", err)
+	}
+	if exists.Val() == 0 {
+		return Zero, nil // nothing appended yet, so nothing trimmed
+	}
+	info, err := xinfo.Result()
 	if err != nil {
-		if err.Error() == "ERR no such key" {
-			return Zero, nil
-		}
 		return "", unavailable("read the event log's trim point", err)
 	}
 	trimmed := info.MaxDeletedEntryID

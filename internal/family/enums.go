@@ -1,11 +1,11 @@
 package family
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/enumcase"
 )
 
@@ -34,8 +34,11 @@ func (t ContactType) MarshalGQL(w io.Writer) { contactTypes.Marshal(w, string(t)
 
 func (t *ContactType) UnmarshalGQL(v any) error {
 	s, err := contactTypes.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("ContactType", v, contactTypes.GraphQLNames())
+	}
 	*t = ContactType(s)
-	return err
+	return nil
 }
 
 // TrustType is a trust's kind, such as JointRevocableTrust.
@@ -45,8 +48,11 @@ func (t TrustType) MarshalGQL(w io.Writer) { trustTypes.Marshal(w, string(t)) }
 
 func (t *TrustType) UnmarshalGQL(v any) error {
 	s, err := trustTypes.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("TrustType", v, trustTypes.GraphQLNames())
+	}
 	*t = TrustType(s)
-	return err
+	return nil
 }
 
 // IncorporationForm is an entity's legal form, such as LimitedLiabilityCompany.
@@ -56,8 +62,11 @@ func (f IncorporationForm) MarshalGQL(w io.Writer) { incorporationForms.Marshal(
 
 func (f *IncorporationForm) UnmarshalGQL(v any) error {
 	s, err := incorporationForms.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("IncorporationForm", v, incorporationForms.GraphQLNames())
+	}
 	*f = IncorporationForm(s)
-	return err
+	return nil
 }
 
 // WillType is LastWillAndTestament or PourOverWill.
@@ -67,8 +76,11 @@ func (t WillType) MarshalGQL(w io.Writer) { willTypes.Marshal(w, string(t)) }
 
 func (t *WillType) UnmarshalGQL(v any) error {
 	s, err := willTypes.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("WillType", v, willTypes.GraphQLNames())
+	}
 	*t = WillType(s)
-	return err
+	return nil
 }
 
 // RelationshipRole is how one contact card refers to another. It exists only in the gateway,
@@ -99,7 +111,11 @@ func (r *RelationshipRole) UnmarshalGQL(v any) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%v is not a valid RelationshipRole", v)
+	names := make([]string, len(Roles))
+	for i, role := range Roles {
+		names[i] = string(role)
+	}
+	return apperr.BadEnumValue("RelationshipRole", v, names)
 }
 
 // EnumTables lists the GraphQL names of each enumeration this package converts, by schema type

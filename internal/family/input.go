@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 
+	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
 )
 
 // Inputs are the request bodies of the service: each field carries the service's name as its
 // JSON tag, so a checked input is encoded as it is. omitzero leaves out what the caller did not
-// send, while an empty list (which clears a role) is still sent.
+// send, while an empty list (which clears a role) is still sent. The GraphQL names are the
+// outputs': a reference is set by the external ids under the name of the output field that reads
+// it back (trustCreators, owners, party), and advisor.SchemaPath maps the service's names to
+// these for messages.
 
 // CreateTopAccountInput is the body of Add Top Account.
 type CreateTopAccountInput struct {
@@ -25,6 +28,10 @@ type CreateTopAccountInput struct {
 func (in CreateTopAccountInput) check() error {
 	body, _ := json.Marshal(in)
 	_, _, err := advisorspec.CheckNewTopAccount(body)
+	if err != nil && err.Field == "" && err.Kind == advisorspec.Invalid {
+		// The service's "Missing required parameters" for both: through GraphQL, both blank.
+		return apperr.Input("input", "externalId and name must not be blank")
+	}
 	return inputError("input", err)
 }
 
@@ -54,8 +61,8 @@ type TrustInput struct {
 	ExternalID        string     `json:"external_id"`
 	LegalName         string     `json:"legal_name"`
 	TrustType         *TrustType `json:"trust_type,omitzero"`
-	TrustCreator      []string   `json:"trust_creator,omitzero"`
-	InitialTrustee    []string   `json:"initial_trustee,omitzero"`
+	TrustCreators     []string   `json:"trust_creator,omitzero"`
+	InitialTrustees   []string   `json:"initial_trustee,omitzero"`
 	GoverningState    *string    `json:"governing_state,omitzero"`
 	TrustCreationDate *string    `json:"trust_creation_date,omitzero"`
 }
@@ -69,11 +76,52 @@ type EntityInput struct {
 	Ownership          []*OwnershipInput  `json:"ownership,omitzero"`
 }
 
-// OwnershipInput is one share of an entity.
+// OwnershipInput is one share of an entity: its owners, and whether they hold it jointly (nil:
+// when there is more than one). The service keeps a single owner in owner_id and joint owners in
+// subowners; MarshalJSON writes the one that applies.
 type OwnershipInput struct {
-	Percentage float64  `json:"percentage"`
-	OwnerID    *string  `json:"owner_id,omitzero"`
-	Subowners  []string `json:"subowners,omitzero"`
+	Percentage float64
+	Owners     []string
+	Joint      *bool
+}
+
+func (o OwnershipInput) joint() bool {
+	if o.Joint != nil {
+		return *o.Joint
+	}
+	return len(o.Owners) != 1
+}
+
+// MarshalJSON writes the share as the service's ownership entry.
+func (o OwnershipInput) MarshalJSON() ([]byte, error) {
+	type entry struct {
+		Percentage float64  `json:"percentage"`
+		OwnerID    *string  `json:"owner_id,omitzero"`
+		Subowners  []string `json:"subowners,omitzero"`
+	}
+	e := entry{Percentage: o.Percentage}
+	switch {
+	case o.joint():
+		e.Subowners = append([]string{}, o.Owners...) // sent even when empty, for the service's message
+	case len(o.Owners) == 1:
+		e.OwnerID = &o.Owners[0]
+	default:
+		return nil, fmt.Errorf("a share that is not joint has %d owners", len(o.Owners))
+	}
+	return json.Marshal(e)
+}
+
+// checkOwnership refuses what the service's ownership entry cannot say: a share that is said
+// not to be joint but has several owners (or none).
+func checkOwnership(prefix string, shares []*OwnershipInput) error {
+	for i, o := range shares {
+		if o != nil && !o.joint() && len(o.Owners) != 1 {
+			at := fmt.Sprintf("ownership[%d]", i)
+			return apperr.Input(fmt.Sprintf("%s.%s.owners", prefix, at),
+				at+".owners must name exactly one contact card when joint is false")
+		}
+	}
+	return nil
 }
 
 // CharityInput is a new Charity.
@@ -94,8 +142,8 @@ type WillInput struct {
 	WillType         WillType `json:"will_type"`
 	GoverningState   *string  `json:"governing_state,omitzero"`
 	WillCreationDate *string  `json:"will_creation_date,omitzero"`
-	Testator         []string `json:"testator,omitzero"`
-	Executor         []string `json:"executor,omitzero"`
+	Testators        []string `json:"testator,omitzero"`
+	Executors        []string `json:"executor,omitzero"`
 }
 
 // ClassInput is a new Class.
@@ -115,7 +163,7 @@ type ClassPartiesInput struct {
 
 // ClassPartyInput is one party of a class.
 type ClassPartyInput struct {
-	ContactID              string         `json:"contact_id"`
+	Party                  string         `json:"contact_id"`
 	DistributionPercentage *float64       `json:"distribution_percentage,omitzero"`
 	Fraction               *FractionInput `json:"fraction,omitzero"`
 }
@@ -138,8 +186,8 @@ type IndividualPatch struct {
 type TrustPatch struct {
 	LegalName         *string    `json:"legal_name,omitzero"`
 	TrustType         *TrustType `json:"trust_type,omitzero"`
-	TrustCreator      []string   `json:"trust_creator,omitzero"`
-	InitialTrustee    []string   `json:"initial_trustee,omitzero"`
+	TrustCreators     []string   `json:"trust_creator,omitzero"`
+	InitialTrustees   []string   `json:"initial_trustee,omitzero"`
 	GoverningState    *string    `json:"governing_state,omitzero"`
 	TrustCreationDate *string    `json:"trust_creation_date,omitzero"`
 }
@@ -168,8 +216,8 @@ type WillPatch struct {
 	WillType         *WillType `json:"will_type,omitzero"`
 	GoverningState   *string   `json:"governing_state,omitzero"`
 	WillCreationDate *string   `json:"will_creation_date,omitzero"`
-	Testator         []string  `json:"testator,omitzero"`
-	Executor         []string  `json:"executor,omitzero"`
+	Testators        []string  `json:"testator,omitzero"`
+	Executors        []string  `json:"executor,omitzero"`
 }
 
 // ClassPatch changes a Class.
@@ -199,37 +247,35 @@ type ContactPatch struct {
 	Class      *ClassPatch
 }
 
-// member is the one member of a @oneOf input that was given.
+// member is the member of a @oneOf input that was given.
 type member struct {
 	name  string // the GraphQL member name
 	typ   advisorspec.ContactType
 	value any
 }
 
-// oneOf picks the member of a @oneOf input. GraphQL validation enforces @oneOf only for
-// literals; inputs sent as variables arrive here unchecked.
-func oneOf(input string, candidates []member) (member, error) {
-	var given []member
+// given returns the one member of a @oneOf input that is set. GraphQL validation holds a literal
+// to @oneOf and the gateway's variable check a variable, so exactly one is: anything else is the
+// gateway's bug, not the caller's mistake.
+func given(input string, candidates []member) (member, error) {
+	var set []member
 	for _, m := range candidates {
 		// Each member is a typed pointer in an interface: nil inside is "not given".
 		if v := reflect.ValueOf(m.value); v.IsValid() && !v.IsNil() {
-			given = append(given, m)
+			set = append(set, m)
 		}
 	}
-	if len(given) != 1 {
-		names := make([]string, len(candidates))
-		for i, m := range candidates {
-			names[i] = m.name
-		}
-		return member{}, apperr.Input("input", fmt.Sprintf("%s must have exactly one of %s", input, strings.Join(names, ", ")))
+	if len(set) != 1 {
+		return member{}, apperr.Wrap(apperr.Internal, "Internal error",
+			fmt.Errorf("%s reached the family service with %d members: @oneOf was not enforced", input, len(set)))
 	}
-	return given[0], nil
+	return set[0], nil
 }
 
 // body is the Add Contact body of the input, checked as the service checks it (all but the
 // references, which need the owner's cards and are the service's to check).
 func (in ContactInput) body(scope advisorspec.Scope) ([]byte, string, error) {
-	m, err := oneOf("ContactInput", []member{
+	m, err := given("ContactInput", []member{
 		{"individual", advisorspec.Individual, in.Individual},
 		{"trust", advisorspec.Trust, in.Trust},
 		{"entity", advisorspec.Entity, in.Entity},
@@ -240,18 +286,24 @@ func (in ContactInput) body(scope advisorspec.Scope) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	prefix := "input." + m.name
+	if in.Entity != nil {
+		if err := checkOwnership(prefix, in.Entity.Ownership); err != nil {
+			return nil, "", err
+		}
+	}
 	body, err := withType(m.typ, m.value)
 	if err != nil {
 		return nil, "", err
 	}
 	_, _, verr := advisorspec.CheckNewContact(body, scope, nil)
-	return body, "input." + m.name, inputError("input."+m.name, verr)
+	return body, prefix, inputError(prefix, verr)
 }
 
 // body is the Update Contact body of the patch, checked as the service checks it against a
 // card of the member's type.
 func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, string, error) {
-	m, err := oneOf("ContactPatch", []member{
+	m, err := given("ContactPatch", []member{
 		{"individual", advisorspec.Individual, p.Individual},
 		{"trust", advisorspec.Trust, p.Trust},
 		{"entity", advisorspec.Entity, p.Entity},
@@ -262,11 +314,17 @@ func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	prefix := "input." + m.name
+	if p.Entity != nil {
+		if err := checkOwnership(prefix, p.Entity.Ownership); err != nil {
+			return nil, "", err
+		}
+	}
 	body, err := json.Marshal(m.value)
 	if err != nil {
 		return nil, "", fmt.Errorf("encode the contact patch: %w", err)
 	}
-	return body, "input." + m.name, inputError("input."+m.name, advisorspec.CheckContactUpdate(body, scope, m.typ, "", nil))
+	return body, prefix, inputError(prefix, advisorspec.CheckContactUpdate(body, scope, m.typ, "", nil))
 }
 
 // withType encodes a member and adds the card's type to it.
@@ -282,46 +340,34 @@ func withType(typ advisorspec.ContactType, v any) ([]byte, error) {
 	return []byte(head + "}"), nil
 }
 
-// inputError turns a broken rule into BAD_USER_INPUT naming the GraphQL field at fault: the
-// service's field path under prefix, in camelCase (ownership[0].owner_id under input.entity is
-// input.entity.ownership[0].ownerId). The message stays the service's.
+// inputError turns a broken rule into BAD_USER_INPUT naming the GraphQL field at fault, in the
+// schema's words: the service's field path under prefix (ownership[0].owner_id under
+// input.entity is input.entity.ownership[0].owners), and its message translated likewise.
 func inputError(prefix string, err *advisorspec.Error) error {
 	if err == nil {
 		return nil
 	}
 	field := prefix
 	if err.Field != "" {
-		field += "." + camelPath(err.Field)
+		field += "." + advisor.SchemaPath(err.Field)
 	}
-	return apperr.Input(field, err.Message)
+	return apperr.Input(field, advisor.SchemaMessage(err.Field, err.Message))
 }
 
-// wirePath is how the service's messages start when one field is at fault:
-// trust_creator, ownership[0].owner_id, current_parties.parties[1].contact_id.
-var wirePath = regexp.MustCompile(`^[a-z][a-z0-9_]*(\[\d+\])?(\.[a-z][a-z0-9_]*(\[\d+\])?)*$`)
-
-// upstreamInputError names the input field the service's BAD_USER_INPUT is about, when its
-// message starts with the field's path, so clients can point at the field in a form.
+// upstreamInputError names the input field the service's BAD_USER_INPUT is about, when its own
+// message starts with the field's path (trust_creator references contact "x", which does not
+// exist), so clients can point at the field in a form.
 func upstreamInputError(prefix string, err error) error {
 	e, ok := apperr.As(err)
-	if !ok || e.Code != apperr.BadUserInput || e.Field != "" {
+	if !ok || e.Code != apperr.BadUserInput || e.Field != "" || e.Upstream == nil {
 		return err
 	}
-	first, _, _ := strings.Cut(e.Message, " ")
-	if !wirePath.MatchString(first) || !strings.ContainsAny(first, "_.[") && !knownField[first] {
+	first, _, _ := strings.Cut(e.Upstream.Message, " ")
+	path, ok := advisor.SpecField(first)
+	if !ok {
 		return err
 	}
 	named := *e
-	named.Field = prefix + "." + camelPath(first)
+	named.Field = prefix + "." + path
 	return &named
-}
-
-// knownField lists the one-word fields whose name can open a message, so that a message like
-// "Invalid ..." or "Contact ..." is not taken for a field.
-var knownField = map[string]bool{"name": true, "executor": true, "testator": true, "ownership": true, "ein": true, "notes": true, "email": true, "phone": true, "state": true, "city": true}
-
-var snakeWord = regexp.MustCompile(`_([a-z0-9])`)
-
-func camelPath(path string) string {
-	return snakeWord.ReplaceAllStringFunc(path, func(m string) string { return strings.ToUpper(m[1:]) })
 }

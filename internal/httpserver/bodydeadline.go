@@ -14,7 +14,9 @@ import (
 // drips (one byte every few seconds, to hold a connection) is.
 const bodyMinRate = 500 // bytes a second
 
-// errBodyTimeout is what reading a body that did not arrive in time returns.
+// errBodyTimeout is what reading a body that did not arrive in time returns. The error wraps
+// the read's os.ErrDeadlineExceeded as well, which is how the transports, which read multipart
+// bodies themselves, tell a late body (408) from a malformed one.
 var errBodyTimeout = errors.New("the request body did not arrive in time")
 
 // bodyDeadline bounds the time a request body may take: it must begin within timeout, and each

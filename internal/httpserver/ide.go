@@ -4,19 +4,27 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
+	"html/template"
 	"io/fs"
 	"net/http"
-
-	"github.com/99designs/gqlgen/graphql/playground"
 )
 
 // The IDE's scripts and styles are served from the binary: the same files gqlgen's GraphiQL
 // page would fetch from a CDN (npm's graphiql 4.1.2, react and react-dom 18.2.0,
 // @graphiql/plugin-explorer 4.0.6; licences in ide/LICENSES.txt), so the IDE works where a
-// CDN is blocked or unreachable. The names carry the versions, so they can be cached forever.
+// CDN is blocked or unreachable. The names carry the versions, so they can be cached forever;
+// the favicon's address carries its hash instead.
 //
-//go:embed ide/*.js ide/*.css
+//go:embed ide/*.js ide/*.css ide/favicon.svg
 var ideFiles embed.FS
+
+// familyQuery is the query the IDE opens on: the README's example family query, copied by
+// go generate (ide/readmequery.go), since the README lies outside this package.
+//
+//go:generate go run ide/readmequery.go
+//go:embed ide/family.graphql
+var familyQuery string
 
 const (
 	ideJS          = "graphiql-4.1.2.min.js"
@@ -25,21 +33,39 @@ const (
 	ideReactDOM    = "react-dom-18.2.0.production.min.js"
 	ideExplorerJS  = "plugin-explorer-4.0.6.umd.js"
 	ideExplorerCSS = "plugin-explorer-4.0.6.css"
+	ideFavicon     = "favicon.svg"
 )
 
+// ideAsset is one file the page loads, with its subresource integrity.
+type ideAsset struct {
+	URL, SRI string
+}
+
+func asset(name string) ideAsset { return ideAsset{URL: "/ide/" + name, SRI: integrity(name)} }
+
 // idePage is the GraphiQL page for endpoint, loading its files from /ide/ with subresource
-// integrity computed from the embedded files themselves.
+// integrity computed from the embedded files themselves. A first visit, and every new tab,
+// opens on the README's family query; the query, variables, headers and operation name then
+// live in the address, so an IDE link can be shared and opens on the same query.
+//
+// The page is gqlgen's GraphiQL page (playground.Handler) with a favicon and a default query,
+// which gqlgen's options cannot add.
 func idePage(title, endpoint string) http.Handler {
-	url := func(name string) string { return "/ide/" + name }
-	return playground.Handler(title, endpoint,
-		playground.WithGraphiqlVersion(url(ideJS), url(ideCSS), integrity(ideJS), integrity(ideCSS)),
-		playground.WithGraphiqlReactVersion(url(ideReact), url(ideReactDOM), integrity(ideReact), integrity(ideReactDOM)),
-		playground.WithGraphiqlPluginExplorerVersion(url(ideExplorerJS), url(ideExplorerCSS), integrity(ideExplorerJS), integrity(ideExplorerCSS)),
-		playground.WithGraphiqlEnablePluginExplorer(true),
-		// The query, variables and operation name live in the address, so an IDE link can be
-		// shared and opens on the same query.
-		playground.WithGraphiqlPersistStateInURL(true),
-	)
+	data := struct {
+		Title, Endpoint, DefaultQuery string
+		Favicon                       string
+		React, ReactDOM, JS, CSS      ideAsset
+		ExplorerJS, ExplorerCSS       ideAsset
+	}{
+		Title: title, Endpoint: endpoint, DefaultQuery: familyQuery,
+		Favicon: "/ide/" + ideFavicon + "?v=" + version(ideFavicon),
+		React:   asset(ideReact), ReactDOM: asset(ideReactDOM), JS: asset(ideJS), CSS: asset(ideCSS),
+		ExplorerJS: asset(ideExplorerJS), ExplorerCSS: asset(ideExplorerCSS),
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = idePageTemplate.Execute(w, data) // the data is fixed, so only a gone client fails it
+	})
 }
 
 // ideAssets serves the IDE's files under /ide/.
@@ -53,10 +79,84 @@ func ideAssets() http.Handler {
 }
 
 func integrity(name string) string {
+	sum := ideFileHash(name)
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// version names the content of an embedded file in its address, so that an address, cached
+// forever, always leads to the same bytes.
+func version(name string) string {
+	sum := ideFileHash(name)
+	return hex.EncodeToString(sum[:6])
+}
+
+func ideFileHash(name string) [sha256.Size]byte {
 	data, err := ideFiles.ReadFile("ide/" + name)
 	if err != nil {
 		panic("httpserver: the IDE file " + name + " is not embedded") // a build mistake, caught by any test
 	}
-	sum := sha256.Sum256(data)
-	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+	return sha256.Sum256(data)
 }
+
+var idePageTemplate = template.Must(template.New("ide").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>{{.Title}}</title>
+  <link rel="icon" type="image/svg+xml" href="{{.Favicon}}">
+  <style>
+    body { margin: 0; }
+    #graphiql { height: 100vh; }
+    .loading { height: 100%; display: flex; align-items: center; justify-content: center; font-size: 4rem; }
+  </style>
+  <script src="{{.React.URL}}" integrity="{{.React.SRI}}" crossorigin="anonymous"></script>
+  <script src="{{.ReactDOM.URL}}" integrity="{{.ReactDOM.SRI}}" crossorigin="anonymous"></script>
+  <link rel="stylesheet" href="{{.CSS.URL}}" integrity="{{.CSS.SRI}}" crossorigin="anonymous">
+  <link rel="stylesheet" href="{{.ExplorerCSS.URL}}" integrity="{{.ExplorerCSS.SRI}}" crossorigin="anonymous">
+</head>
+<body>
+  <div id="graphiql"><div class="loading">Loading…</div></div>
+  <script src="{{.JS.URL}}" integrity="{{.JS.SRI}}" crossorigin="anonymous"></script>
+  <script src="{{.ExplorerJS.URL}}" integrity="{{.ExplorerJS.SRI}}" crossorigin="anonymous"></script>
+  <script>
+    const url = location.protocol + '//' + location.host + {{.Endpoint}};
+    const subscriptionUrl = (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + {{.Endpoint}};
+
+    // The query, variables, headers and operation name live in the address.
+    const parameters = Object.fromEntries(new URLSearchParams(location.search));
+    function edit(key) {
+      return (value) => {
+        parameters[key] = value;
+        const search = new URLSearchParams();
+        for (const [k, v] of Object.entries(parameters)) {
+          if (v) search.set(k, v);
+        }
+        history.replaceState(null, '', '?' + search.toString());
+      };
+    }
+
+    ReactDOM.render(
+      React.createElement(GraphiQL, {
+        fetcher: GraphiQL.createFetcher({ url, subscriptionUrl }),
+        // What a first visit and every new tab open on; a query in the address wins.
+        defaultQuery: {{.DefaultQuery}},
+        query: parameters.query,
+        variables: parameters.variables,
+        headers: parameters.headers,
+        operationName: parameters.operationName,
+        onEditQuery: edit('query'),
+        onEditVariables: edit('variables'),
+        onEditHeaders: edit('headers'),
+        onEditOperationName: edit('operationName'),
+        isHeadersEditorEnabled: true,
+        shouldPersistHeaders: true,
+        plugins: [GraphiQLPluginExplorer.explorerPlugin()],
+        inputValueDeprecation: true,
+      }),
+      document.getElementById('graphiql'),
+    );
+  </script>
+</body>
+</html>
+`))

@@ -2,39 +2,57 @@ package httpserver
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/advisorhq/gateway/internal/apperr"
 )
 
-// oneOfVariables holds variables to @oneOf: an input object of such a type must carry exactly
-// one field, and not null. gqlparser checks literals in the query, but not the values of
-// variables, where {"trust": null, "individual": {...}} would otherwise pass as one member.
-func (d Deps) oneOfVariables(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	opCtx := graphql.GetOperationContext(ctx)
-	schema := d.Schema.Schema()
+// oneOfVariables is the gateway's one @oneOf check, for the values GraphQL validation does not
+// see. gqlparser holds a literal in the query to @oneOf, but not a variable's value, where
+// {"trust": null, "individual": {...}} would pass as one member, and gqlgen's coercion of
+// variables has no @oneOf rule. This extension runs right after that coercion, as the rest of
+// it, and answers as validation does: GRAPHQL_VALIDATION_FAILED with gqlparser's words for the
+// literal, at the path into the variable (the error presenter names the members). The domain
+// packages trust what reaches them and do not check again.
+type oneOfVariables struct{ schema *ast.Schema }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = &oneOfVariables{}
+
+func (*oneOfVariables) ExtensionName() string { return "OneOfVariables" }
+
+func (o *oneOfVariables) Validate(s graphql.ExecutableSchema) error {
+	o.schema = s.Schema()
+	return nil
+}
+
+func (o *oneOfVariables) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	for _, def := range opCtx.Operation.VariableDefinitions {
 		v, ok := opCtx.Variables[def.Variable]
 		if !ok {
 			continue
 		}
-		if field, msg := checkOneOf(schema, def.Type, v, def.Variable); msg != "" {
-			err := &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": apperr.BadUserInput, "field": field}}
-			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{err}})
+		if path, input := checkOneOf(o.schema, def.Type, v, ast.Path{ast.PathName("variable"), ast.PathName(def.Variable)}); input != "" {
+			err := gqlerror.ErrorPathf(path, `OneOf Input Object "%s" must specify exactly one key.`, input)
+			errcode.Set(err, errcode.ValidationFailed)
+			return err
 		}
 	}
-	return next(ctx)
+	return nil
 }
 
-// checkOneOf returns where v, a value of t, breaks @oneOf and how; "" when it does not.
-func checkOneOf(schema *ast.Schema, t *ast.Type, v any, path string) (string, string) {
+// checkOneOf returns where v, a value of t, breaks @oneOf and the input object it breaks; ""
+// when it does not.
+func checkOneOf(schema *ast.Schema, t *ast.Type, v any, path ast.Path) (ast.Path, string) {
 	if v == nil || t == nil {
-		return "", ""
+		return nil, ""
+	}
+	at := func(step ast.PathElement) ast.Path {
+		return append(append(ast.Path{}, path...), step)
 	}
 	if t.Elem != nil {
 		list, ok := v.([]any)
@@ -42,16 +60,16 @@ func checkOneOf(schema *ast.Schema, t *ast.Type, v any, path string) (string, st
 			return checkOneOf(schema, t.Elem, v, path) // a single value coerces to a list
 		}
 		for i, item := range list {
-			if field, msg := checkOneOf(schema, t.Elem, item, fmt.Sprintf("%s[%d]", path, i)); msg != "" {
-				return field, msg
+			if p, input := checkOneOf(schema, t.Elem, item, at(ast.PathIndex(i))); input != "" {
+				return p, input
 			}
 		}
-		return "", ""
+		return nil, ""
 	}
 	def := schema.Types[t.NamedType]
 	obj, ok := v.(map[string]any)
 	if def == nil || def.Kind != ast.InputObject || !ok {
-		return "", ""
+		return nil, ""
 	}
 	if def.Directives.ForName("oneOf") != nil {
 		nulls := 0
@@ -61,21 +79,13 @@ func checkOneOf(schema *ast.Schema, t *ast.Type, v any, path string) (string, st
 			}
 		}
 		if len(obj) != 1 || nulls > 0 {
-			return path, fmt.Sprintf("%s must have exactly one of %s", def.Name, fieldNames(def))
+			return path, def.Name
 		}
 	}
 	for _, f := range def.Fields {
-		if field, msg := checkOneOf(schema, f.Type, obj[f.Name], path+"."+f.Name); msg != "" {
-			return field, msg
+		if p, input := checkOneOf(schema, f.Type, obj[f.Name], at(ast.PathName(f.Name))); input != "" {
+			return p, input
 		}
 	}
-	return "", ""
-}
-
-func fieldNames(def *ast.Definition) string {
-	names := make([]string, len(def.Fields))
-	for i, f := range def.Fields {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
+	return nil, ""
 }

@@ -1,6 +1,7 @@
-// Package httpserver builds the gateway's HTTP handler: the GraphQL endpoint with its
-// transports and limits, the IDE, health and readiness checks and metrics. Every dependency is
-// passed in.
+// Package httpserver builds the gateway's HTTP handler: the routes, the GraphQL endpoint with
+// its limits, CORS, authentication and per-operation wiring (loaders, logs, metrics) over the
+// transports of internal/transport, the IDE, health and readiness checks and metrics. Every
+// dependency is passed in.
 package httpserver
 
 import (
@@ -8,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -20,14 +20,13 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/advisorhq/gateway/internal/apperr"
-	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/streamend"
+	"github.com/advisorhq/gateway/internal/transport"
 )
 
 // Config are the HTTP-facing settings.
@@ -95,24 +94,25 @@ const readyTimeout = 3 * time.Second
 // Handler is the gateway's HTTP handler.
 type Handler struct {
 	http.Handler
-	streams *streams
+	streams *transport.Streams
 }
 
 // CloseStreams ends every open subscription stream and refuses new ones; it returns at once.
 // WebSockets close with 1012 (service restart) and SSE responses end without `complete`:
 // clients read both as "reconnect", and reach a replica that is not shutting down. Register
 // it with the http.Server's RegisterOnShutdown.
-func (h *Handler) CloseStreams() { h.streams.close() }
+func (h *Handler) CloseStreams() { h.streams.Close() }
 
 // WaitStreams waits until the streams CloseStreams ended have finished, or ctx ends.
 // http.Server.Shutdown does not wait for WebSockets: their connections are hijacked.
-func (h *Handler) WaitStreams(ctx context.Context) error { return h.streams.wait(ctx) }
+func (h *Handler) WaitStreams(ctx context.Context) error { return h.streams.Wait(ctx) }
 
 // New returns the gateway's handler.
 func New(d Deps) *Handler {
-	st := newStreams()
+	st := transport.NewStreams()
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", d.cors(d.authenticated(d.limits(d.graphQL(st)))))
+	mux.Handle("/graphql/schema.graphql", d.cors(d.authenticated(schemaSDL(d.Schema, d.Config.Introspection))))
 	if d.Config.IDE {
 		mux.Handle("GET /{$}", idePage("Advisor GraphQL gateway", "/graphql"))
 		mux.Handle("GET /ide/", ideAssets())
@@ -130,35 +130,40 @@ func New(d Deps) *Handler {
 
 // graphQL is the GraphQL handler with explicit transports (gqlgen's default server adds more
 // than the gateway wants and is marked as not for production): OPTIONS, GET and POST as
-// GraphQL over HTTP specifies them, and multipart uploads.
-func (d Deps) graphQL(st *streams) http.Handler {
+// GraphQL over HTTP specifies them, multipart uploads, SSE and WebSockets.
+func (d Deps) graphQL(st *transport.Streams) http.Handler {
 	srv := handler.New(d.Schema)
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(websocketTransport{
-		allowedOrigins: d.Config.AllowedOrigins,
-		initTimeout:    3 * time.Second,
-		keepAlive:      d.Config.KeepAlive,
-		maxMessage:     d.Config.MaxRequestBytes,
-		maxOperations:  d.Config.MaxSubscriptionsPerSocket,
-		log:            d.Log,
-		authenticate:   d.Authenticate,
-		streams:        st,
-	})
-	srv.AddTransport(sseTransport{keepAlive: d.Config.KeepAlive, streams: st})
-	srv.AddTransport(jsonTransport{})
-	srv.AddTransport(uploads{maxBytes: d.Config.MaxUploadBytes, maxFiles: d.Config.MaxUploadFiles, disk: newDiskBudget(d.Config.UploadDiskBudget)})
-	srv.AddTransport(unsupported{}) // last: what no transport above takes
+	for _, t := range transport.New(transport.Config{
+		AllowedOrigins:         d.Config.AllowedOrigins,
+		MaxMessageBytes:        d.Config.MaxRequestBytes,
+		MaxUploadBytes:         d.Config.MaxUploadBytes,
+		MaxUploadFiles:         d.Config.MaxUploadFiles,
+		UploadDiskBudget:       d.Config.UploadDiskBudget,
+		KeepAlive:              d.Config.KeepAlive,
+		MaxOperationsPerSocket: d.Config.MaxSubscriptionsPerSocket,
+		Authenticate:           d.Authenticate,
+		Streams:                st,
+		Log:                    d.Log,
+	}) {
+		srv.AddTransport(t)
+	}
+	// First, so that it sees every operation whole: what the limits, @oneOf and the resolvers
+	// made of it.
+	srv.Use(operationLog{log: d.Log})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	var presenter []apperr.PresenterOption
 	if d.Config.Introspection {
 		srv.Use(extension.Introspection{})
+		// The presenter lists an enum's values and a @oneOf input's members, as introspection would.
+		presenter = append(presenter, apperr.WithSchema(d.Schema.Schema()))
 	} else {
 		srv.SetDisableSuggestion(true) // suggestions would leak the schema introspection hides
 	}
 	oplimit.Install(srv, d.Config.Limits)
 	srv.Use(d.Metrics.Extension())
-	srv.AroundOperations(d.oneOfVariables)
+	srv.Use(&oneOfVariables{})
 	d.scoped(srv)
-	srv.SetErrorPresenter(apperr.Presenter(d.Log))
+	srv.SetErrorPresenter(apperr.Presenter(d.Log, presenter...))
 	srv.SetRecoverFunc(apperr.Recover(d.Log))
 	return srv
 }
@@ -170,10 +175,10 @@ func (d Deps) authenticated(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodOptions && !(websocketTransport{}).Supports(r) {
+		if r.Method != http.MethodOptions && !transport.IsWebSocket(r) {
 			if err := d.Authenticate(r.Context(), r.Header); err != nil {
 				w.Header().Set("WWW-Authenticate", "Bearer")
-				writeCodedError(w, http.StatusUnauthorized, apperr.Unauthenticated, "Unauthorized: "+err.Error())
+				transport.WriteError(w, http.StatusUnauthorized, apperr.Unauthenticated, "Unauthorized: "+err.Error())
 				return
 			}
 		}
@@ -201,7 +206,7 @@ func (d Deps) limits(next http.Handler) http.Handler {
 		}
 		limit := d.Config.MaxRequestBytes
 		if r.ContentLength > limit {
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(limit))
+			writeError(w, http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
@@ -214,7 +219,7 @@ func (d Deps) limits(next http.Handler) http.Handler {
 			return
 		}
 		if int64(len(body)) > limit {
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(limit))
+			writeError(w, http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -344,19 +349,10 @@ func (r *statusRecorder) Flush() {
 	}
 }
 
-// writeError answers with a GraphQL-shaped error that carries a code, like every error of the
-// gateway.
+// writeError answers a request the client got wrong with a GraphQL-shaped error, as the
+// transports do.
 func writeError(w http.ResponseWriter, status int, message string) {
-	writeCodedError(w, status, apperr.BadUserInput, message)
-}
-
-func writeCodedError(w http.ResponseWriter, status int, code apperr.Code, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	writeJSON(w, map[string]any{"errors": []map[string]any{{
-		"message":    message,
-		"extensions": map[string]any{"code": code},
-	}}})
+	transport.WriteError(w, status, apperr.BadUserInput, message)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -364,8 +360,4 @@ func writeJSON(w http.ResponseWriter, v any) {
 		w.Header().Set("Content-Type", "application/json")
 	}
 	_ = json.NewEncoder(w).Encode(v) // the client went away; nothing to tell it
-}
-
-func tooLarge(limit int64) string {
-	return fmt.Sprintf("The request body is larger than the limit of %s", bytesize.Format(limit))
 }

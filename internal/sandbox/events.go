@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
-	"github.com/advisorhq/gateway/internal/event"
 )
 
 // Scenarios that POST /sandbox/events can play.
@@ -110,7 +109,7 @@ func (s *Sandbox) playScenario(name any, req map[string]any) (any, *apiError) {
 // and plausible values for every field of its type.
 func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any, *apiError) {
 	typ, _ := ev["EventType"].(string)
-	if event.EventType(typ).Group() == "" {
+	if advisorspec.EventType(typ).Group() == "" {
 		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("EventType %q is not one of the specification's: %s", typ, strings.Join(eventTypeNames(), ", ")))
 	}
 	out := maps.Clone(ev)
@@ -127,7 +126,7 @@ func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any
 	setDefault(out, "Timestamp", now.UTC().Format("2006-01-02T15:04:05.000Z"))
 	ta := s.store.byWID[wid]
 	fields := out
-	if event.EventType(typ).Group() == event.GroupAnalysis {
+	if advisorspec.EventType(typ).Group() == advisorspec.GroupAnalysis {
 		if ta != nil {
 			setDefault(out, "ExternalId", ta.info.ExternalID)
 		} else {
@@ -159,71 +158,71 @@ func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any
 		if doc != nil {
 			source = sourceDocument(doc)
 		}
-		switch event.EventType(typ) {
-		case event.TypeAssistantJobCompleted:
+		switch advisorspec.EventType(typ) {
+		case advisorspec.AssistantJobCompleted:
 			setDefault(fields, "source_document", source)
 			setDefault(fields, "category", "estate")
 			setDefault(fields, "Documents", []any{})
-		case event.TypeAssistantJobFailed:
+		case advisorspec.AssistantJobFailed:
 			setDefault(fields, "Reason", "ProcessingFailed")
-		case event.TypeAssistantMultiDocumentRequiresReview:
+		case advisorspec.AssistantMultiDocumentRequiresReview:
 			setDefault(fields, "VaultLink", "/vault/"+vaultID)
 			setDefault(fields, "DetectedDocumentCount", 2)
-		case event.TypeTaxJobCompleted:
+		case advisorspec.TaxJobCompleted:
 			setDefault(fields, "source_document", source)
 			setDefault(fields, "category", "tax")
 			setDefault(fields, "PresentationStatus", "filed")
-		case event.TypeTaxJobFailed:
+		case advisorspec.TaxJobFailed:
 			setDefault(fields, "Reason", "NoTaxReturnFound")
 		}
 		return out, nil
 	}
 	owner := map[string]any{"FirstName": "Jordan", "LastName": "Rivera", "LegalName": "Jordan A. Rivera", "ContactType": "Individual", "IsPrimary": true}
-	switch event.EventType(typ) {
-	case event.TypeClientAcceptedInvitation, event.TypeClientDeclinedInvitation:
+	switch advisorspec.EventType(typ) {
+	case advisorspec.ClientAcceptedInvitation, advisorspec.ClientDeclinedInvitation:
 		setDefault(fields, "AdvisorWid", "adv-1001")
 		setDefault(fields, "TeamId", "team-10")
 		setDefault(fields, "CompanyId", "company-1")
 		setDefault(fields, "RegistrationEmail", "jordan.rivera@example.com")
-	case event.TypeUserSubscriptionCreated:
+	case advisorspec.UserSubscriptionCreated:
 		setDefault(fields, "NewPlan", "individual_will")
-	case event.TypeUserSubscriptionCanceled:
+	case advisorspec.UserSubscriptionCanceled:
 		setDefault(fields, "OldPlan", "individual_will")
-	case event.TypeUserSubscriptionChanged:
+	case advisorspec.UserSubscriptionChanged:
 		setDefault(fields, "OldPlan", "individual_will")
 		setDefault(fields, "NewPlan", "couples_trust")
-	case event.TypeUserSubscriptionReactivated:
+	case advisorspec.UserSubscriptionReactivated:
 		setDefault(fields, "OldPlan", "couples_trust")
-	case event.TypeClientProgressChanged:
+	case advisorspec.ClientProgressChanged:
 		setDefault(fields, "EstateStatus", "InProgress")
 		setDefault(fields, "CompletionPercentage", 40)
-	case event.TypeAssetAdded:
+	case advisorspec.AssetAdded:
 		setDefault(fields, "AssetName", "Brokerage account")
 		setDefault(fields, "DollarAmount", 250000)
-	case event.TypeAssetDeleted:
+	case advisorspec.AssetDeleted:
 		setDefault(fields, "AssetName", "Brokerage account")
-	case event.TypeAssetBeneficiaryAdded:
+	case advisorspec.AssetBeneficiaryAdded:
 		setDefault(fields, "AssetName", "Brokerage account")
 		setDefault(fields, "BeneficiaryAdded", []any{map[string]any{"Name": "Sam Rivera"}})
-	case event.TypeAssetBeneficiaryDeleted:
+	case advisorspec.AssetBeneficiaryDeleted:
 		setDefault(fields, "AssetName", "Brokerage account")
 		setDefault(fields, "BeneficiaryDeleted", []any{map[string]any{"Name": "Sam Rivera"}})
-	case event.TypeAssetOwnershipAdded:
+	case advisorspec.AssetOwnershipAdded:
 		setDefault(fields, "AssetName", "Family home")
 		if _, ok := fields["OwnerAdded"]; !ok {
 			setDefault(fields, "OwnershipAdded", []any{map[string]any{"Name": "Jordan Rivera"}, map[string]any{"Name": "Alex Rivera"}})
 		}
-	case event.TypeAssetOwnershipDeleted:
+	case advisorspec.AssetOwnershipDeleted:
 		setDefault(fields, "AssetName", "Family home")
 		setDefault(fields, "OwnerDeleted", []any{map[string]any{"Name": "Alex Rivera"}})
-	case event.TypeDocumentStarted, event.TypeDocumentPendingValidation, event.TypeDocumentCompleted:
-		progress := map[event.EventType]int{event.TypeDocumentStarted: 0, event.TypeDocumentPendingValidation: 99, event.TypeDocumentCompleted: 100}
+	case advisorspec.DocumentStarted, advisorspec.DocumentPendingValidation, advisorspec.DocumentCompleted:
+		progress := map[advisorspec.EventType]int{advisorspec.DocumentStarted: 0, advisorspec.DocumentPendingValidation: 99, advisorspec.DocumentCompleted: 100}
 		setDefault(fields, "IsRecommendedDocument", true)
 		setDefault(fields, "DocumentName", "Last Will and Testament")
-		setDefault(fields, "DocumentProgressPercentage", progress[event.EventType(typ)])
+		setDefault(fields, "DocumentProgressPercentage", progress[advisorspec.EventType(typ)])
 		setDefault(fields, "UserTier", "individual_will")
 		setDefault(fields, "DocumentOwnerInfo", owner)
-		if event.EventType(typ) == event.TypeDocumentStarted {
+		if advisorspec.EventType(typ) == advisorspec.DocumentStarted {
 			setDefault(fields, "WasCompletedBefore", false)
 		}
 	}
@@ -237,8 +236,8 @@ func setDefault(m map[string]any, key string, v any) {
 }
 
 func eventTypeNames() []string {
-	out := make([]string, len(event.Types))
-	for i, t := range event.Types {
+	out := make([]string, len(advisorspec.EventTypes))
+	for i, t := range advisorspec.EventTypes {
 		out[i] = string(t)
 	}
 	return out

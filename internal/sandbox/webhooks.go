@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/advisorhq/gateway/internal/event"
+	"github.com/advisorhq/gateway/internal/advisorspec"
 )
 
 // Webhook delivery defaults.
@@ -179,7 +179,7 @@ func (s *Sandbox) emit(events []map[string]any, at []time.Time) ([]json.RawMessa
 		if err != nil {
 			return nil, errorf(http.StatusBadRequest, "The event could not be encoded")
 		}
-		if _, err := event.Parse(body); err != nil {
+		if _, err := advisorspec.ParseWebhook(body); err != nil {
 			return nil, errorf(http.StatusBadRequest, err.Error())
 		}
 		out[i], ds[i] = body, delivery{body: body, at: at[i]}

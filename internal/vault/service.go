@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/enumcase"
 )
 
 // API is what the vault needs of the Advisor service.
@@ -26,7 +29,7 @@ type API interface {
 }
 
 // DefaultDetailConcurrency bounds how many Get Document calls one request makes at once to
-// learn the file status of listed documents.
+// learn the file status of listed documents; pass it to NewService unless you mean another.
 const DefaultDetailConcurrency = 8
 
 // Service answers the vault's queries and mutations.
@@ -35,13 +38,14 @@ type Service struct {
 	concurrency int
 }
 
-// NewService returns the vault over api; concurrency bounds the Get Document calls one request
-// makes at once (DefaultDetailConcurrency when not positive).
-func NewService(api API, concurrency int) *Service {
-	if concurrency <= 0 {
-		concurrency = DefaultDetailConcurrency
+// NewService returns the vault over api. detailConcurrency bounds the Get Document calls one
+// request makes at once for the file status of listed documents: DefaultDetailConcurrency, or
+// another positive number (one that is not positive also means the default).
+func NewService(api API, detailConcurrency int) *Service {
+	if detailConcurrency <= 0 {
+		detailConcurrency = DefaultDetailConcurrency
 	}
-	return &Service{api: api, concurrency: concurrency}
+	return &Service{api: api, concurrency: detailConcurrency}
 }
 
 type docKey struct{ wid, vaultID string }
@@ -76,7 +80,7 @@ func (s *Service) newLoader() *dataloader.Loader[docKey, *fileInfo] {
 				case err != nil:
 					results[i] = &dataloader.Result[*fileInfo]{Error: err}
 				case doc == nil:
-					results[i] = &dataloader.Result[*fileInfo]{Error: apperr.New(apperr.NotFound, "Vault doesn't exist")}
+					results[i] = &dataloader.Result[*fileInfo]{Error: apperr.New(apperr.NotFound, documentNotFound)}
 				default:
 					results[i] = &dataloader.Result[*fileInfo]{Data: doc.file}
 				}
@@ -123,7 +127,7 @@ func (s *Service) Get(ctx context.Context, wid, vaultID string) (*Document, erro
 	}
 	e, _ := apperr.As(err)
 	switch {
-	case e != nil && e.Code == apperr.NotFound && e.Message == advisorspec.MessageFileNotReady:
+	case e != nil && e.Code == apperr.NotFound && e.Upstream != nil && e.Upstream.Message == advisorspec.MessageFileNotReady:
 		return s.processing(ctx, wid, vaultID)
 	case apperr.IsNotFound(err):
 		return nil, nil
@@ -212,11 +216,11 @@ func (s *Service) Create(ctx context.Context, wid string, in CreateDocumentInput
 		return nil, fmt.Errorf("encode the document: %w", err)
 	}
 	if _, verr := advisorspec.CheckNewDocument(body, advisorspec.OpenTags()); verr != nil {
-		return nil, inputError(verr)
+		return nil, inputError(verr, string(in.Category), string(in.SubCategory), typeName(in.Type))
 	}
 	created, err := s.api.CreateDocument(ctx, wid, body)
 	if err != nil {
-		return nil, upstreamInputError(err)
+		return nil, upstreamInputError(err, string(in.Category), string(in.SubCategory), typeName(in.Type))
 	}
 	return s.finish(ctx, wid, created.VaultID, created.UploadURI, in.Extension, file)
 }
@@ -227,12 +231,20 @@ func (s *Service) Update(ctx context.Context, wid, vaultID string, in UpdateDocu
 	if err != nil {
 		return nil, fmt.Errorf("encode the document change: %w", err)
 	}
+	var category, subCategory string
+	if in.Category != nil {
+		category = string(*in.Category)
+	}
+	if in.SubCategory != nil {
+		subCategory = string(*in.SubCategory)
+	}
 	if verr := advisorspec.CheckDocumentPatchAlone(body, advisorspec.OpenTags()); verr != nil {
-		return nil, inputError(verr)
+		return nil, inputError(verr, category, subCategory, typeName(in.Type.Value()))
 	}
 	updated, err := s.api.UpdateDocument(ctx, wid, vaultID, body)
 	if err != nil {
-		return nil, upstreamInputError(err)
+		// The service compares with what the document has, which the input may not say.
+		return nil, upstreamInputError(err, category, subCategory, typeName(in.Type.Value()))
 	}
 	return s.finish(ctx, wid, vaultID, updated.UploadURI, updated.Extension, file)
 }
@@ -256,7 +268,7 @@ func (s *Service) finish(ctx context.Context, wid, vaultID, uploadURI, extension
 	}
 	doc, err := s.Get(ctx, wid, vaultID)
 	if err == nil && doc == nil {
-		err = apperr.New(apperr.NotFound, "Vault doesn't exist")
+		err = apperr.New(apperr.NotFound, documentNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -280,37 +292,115 @@ func messageOf(e *apperr.Error) string {
 	return strings.TrimSuffix(e.Message, ".")
 }
 
-// inputError names the GraphQL field of a broken rule; the message stays the service's.
-func inputError(err *advisorspec.Error) error {
+// documentNotFound is the service's "Vault doesn't exist" in the schema's words.
+const documentNotFound = "Document not found"
+
+// Taxonomy is the document taxonomy, for forms that offer only valid choices.
+func (s *Service) Taxonomy() []*DocumentCategoryOption { return Taxonomy() }
+
+func typeName(t *DocumentType) string {
+	if t == nil {
+		return ""
+	}
+	return string(*t)
+}
+
+// inputError names the GraphQL field of a broken rule and says the rule in the schema's words.
+// A rule of the taxonomy names the values the input gave and the ones that would do, as the
+// schema spells them; the others are the service's messages, translated.
+func inputError(err *advisorspec.Error, category, subCategory, docType string) error {
 	field := "input"
 	if err.Field != "" {
-		field += "." + strings.ReplaceAll(err.Field, "sub_category", "subCategory")
+		field += "." + advisor.SchemaPath(err.Field)
 	}
-	return apperr.Input(field, err.Message)
+	if msg, ok := taxonomyMessage(err.Field, category, subCategory, docType); ok {
+		return apperr.Input(field, msg)
+	}
+	return apperr.Input(field, advisor.SchemaMessage(err.Field, err.Message))
 }
 
-// upstreamFields are the openings of the service's document messages that name one field.
+// taxonomyMessage says why a sub-category or a type does not fit, naming what the input gave
+// and what would fit. category is "" when the input did not give it (an update); subCategory
+// too, when the rule is about the document's own.
+func taxonomyMessage(specField, category, subCategory, docType string) (string, bool) {
+	gql := enumcase.Screaming
+	cat, knownCategory := advisorspec.FindCategory(category)
+	subs := func() string {
+		names := make([]string, len(cat.SubCategories))
+		for i, sc := range cat.SubCategories {
+			names[i] = gql(sc.Name)
+		}
+		return strings.Join(names, ", ")
+	}
+	switch {
+	case specField == "sub_category" && subCategory != "" && knownCategory:
+		return fmt.Sprintf("subCategory %s is not one of category %s's: %s (documentTaxonomy lists them all)",
+			gql(subCategory), gql(category), subs()), true
+	case specField == "sub_category" && subCategory != "":
+		return fmt.Sprintf("subCategory %s is not one of the document's category's (documentTaxonomy lists each category's)",
+			gql(subCategory)), true
+	case specField == "sub_category" && knownCategory:
+		return fmt.Sprintf("The document's subCategory is not one of category %s's: give one of %s with it (documentTaxonomy lists them all)",
+			gql(category), subs()), true
+	case specField == "type" && docType != "" && subCategory == "":
+		return fmt.Sprintf("type %s is not one the document's subCategory allows (documentTaxonomy lists each sub-category's types)",
+			gql(docType)), true
+	case specField == "type" && docType != "":
+		for _, c := range advisorspec.Categories {
+			sc, ok := c.FindSubCategory(subCategory)
+			if !ok {
+				continue
+			}
+			if len(sc.Types) == 0 {
+				return fmt.Sprintf("subCategory %s has no types: leave type out (documentTaxonomy lists the sub-categories that have types)",
+					gql(subCategory)), true
+			}
+			names := make([]string, len(sc.Types))
+			for i, t := range sc.Types {
+				names[i] = gql(t)
+			}
+			return fmt.Sprintf("type %s is not one subCategory %s allows: %s", gql(docType), gql(subCategory), strings.Join(names, ", ")), true
+		}
+	}
+	return "", false
+}
+
+// upstreamFields are the openings of the service's document messages that name one field, and
+// the specification's name of the field.
 var upstreamFields = []struct{ prefix, field string }{
-	{"Invalid tags", "input.tags"},
-	{"Invalid type", "input.type"},
-	{"Invalid sub-category", "input.subCategory"},
-	{"Invalid category", "input.category"},
-	{"Invalid extension", "input.extension"},
+	{"Invalid tags", "tags"},
+	{"Invalid type", "type"},
+	{"Invalid sub-category", "sub_category"},
+	{"Invalid category", "category"},
+	{"Invalid extension", "extension"},
 }
 
-// upstreamInputError names the input field the service's BAD_USER_INPUT is about, when its
-// message says which (the tags only the service knows, such as a top account's custom ones).
-func upstreamInputError(err error) error {
+// upstreamTaxonomy reads which sub-category the service's refusal of a type is about:
+// "Invalid type: sub-category w2 has no types", "... irrevocable_trusts allows ...".
+var upstreamTaxonomy = regexp.MustCompile(`^Invalid type: sub-category (\S+) `)
+
+// upstreamInputError names the input field the service's BAD_USER_INPUT is about, when its own
+// message says which (the tags only the service knows, such as a top account's custom ones),
+// and says a rule of the taxonomy in the schema's words, as the gateway's own check does.
+func upstreamInputError(err error, category, subCategory, docType string) error {
 	e, ok := apperr.As(err)
-	if !ok || e.Code != apperr.BadUserInput || e.Field != "" {
+	if !ok || e.Code != apperr.BadUserInput || e.Field != "" || e.Upstream == nil {
 		return err
 	}
+	said := e.Upstream.Message
 	for _, u := range upstreamFields {
-		if strings.HasPrefix(e.Message, u.prefix) {
-			named := *e
-			named.Field = u.field
-			return &named
+		if !strings.HasPrefix(said, u.prefix) {
+			continue
 		}
+		named := *e
+		named.Field = "input." + advisor.SchemaPath(u.field)
+		if m := upstreamTaxonomy.FindStringSubmatch(said); m != nil && subCategory == "" {
+			subCategory = m[1]
+		}
+		if msg, ok := taxonomyMessage(u.field, category, subCategory, docType); ok {
+			named.Message = msg
+		}
+		return &named
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/enumcase"
 )
 
@@ -70,8 +71,11 @@ func (c DocumentCategory) MarshalGQL(w io.Writer) { categories.Marshal(w, string
 
 func (c *DocumentCategory) UnmarshalGQL(v any) error {
 	s, err := categories.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("DocumentCategory", v, categories.GraphQLNames())
+	}
 	*c = DocumentCategory(s)
-	return err
+	return nil
 }
 
 // DocumentSubCategory is a document's sub-category, such as 1099.
@@ -81,8 +85,11 @@ func (c DocumentSubCategory) MarshalGQL(w io.Writer) { subCategories.Marshal(w, 
 
 func (c *DocumentSubCategory) UnmarshalGQL(v any) error {
 	s, err := subCategories.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("DocumentSubCategory", v, subCategories.GraphQLNames())
+	}
 	*c = DocumentSubCategory(s)
-	return err
+	return nil
 }
 
 // DocumentType is the type some sub-categories give a document, such as pour_over_will.
@@ -92,8 +99,11 @@ func (t DocumentType) MarshalGQL(w io.Writer) { docTypes.Marshal(w, string(t)) }
 
 func (t *DocumentType) UnmarshalGQL(v any) error {
 	s, err := docTypes.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("DocumentType", v, docTypes.GraphQLNames())
+	}
 	*t = DocumentType(s)
-	return err
+	return nil
 }
 
 // FileStatusProcessing is the gateway's name for a file the service has but is not ready to
@@ -107,8 +117,11 @@ func (f FileStatus) MarshalGQL(w io.Writer) { fileStatuses.Marshal(w, string(f))
 
 func (f *FileStatus) UnmarshalGQL(v any) error {
 	s, err := fileStatuses.Unmarshal(v)
+	if err != nil {
+		return apperr.BadEnumValue("FileStatus", v, fileStatuses.GraphQLNames())
+	}
 	*f = FileStatus(s)
-	return err
+	return nil
 }
 
 // Document is a vault document.
@@ -215,4 +228,34 @@ func parseTime(s string) time.Time {
 		return time.Time{}
 	}
 	return t.UTC()
+}
+
+// DocumentCategoryOption is a category a document can have and the sub-categories it holds.
+type DocumentCategoryOption struct {
+	Category      DocumentCategory
+	SubCategories []*DocumentSubCategoryOption
+}
+
+// DocumentSubCategoryOption is a sub-category and the types a document of it can have.
+type DocumentSubCategoryOption struct {
+	SubCategory DocumentSubCategory
+	Types       []DocumentType
+}
+
+// Taxonomy is the specification's document taxonomy, in its order: every category, its
+// sub-categories, and the types each allows.
+func Taxonomy() []*DocumentCategoryOption {
+	out := make([]*DocumentCategoryOption, 0, len(advisorspec.Categories))
+	for _, c := range advisorspec.Categories {
+		cat := &DocumentCategoryOption{Category: DocumentCategory(c.Name), SubCategories: make([]*DocumentSubCategoryOption, 0, len(c.SubCategories))}
+		for _, sc := range c.SubCategories {
+			sub := &DocumentSubCategoryOption{SubCategory: DocumentSubCategory(sc.Name), Types: make([]DocumentType, 0, len(sc.Types))}
+			for _, t := range sc.Types {
+				sub.Types = append(sub.Types, DocumentType(t))
+			}
+			cat.SubCategories = append(cat.SubCategories, sub)
+		}
+		out = append(out, cat)
+	}
+	return out
 }

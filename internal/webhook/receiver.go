@@ -1,6 +1,7 @@
 // Package webhook receives the Advisor service's event deliveries: it checks the shared key,
-// checks the event against the specification, and stores it in the event log before saying
-// yes, so a delivery the receiver acknowledged is never lost and one it refused is retried.
+// checks the event against the specification, and stores it in the event log, in canonical form,
+// before saying yes, so a delivery the receiver acknowledged is never lost and one it refused is
+// retried.
 package webhook
 
 import (
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/eventlog"
@@ -78,25 +80,21 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusBadRequest, map[string]any{"error": "The body could not be read"})
 		return
 	}
-	ev, err := event.Parse(body)
-	if err != nil {
-		var bad *event.InvalidError
-		if !errors.As(err, &bad) {
-			rc.Logger.Error("parse a webhook event", "error", err)
-			reply(w, http.StatusInternalServerError, map[string]any{"error": "The event could not be processed"})
-			return
-		}
+	// Checked once, here: what is stored is the canonical record, which every reader decodes
+	// without checking again.
+	ev, bad := advisorspec.ParseWebhook(body)
+	if bad != nil {
 		rc.observe(typeLabel(body), "invalid")
 		rc.Logger.Warn("refused a webhook event", "field", bad.Field, "reason", bad.Message)
-		out := map[string]any{"error": bad.Error()}
+		out := map[string]any{"error": bad.Message}
 		if bad.Field != "" {
 			out["field"] = bad.Field
 		}
 		reply(w, http.StatusBadRequest, out)
 		return
 	}
-	typ := string(ev.Header().EventType)
-	id, dup, err := rc.Log.Append(r.Context(), body)
+	typ := string(ev.EventType)
+	id, dup, err := rc.Log.Append(r.Context(), event.Record(ev))
 	if err != nil {
 		rc.observe(typ, "unavailable")
 		rc.Logger.Error("store a webhook event", "type", typ, "error", err)
@@ -131,7 +129,7 @@ func (rc *Receiver) observe(eventType, outcome string) {
 func typeLabel(body []byte) string {
 	var env struct{ EventType string }
 	_ = json.Unmarshal(body, &env)
-	if event.EventType(env.EventType).Group() != "" {
+	if advisorspec.EventType(env.EventType).Group() != "" {
 		return env.EventType
 	}
 	return "unknown"

@@ -1,4 +1,4 @@
-package httpserver
+package transport
 
 import (
 	"bufio"
@@ -149,7 +149,7 @@ func TestWebSocketsDroppedWithoutACloseFrameReleaseTheirDescriptors(t *testing.T
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := probeServer(t, Config{MaxRequestBytes: 1024})
+			srv := probeServer(t, Config{MaxMessageBytes: 1024})
 			fds, goroutines := openDescriptors(t), runtime.NumGoroutine()
 			for range drops {
 				s := dialRaw(t, srv, tt.protocol)
@@ -183,7 +183,7 @@ func dialWS(t *testing.T, ctx context.Context, srv *httptest.Server, protocol st
 func TestAWebSocketMessageOverTheReadLimitClosesTheSocketWith1009(t *testing.T) {
 	for _, protocol := range []string{protocolTransportWS, protocolLegacy} {
 		t.Run(protocol, func(t *testing.T) {
-			srv := probeServer(t, Config{MaxRequestBytes: 1024})
+			srv := probeServer(t, Config{MaxMessageBytes: 1024})
 			fds := openDescriptors(t)
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
@@ -277,7 +277,7 @@ func (c *wsClient) wantEvent(id string) {
 func TestOperationsOverThePerSocketLimitAreRefusedAndTheSocketStaysOpen(t *testing.T) {
 	tests := []struct {
 		protocol string
-		setting  int // Config.MaxSubscriptionsPerSocket
+		setting  int // Config.MaxOperationsPerSocket
 		limit    int // the limit that applies
 	}{
 		{protocolTransportWS, 3, 3},
@@ -286,7 +286,7 @@ func TestOperationsOverThePerSocketLimitAreRefusedAndTheSocketStaysOpen(t *testi
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s, setting %d", tt.protocol, tt.setting), func(t *testing.T) {
-			srv := probeServer(t, Config{MaxSubscriptionsPerSocket: tt.setting})
+			srv := probeServer(t, Config{MaxOperationsPerSocket: tt.setting})
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
 			c := &wsClient{t: t, ctx: ctx, conn: dialWS(t, ctx, srv, tt.protocol), legacy: tt.protocol == protocolLegacy}

@@ -1,4 +1,4 @@
-package httpserver
+package transport
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,7 +48,7 @@ type websocketTransport struct {
 	// HTTP endpoint does.
 	authenticate func(ctx context.Context, headers http.Header) error
 	// streams is told when the server shuts down.
-	streams *streams
+	streams *Streams
 	// maxMessage bounds one client message.
 	maxMessage int64
 	// maxOperations bounds the operations running at once on one socket; 0 is
@@ -71,9 +70,7 @@ func (t websocketTransport) operationLimit() int {
 
 var _ graphql.Transport = websocketTransport{}
 
-func (websocketTransport) Supports(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
-}
+func (websocketTransport) Supports(r *http.Request) bool { return IsWebSocket(r) }
 
 func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if !originAllowed(r, t.allowedOrigins) {

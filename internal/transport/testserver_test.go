@@ -1,4 +1,4 @@
-package httpserver
+package transport
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,10 +16,11 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/advisorhq/gateway/internal/metrics"
+	"github.com/advisorhq/gateway/internal/apperr"
 )
 
 // probeSchema is a schema small enough to reason about in transport tests: uploads that report
@@ -122,12 +124,13 @@ func eventually(cond func() bool) bool {
 	return true
 }
 
-// probeServer serves the handler over probeSchema with cfg, whose zero sizes get small working
-// values.
+// probeServer serves probeSchema through the transports with cfg, whose zero sizes get small
+// working values, as the gateway's handler wires them: gqlgen's executor with the gateway's
+// error presenter.
 func probeServer(t *testing.T, cfg Config) *httptest.Server {
 	t.Helper()
-	if cfg.MaxRequestBytes == 0 {
-		cfg.MaxRequestBytes = 1 << 20
+	if cfg.MaxMessageBytes == 0 {
+		cfg.MaxMessageBytes = 1 << 20
 	}
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = 8 << 20
@@ -138,15 +141,20 @@ func probeServer(t *testing.T, cfg Config) *httptest.Server {
 	if cfg.KeepAlive == 0 {
 		cfg.KeepAlive = time.Minute
 	}
-	h := New(Deps{
-		Log:     slog.New(slog.DiscardHandler),
-		Schema:  probeExecutor(),
-		Metrics: metrics.New(),
-		Config:  cfg,
-	})
-	srv := httptest.NewServer(h)
+	log := slog.New(slog.DiscardHandler)
+	cfg.Log = log
+	cfg.Streams = NewStreams()
+	h := handler.New(probeExecutor())
+	for _, tr := range New(cfg) {
+		h.AddTransport(tr)
+	}
+	h.SetErrorPresenter(apperr.Presenter(log))
+	h.SetRecoverFunc(apperr.Recover(log))
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", h)
+	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {
-		h.CloseStreams()
+		cfg.Streams.Close()
 		srv.Close()
 	})
 	return srv

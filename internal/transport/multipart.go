@@ -1,4 +1,4 @@
-package httpserver
+package transport
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -51,7 +52,7 @@ func (u uploads) Supports(r *http.Request) bool {
 func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
 	if r.ContentLength > u.maxBytes {
-		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(u.maxBytes))
+		writeError(w, http.StatusRequestEntityTooLarge, TooLarge(u.maxBytes))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, u.maxBytes)
@@ -65,7 +66,7 @@ func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		switch status {
 		case http.StatusServiceUnavailable:
 			w.Header().Set("Retry-After", overBudgetRetry)
-			writeCodedError(w, status, apperr.OperationLimitExceeded, err.Error())
+			WriteError(w, status, apperr.OperationLimitExceeded, err.Error())
 		default:
 			writeError(w, status, err.Error())
 		}
@@ -88,9 +89,11 @@ func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, erro
 	}()
 	fail := func(err error) (*graphql.RawParams, int, error) {
 		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
-			return nil, http.StatusRequestEntityTooLarge, errors.New(tooLarge(u.maxBytes))
+			return nil, http.StatusRequestEntityTooLarge, errors.New(TooLarge(u.maxBytes))
 		}
-		if errors.Is(err, errBodyTimeout) {
+		// A read deadline that passes mid-body is the server's bound on slow bodies, whose
+		// error says which setting to change.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, http.StatusRequestTimeout, err
 		}
 		if errors.Is(err, errOverBudget) {

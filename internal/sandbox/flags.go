@@ -1,4 +1,4 @@
-package config
+package sandbox
 
 import (
 	"errors"
@@ -9,41 +9,42 @@ import (
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
-	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
-// DefaultSandboxAddr is where `go run . sandbox` listens unless told otherwise.
-const DefaultSandboxAddr = "127.0.0.1:9090"
+// DefaultAddr is where `go run . sandbox` listens unless told otherwise, and where the gateway's
+// embedded sandbox listens when the address is free.
+const DefaultAddr = "127.0.0.1:9090"
 
-// Sandbox is the configuration of the sandbox run alone.
-type Sandbox struct {
+// Config is how the sandbox runs alone (`go run . sandbox`).
+type Config struct {
 	Addr    string
-	Options sandbox.Options
+	Options Options
 	// TokenFromEnv and CredentialsFromEnv say the credentials were set by the environment, so
 	// their values are not printed.
 	TokenFromEnv       bool
 	CredentialsFromEnv bool
 }
 
-// LoadSandbox reads the sandbox's flags from args and its credentials from the environment.
-// Usage and flag errors are written to output. It returns flag.ErrHelp when help was asked for.
-func LoadSandbox(args []string, getenv func(string) string, output io.Writer) (Sandbox, error) {
-	cfg := Sandbox{Addr: DefaultSandboxAddr}
+// ParseFlags reads the sandbox's flags from args and its credentials from the environment, as
+// a remote service reads its own configuration. Usage and flag errors are written to output.
+// It returns flag.ErrHelp when help was asked for.
+func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Config, error) {
+	cfg := Config{Addr: DefaultAddr}
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.Usage = func() {
 		fmt.Fprint(output, `Usage: go run . sandbox [flags]
 
 Serves the Advisor service's REST interface from memory, seeded with demo data.
-v2 paths take "Authorization: Bearer $SANDBOX_ACCESS_TOKEN" (default `+sandbox.DefaultAccessToken+`);
-v1 paths take Basic credentials $SANDBOX_BASIC_CREDENTIALS (default `+sandbox.DefaultBasicCredentials+`).
+v2 paths take "Authorization: Bearer $SANDBOX_ACCESS_TOKEN" (default `+DefaultAccessToken+`);
+v1 paths take Basic credentials $SANDBOX_BASIC_CREDENTIALS (default `+DefaultBasicCredentials+`).
 
 Flags:
 `)
 		fs.PrintDefaults()
 	}
 	maxFile := sizeFlag(advisorspec.MaxFileSize)
-	fs.StringVar(&cfg.Addr, "addr", DefaultSandboxAddr, "`host:port` to listen on")
+	fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "`host:port` to listen on")
 	fs.Uint64Var(&cfg.Options.Seed, "seed", 0, "non-zero: the same ids and demo data on every run")
 	fs.BoolVar(&cfg.Options.Empty, "empty", false, "start with no data instead of the demo data")
 	fs.Var(&maxFile, "max-file-size", "largest upload accepted, in bytes or with a unit (KiB, MiB, GiB, KB, MB, GB)")
@@ -82,7 +83,7 @@ Flags:
 // sizeFlag is a byte count written as a number with an optional unit.
 type sizeFlag int64
 
-// String writes the size as Parse reads it, in the largest binary unit that divides it.
+// String writes the size as Set reads it, in the largest binary unit that divides it.
 func (s *sizeFlag) String() string { return strings.ReplaceAll(bytesize.Format(int64(*s)), " ", "") }
 
 func (s *sizeFlag) Set(v string) error {

@@ -1,4 +1,4 @@
-package httpserver
+package transport
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // every keepAlive keeps proxies from closing a quiet stream.
 type sseTransport struct {
 	keepAlive time.Duration
-	streams   *streams
+	streams   *Streams
 }
 
 var _ graphql.Transport = sseTransport{}

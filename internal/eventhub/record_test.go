@@ -1,0 +1,108 @@
+package eventhub_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/event"
+	"github.com/advisorhq/gateway/internal/eventhub"
+	"github.com/advisorhq/gateway/internal/eventlog"
+)
+
+// A Redis Stream outlives a deployment: deliveries that an earlier gateway stored as they arrived
+// reach subscribers, resuming ones and recentEvents beside the records stored now, and a record
+// that cannot be read is skipped without holding up the ones after it.
+func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
+	t.Parallel()
+	log := eventlog.NewMemory(100, time.Hour, nil)
+	h := running(t, log, eventhub.Options{})
+	live, err := h.Subscribe(t.Context(), nil, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, rec := range []struct {
+		name     string
+		body     string
+		readable bool
+	}{
+		{"a record", string(body("w-1", 1)), true},
+		{"a delivery stored as it arrived", `{"Wid": "w-1", "EventType": "AssetDeleted", "Timestamp": "2026-11-22T10:00:00", "AssetName": "Boat", "Extra": 1}`, true},
+		{"a record of a type unknown here", `{"GatewayRecord":1,"EventType":"ClientWaved","Wid":"w-1","Timestamp":"2026-11-22T10:00:00Z"}`, false},
+		{"a delivery stored as it arrived that breaks a rule", `{"Wid": "w-1", "EventType": "AssetDeleted", "Timestamp": "2026-11-22T10:00:00Z"}`, false},
+		{"another record", string(body("w-1", 2)), true},
+	} {
+		id, _, err := log.Append(t.Context(), []byte(rec.body))
+		if err != nil {
+			t.Fatalf("%s: %v", rec.name, err)
+		}
+		if rec.readable {
+			want = append(want, id)
+		}
+	}
+	if got := ids(receive(t, live, len(want))); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("live: got %v, want %v", got, want)
+	}
+	resumed, err := h.Subscribe(t.Context(), nil, eventlog.Zero, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(receive(t, resumed, len(want))); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("resumed: got %v, want %v", got, want)
+	}
+	recent, err := h.Recent(t.Context(), nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(recent); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("recent: got %v, want %v", got, want)
+	}
+	if del, ok := recent[1].(*event.AssetDeleted); !ok || del.AssetName != "Boat" || !del.Timestamp.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("got %+v, want the Boat deleted at 10:00 UTC", recent[1])
+	}
+}
+
+// pingLog is a log whose reads work while its Ping fails on demand: the store went away since
+// the hub last read it.
+type pingLog struct {
+	*eventlog.Memory
+	down atomic.Bool
+}
+
+func (l *pingLog) Ping(ctx context.Context) error {
+	if l.down.Load() {
+		return errDown
+	}
+	return l.Memory.Ping(ctx)
+}
+
+// Readiness is the hub's: it has read the log, its last read worked, and the store answers now.
+func TestReadyAsksTheStore(t *testing.T) {
+	t.Parallel()
+	log := &pingLog{Memory: eventlog.NewMemory(10, time.Hour, nil)}
+	h := running(t, log, eventhub.Options{})
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Ready(t.Context()) != nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := h.Ready(t.Context()); err != nil {
+		t.Fatalf("got %v once the hub has read the log, want ready", err)
+	}
+	log.down.Store(true)
+	err := h.Ready(t.Context())
+	if apperr.CodeOf(err) != apperr.EventsUnavailable || !errors.Is(err, eventlog.ErrUnavailable) {
+		t.Errorf("got %v with the store gone, want %s wrapping the store's failure", err, apperr.EventsUnavailable)
+	}
+	if _, err := h.Subscribe(t.Context(), nil, "", nil); apperr.CodeOf(err) != apperr.EventsUnavailable {
+		t.Errorf("subscribe: got %v with the store gone, want %s", err, apperr.EventsUnavailable)
+	}
+	log.down.Store(false)
+	if err := h.Ready(t.Context()); err != nil {
+		t.Errorf("got %v with the store back, want ready", err)
+	}
+}

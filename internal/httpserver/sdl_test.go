@@ -1,0 +1,65 @@
+package httpserver
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/formatter"
+
+	"github.com/advisorhq/gateway/graph"
+	"github.com/advisorhq/gateway/graph/generated"
+	"github.com/advisorhq/gateway/internal/metrics"
+)
+
+// The SDL is served where introspection is, and only then.
+func TestSchemaSDL(t *testing.T) {
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &graph.Resolver{}})
+	for _, introspection := range []bool{true, false} {
+		srv := httptest.NewServer(New(Deps{
+			Log: slog.New(slog.DiscardHandler), Schema: schema, Metrics: metrics.New(),
+			Config: Config{Introspection: introspection, MaxRequestBytes: 1 << 20},
+		}))
+		defer srv.Close()
+		status, header, body := get(t, srv.URL+"/graphql/schema.graphql")
+		if !introspection {
+			if status != http.StatusNotFound {
+				t.Errorf("introspection off: GET /graphql/schema.graphql = %d, want 404", status)
+			}
+			continue
+		}
+		if status != http.StatusOK || header.Get("Content-Type") != "text/plain; charset=utf-8" {
+			t.Fatalf("GET /graphql/schema.graphql = %d %s, want 200 text/plain; charset=utf-8", status, header.Get("Content-Type"))
+		}
+		// It is the gateway's schema, after the directive introspection lists beyond the
+		// specification's (@defer), and it loads back as what it says.
+		var schemaOnly, reloaded bytes.Buffer
+		formatter.NewFormatter(&schemaOnly).FormatSchema(schema.Schema())
+		directives, found := strings.CutSuffix(body, schemaOnly.String())
+		if !found || strings.Count(directives, "directive ") != 1 || !strings.Contains(directives, "\ndirective @defer(") {
+			t.Errorf("the SDL is not @defer's definition followed by the gateway's schema:\n%.300s", body)
+		}
+		parsed, err := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: body})
+		if err != nil {
+			t.Fatalf("the SDL does not load: %v", err)
+		}
+		formatter.NewFormatter(&reloaded).FormatSchema(parsed)
+		if reloaded.String() != body {
+			t.Error("the SDL, loaded and printed again, changes")
+		}
+
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/graphql/schema.graphql", nil)
+		req.Header.Set("If-None-Match", header.Get("ETag"))
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNotModified {
+			t.Errorf("GET with its ETag: %v %v, want 304", resp.Status, err)
+		}
+		if resp, err := http.Post(srv.URL+"/graphql/schema.graphql", "text/plain", nil); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST: %v %v, want 405", resp.Status, err)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package transport
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+)
+
+// Streams tracks the open WebSockets and SSE streams, so that shutting down can end them: an
+// http.Server's Shutdown neither ends long-lived responses nor waits for hijacked connections.
+type Streams struct {
+	mu       sync.Mutex
+	closing  bool
+	stopping chan struct{} // closed when shutting down begins
+	wg       sync.WaitGroup
+}
+
+// NewStreams returns a tracker with no streams, open to new ones.
+func NewStreams() *Streams { return &Streams{stopping: make(chan struct{})} }
+
+// open registers a stream; it reports false once shutting down has begun. A true answer must
+// be matched by a call to done.
+func (s *Streams) open() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Streams) done() { s.wg.Done() }
+
+// Close ends every open stream and refuses new ones; it returns at once. WebSockets close with
+// 1012 (service restart) and SSE responses end without `complete`: clients read both as
+// "reconnect", and reach a replica that is not shutting down.
+func (s *Streams) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closing {
+		s.closing = true
+		close(s.stopping)
+	}
+}
+
+// Wait waits until every stream has ended, or ctx does.
+func (s *Streams) Wait(ctx context.Context) error {
+	ended := make(chan struct{})
+	go func() { s.wg.Wait(); close(ended) }() // ends when the streams do; Close made them end
+	select {
+	case <-ended:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// refuseWhileStopping answers a stream asked for while shutting down, so the client retries.
+func refuseWhileStopping(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	WriteError(w, http.StatusServiceUnavailable, apperr.EventsUnavailable, "The gateway is shutting down: retry, and another replica will answer")
+}

@@ -1,0 +1,122 @@
+// Package transport carries GraphQL operations over HTTP for gqlgen's handler: GET and POST as
+// GraphQL over HTTP specifies them, multipart uploads, Server-Sent Events (graphql-sse) and
+// WebSockets (graphql-transport-ws and the legacy graphql-ws). gqlgen has transports of its own;
+// these answer with the statuses the specification asks for, carry an error code on every
+// error, bound what a client may send, and end their streams when the server shuts down.
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/bytesize"
+)
+
+// Config is what the transports need.
+type Config struct {
+	// AllowedOrigins may open a WebSocket from a browser page, besides the gateway's own
+	// pages. Browsers apply no CORS to WebSockets, so the transport checks the origin itself.
+	AllowedOrigins []string
+	// MaxMessageBytes bounds one message a client sends on a WebSocket.
+	MaxMessageBytes int64
+	// MaxUploadBytes bounds a multipart request, its files included.
+	MaxUploadBytes int64
+	// MaxUploadFiles bounds the files of one multipart request.
+	MaxUploadFiles int
+	// UploadDiskBudget bounds the bytes all multipart uploads in flight may spill to disk; 0
+	// is defaultUploadDiskBudget.
+	UploadDiskBudget int64
+	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams.
+	KeepAlive time.Duration
+	// MaxOperationsPerSocket bounds the operations running at once on one WebSocket; 0 is
+	// defaultMaxOperations.
+	MaxOperationsPerSocket int
+	// Authenticate vets a WebSocket's credentials: the upgrade's headers merged with
+	// connection_init's payload, since a browser cannot set headers on a WebSocket. A refusal
+	// closes the socket with 4403. Nil accepts every connection. (HTTP requests are vetted
+	// before they reach a transport, by their headers.)
+	Authenticate func(ctx context.Context, headers http.Header) error
+	// Streams tracks the WebSocket and SSE streams, so that shutting down can end them. Nil
+	// tracks them where no one can end them early.
+	Streams *Streams
+	// Log receives what goes wrong below the GraphQL level, such as a peer that stopped
+	// answering pings. Nil logs nothing.
+	Log *slog.Logger
+}
+
+// connectionInitTimeout is how long a WebSocket client has to send connection_init.
+const connectionInitTimeout = 3 * time.Second
+
+// New returns the transports in the order gqlgen must try them: the first whose Supports
+// accepts a request serves it, and the last accepts everything, to answer what no other
+// serves with a status and a message that say what to send instead.
+func New(cfg Config) []graphql.Transport {
+	if cfg.Streams == nil {
+		cfg.Streams = NewStreams()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return []graphql.Transport{
+		gqltransport.Options{},
+		websocketTransport{
+			allowedOrigins: cfg.AllowedOrigins,
+			initTimeout:    connectionInitTimeout,
+			keepAlive:      cfg.KeepAlive,
+			maxMessage:     cfg.MaxMessageBytes,
+			maxOperations:  cfg.MaxOperationsPerSocket,
+			log:            cfg.Log,
+			authenticate:   cfg.Authenticate,
+			streams:        cfg.Streams,
+		},
+		sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams},
+		jsonTransport{},
+		uploads{maxBytes: cfg.MaxUploadBytes, maxFiles: cfg.MaxUploadFiles, disk: newDiskBudget(cfg.UploadDiskBudget)},
+		unsupported{},
+	}
+}
+
+// IsWebSocket reports whether r asks to open a GraphQL WebSocket. Its credentials may come
+// later, in connection_init, so an HTTP layer that vets headers lets it through to the
+// transport, which vets them there.
+func IsWebSocket(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// WriteError answers with a GraphQL-shaped error that carries code, like every error of the
+// gateway, whichever layer refuses the request.
+func WriteError(w http.ResponseWriter, status int, code apperr.Code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	writeJSON(w, map[string]any{"errors": []map[string]any{{
+		"message":    message,
+		"extensions": map[string]any{"code": code},
+	}}})
+}
+
+// TooLarge is the message of a request refused for its size, the same from the server's
+// limit on JSON bodies and from the upload transport's on multipart ones.
+func TooLarge(limit int64) string {
+	return fmt.Sprintf("The request body is larger than the limit of %s", bytesize.Format(limit))
+}
+
+// writeError answers a request the client got wrong.
+func writeError(w http.ResponseWriter, status int, message string) {
+	WriteError(w, status, apperr.BadUserInput, message)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	_ = json.NewEncoder(w).Encode(v) // the client went away; nothing to tell it
+}
