@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkFamilyQuery measures the whole family query through the gateway and a loopback
-// sandbox: HTTP both ways, two upstream requests, mapping, loaders and the graph.
+// sandbox: HTTP both ways, two upstream requests, mapping, the request cache and the graph.
 func BenchmarkFamilyQuery(b *testing.B) {
 	for _, n := range []int{20, 200} {
 		b.Run(fmt.Sprintf("contacts=%d", n), func(b *testing.B) {

@@ -17,7 +17,7 @@ import (
 // clRest calls the sandbox's v1 endpoints directly, with the basic credentials they take.
 func clRest(t testing.TB, up *upstream, method, path string, body any) map[string]any {
 	t.Helper()
-	return sandboxJSON(t, method, up.srv.URL+path, body, func(r *http.Request) {
+	return sandboxJSON(t, method, up.URL+path, body, func(r *http.Request) {
 		user, pass, _ := strings.Cut(upstreamBasic, ":")
 		r.SetBasicAuth(user, pass)
 	})
@@ -26,7 +26,7 @@ func clRest(t testing.TB, up *upstream, method, path string, body any) map[strin
 // clAddClient adds a client to the sandbox with cards given as v1 bodies, and returns its wid.
 func clAddClient(t testing.TB, up *upstream, c sandbox.Client, cards ...map[string]any) string {
 	t.Helper()
-	wid, err := up.sb.AddClient(c)
+	wid, err := up.Sandbox.AddClient(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,10 +373,10 @@ func TestClientContactInputIsCheckedWithoutCallingTheUpstream(t *testing.T) {
 	} {
 		// Sequential: each checks that it alone made no upstream request.
 		t.Run(tc.name, func(t *testing.T) {
-			up.reset()
+			up.ResetRequests()
 			e := gw.post(t, tc.query, map[string]any{"id": marcus, "input": tc.input}).wantError(t, "BAD_USER_INPUT", tc.message)
 			ctWantField(t, e, tc.field)
-			if reqs := up.recorded(); len(reqs) > 0 {
+			if reqs := up.Requests(); len(reqs) > 0 {
 				t.Errorf("the gateway called the upstream: %v", reqs)
 			}
 		})

@@ -445,7 +445,7 @@ func TestRelationshipsRunBothWaysWithEveryRole(t *testing.T) {
 			}
 		}
 	}
-	up.reset()
+	up.ResetRequests()
 	gw.post(t, `query($wid: ID!) { topAccount(wid: $wid) {
 		relationships { `+ctRelFields+` }
 		contacts { ... on ContactCard { externalId relationships { `+ctRelFields+` } } }
@@ -469,7 +469,7 @@ func TestRelationshipsRunBothWaysWithEveryRole(t *testing.T) {
 	})
 	t.Run("the graph costs two upstream requests", func(t *testing.T) {
 		want := []string{"GET /v2/top-accounts/" + wid, "GET /v2/top-accounts/" + wid + "/contacts/"}
-		if reqs := up.recorded(); !slices.Equal(reqs, want) {
+		if reqs := up.Requests(); !slices.Equal(reqs, want) {
 			t.Errorf("upstream requests %v, want %v", reqs, want)
 		}
 	})
@@ -777,7 +777,7 @@ func TestContactInputOneOfIsEnforcedForLiteralsAndVariables(t *testing.T) {
 			for k, v := range tc.vars {
 				vars[k] = v
 			}
-			up.reset()
+			up.ResetRequests()
 			r := gw.post(t, tc.query, vars)
 			e := r.wantError(t, tc.code, tc.msg)
 			if tc.contains != "" && !strings.Contains(e.Message, tc.contains) {
@@ -786,7 +786,7 @@ func TestContactInputOneOfIsEnforcedForLiteralsAndVariables(t *testing.T) {
 			if strings.HasPrefix(tc.msg, "Variable") && !reflect.DeepEqual(e.Path, []any{"variable", "input"}) {
 				t.Errorf("path %v, want [variable input]", e.Path)
 			}
-			if reqs := up.recorded(); len(reqs) > 0 {
+			if reqs := up.Requests(); len(reqs) > 0 {
 				t.Errorf("the gateway called the upstream: %v", reqs)
 			}
 		})
@@ -899,10 +899,10 @@ func TestContactInputIsCheckedLocallyWithTheServiceMessages(t *testing.T) {
 			if tc.card != "" {
 				vars["id"] = cards[tc.card]["id"]
 			}
-			up.reset()
+			up.ResetRequests()
 			e := gw.post(t, tc.query, vars).wantError(t, "BAD_USER_INPUT", tc.message)
 			ctWantField(t, e, tc.field)
-			if reqs := up.recorded(); len(reqs) > 0 {
+			if reqs := up.Requests(); len(reqs) > 0 {
 				t.Errorf("the gateway called the upstream: %v", reqs)
 			}
 		})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -83,7 +82,7 @@ func docAdd(t testing.TB, up *upstream, wid string, body map[string]any) (vaultI
 // status: the way to learn what the upstream itself answers to a request.
 func docREST(t testing.TB, up *upstream, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	req := jsonRequest(method, up.srv.URL+path, body)
+	req := jsonRequest(method, up.URL+path, body)
 	req.Header.Set("Authorization", "Bearer "+upstreamToken)
 	return doJSON(t, req)
 }
@@ -344,7 +343,7 @@ func TestDocumentsArgumentErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.vars["wid"] = wid
-			up.reset()
+			up.ResetRequests()
 			r := gw.post(t, docPageQuery, tc.vars)
 			e := r.wantError(t, "BAD_USER_INPUT", tc.message)
 			if tc.field != "" && e.Extensions["field"] != tc.field {
@@ -353,7 +352,7 @@ func TestDocumentsArgumentErrors(t *testing.T) {
 			if !slices.Equal(e.Path, []any{"topAccount", "documents"}) {
 				t.Errorf("path %v, want [topAccount documents]", e.Path)
 			}
-			if lists := docListCalls(up.recorded(), wid); tc.upstream != (lists > 0) {
+			if lists := docListCalls(up.Requests(), wid); tc.upstream != (lists > 0) {
 				t.Errorf("%d List Documents calls; want them only when the upstream must judge", lists)
 			}
 		})
@@ -434,11 +433,11 @@ func TestFileStatusAndDownloadURIAreFetchedOnlyWhenSelected(t *testing.T) {
 			up := newUpstream(t, true)
 			gw := newGateway(t, up, nil)
 			wid := docDemoWID(t, up, "HARTWELL-001")
-			up.reset()
+			up.ResetRequests()
 			var got docPage
 			gw.post(t, `query($wid: ID!) { topAccount(wid: $wid) { documents { totalCount nodes { `+tc.selection+` } } } }`,
 				map[string]any{"wid": wid}).ok(t, &got)
-			rec := up.recorded()
+			rec := up.Requests()
 			if n := docDetailCalls(rec, wid); n != tc.details {
 				t.Errorf("%d Get Document calls, want %d: %v", n, tc.details, rec)
 			}
@@ -473,10 +472,10 @@ func TestFileStatusAndDownloadURIAreFetchedOnlyWhenSelected(t *testing.T) {
 		wid := docDemoWID(t, up, "HARTWELL-001")
 		id := up.rest(t, "GET", "/v2/top-accounts/"+wid+"/documents/?limit=1", nil)["documents"].([]any)[0].(map[string]any)["vault_id"].(string)
 		for _, selection := range []string{"name", "name fileStatus downloadUri"} {
-			up.reset()
+			up.ResetRequests()
 			gw.post(t, `query($wid: ID!, $id: ID!) { document(wid: $wid, vaultId: $id) { `+selection+` } }`,
 				map[string]any{"wid": wid, "id": id}).ok(t, nil)
-			if rec := up.recorded(); len(rec) != 1 || docDetailCalls(rec, wid) != 1 {
+			if rec := up.Requests(); len(rec) != 1 || docDetailCalls(rec, wid) != 1 {
 				t.Errorf("selecting %q: upstream requests %v, want one Get Document", selection, rec)
 			}
 		}
@@ -486,22 +485,7 @@ func TestFileStatusAndDownloadURIAreFetchedOnlyWhenSelected(t *testing.T) {
 // docProcessingUpstream is a recorded sandbox whose uploaded files stay "not ready" for an hour.
 func docProcessingUpstream(t testing.TB) *upstream {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.Options{
-		AccessToken: upstreamToken, BasicCredentials: upstreamBasic,
-		Seed: 12, Empty: true, FileDir: t.TempDir(), ProcessingDelay: time.Hour,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &upstream{sb: sb}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.mu.Lock()
-		u.requests = append(u.requests, r.Method+" "+r.URL.Path)
-		u.mu.Unlock()
-		sb.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { u.srv.Close(); _ = sb.Close() })
-	return u
+	return startUpstream(t, sandbox.Options{Seed: 12, Empty: true, ProcessingDelay: time.Hour})
 }
 
 func TestAFileTheServiceIsStillProcessingIsPROCESSING(t *testing.T) {
@@ -853,7 +837,7 @@ func TestDocumentMutationErrorsSpeakTheSchemaAndKeepTheUpstreamsWords(t *testing
 				t.Fatalf("the service answers %d %v, want 400 with a message", status, body)
 			}
 
-			up.reset()
+			up.ResetRequests()
 			query, vars := create, map[string]any{"wid": wid, "in": tc.input}
 			if tc.update {
 				query, vars["id"] = update, existing
@@ -870,13 +854,13 @@ func TestDocumentMutationErrorsSpeakTheSchemaAndKeepTheUpstreamsWords(t *testing
 				t.Errorf("a rule the gateway checks itself carries extensions.upstream %v", u)
 			}
 			writes := 0
-			for _, req := range up.recorded() {
+			for _, req := range up.Requests() {
 				if !strings.HasPrefix(req, "GET ") {
 					writes++
 				}
 			}
 			if !tc.upstream && writes > 0 {
-				t.Errorf("a rule the gateway can check reached the upstream: %v", up.recorded())
+				t.Errorf("a rule the gateway can check reached the upstream: %v", up.Requests())
 			}
 			if stored := up.rest(t, "GET", "/v2/top-accounts/"+wid+"/documents/"+existing, nil); stored["name"] != "Existing" || stored["type"] != nil {
 				t.Errorf("the refused change altered the document: %v", stored)
@@ -897,7 +881,7 @@ func TestDocumentTaxonomyListsTheValidChoices(t *testing.T) {
 	up := newUpstream(t, true)
 	gw := newGateway(t, up, nil)
 	wid := docDemoWID(t, up, "HARTWELL-001")
-	up.reset()
+	up.ResetRequests()
 	var got struct {
 		DocumentTaxonomy []struct {
 			Category      string
@@ -908,7 +892,7 @@ func TestDocumentTaxonomyListsTheValidChoices(t *testing.T) {
 		}
 	}
 	gw.post(t, `{ documentTaxonomy { category subCategories { subCategory types } } }`, nil).ok(t, &got)
-	if reqs := up.recorded(); len(reqs) > 0 {
+	if reqs := up.Requests(); len(reqs) > 0 {
 		t.Errorf("documentTaxonomy asked the upstream: %v", reqs)
 	}
 	tax := got.DocumentTaxonomy

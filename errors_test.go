@@ -160,7 +160,7 @@ func TestFailingRequestsCarryOnlyListedCodes(t *testing.T) {
 	gw := newGateway(t, up, nil)
 	wid := ctWIDOf(t, gw, "HARTWELL-001")
 	closed := newUpstream(t, false)
-	closed.srv.Close()
+	closed.Close()
 	gateways := map[string]*gateway{
 		"demo":      gw,
 		"limited":   newGateway(t, up, map[string]string{"GRAPHQL_MAX_ROOT_FIELDS": "1"}),

@@ -128,7 +128,7 @@ func TestEachSubscriptionEventLoadsItsDocumentsAfresh(t *testing.T) {
 		sandboxPost(t, sb+"/sandbox/events", fail)
 		got := c.nextData("f")["events"].(map[string]any)["document"].(map[string]any)["name"]
 		if got != name {
-			t.Errorf("the event's document is named %v, want %q: loaders outlived an event", got, name)
+			t.Errorf("the event's document is named %v, want %q: the request cache outlived an event", got, name)
 		}
 	}
 }

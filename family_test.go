@@ -15,7 +15,7 @@ func TestFamilyQueryCostsTwoUpstreamRequests(t *testing.T) {
 	gw := newGateway(t, up, nil)
 	for _, n := range []int{5, 200} {
 		wid := up.family(t, "FAMILY-"+strings.Repeat("X", n%7), n)
-		up.reset()
+		up.ResetRequests()
 		var got struct {
 			TopAccount struct {
 				Contacts      []json.RawMessage
@@ -34,7 +34,7 @@ func TestFamilyQueryCostsTwoUpstreamRequests(t *testing.T) {
 			}
 		}
 		want := []string{"GET /v2/top-accounts/" + wid, "GET /v2/top-accounts/" + wid + "/contacts/"}
-		if reqs := up.recorded(); !slices.Equal(reqs, want) {
+		if reqs := up.Requests(); !slices.Equal(reqs, want) {
 			t.Errorf("%d contacts: upstream requests %v, want %v", n, reqs, want)
 		}
 	}

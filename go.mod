@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/99designs/gqlgen v0.17.95
 	github.com/coder/websocket v1.8.15
-	github.com/graph-gophers/dataloader/v7 v7.1.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rs/cors v1.11.1

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 	"github.com/advisorhq/gateway/internal/testnpm"
 )
 
@@ -26,54 +25,29 @@ const (
 	webhookKey    = "test-webhook-key-0123456789"
 )
 
-// upstream is a sandbox that records every request made to it.
+// upstream is a sandbox (or, from stubUpstream, a stand-in) that records every request made to
+// it (sandboxtest).
 type upstream struct {
-	sb  *sandbox.Sandbox
-	srv *httptest.Server
-
-	mu       sync.Mutex
-	requests []string
+	*sandboxtest.Server
 }
 
 // newUpstream starts a sandbox with the demo data (or none) and a fixed seed.
 func newUpstream(t testing.TB, demo bool) *upstream {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.Options{
-		AccessToken: upstreamToken, BasicCredentials: upstreamBasic,
-		Seed: 11, Empty: !demo, FileDir: t.TempDir(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &upstream{sb: sb}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.mu.Lock()
-		u.requests = append(u.requests, r.Method+" "+r.URL.Path)
-		u.mu.Unlock()
-		sb.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { u.srv.Close(); _ = sb.Close() })
-	return u
+	return startUpstream(t, sandbox.Options{Seed: 11, Empty: !demo})
 }
 
-// reset forgets the requests recorded so far.
-func (u *upstream) reset() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.requests = nil
-}
-
-// recorded returns the requests since the last reset.
-func (u *upstream) recorded() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.requests...)
+// startUpstream starts a sandbox with opts and the gateway's upstream credentials.
+func startUpstream(t testing.TB, opts sandbox.Options) *upstream {
+	t.Helper()
+	opts.AccessToken, opts.BasicCredentials = upstreamToken, upstreamBasic
+	return &upstream{sandboxtest.Start(t, opts)}
 }
 
 // rest calls the sandbox directly, as a test's way to arrange data.
 func (u *upstream) rest(t testing.TB, method, path string, body any) map[string]any {
 	t.Helper()
-	return sandboxJSON(t, method, u.srv.URL+path, body, func(r *http.Request) {
+	return sandboxJSON(t, method, u.URL+path, body, func(r *http.Request) {
 		r.Header.Set("Authorization", "Bearer "+upstreamToken)
 	})
 }
@@ -123,7 +97,7 @@ func newGateway(t testing.TB, up *upstream, env map[string]string) *gateway {
 	t.Helper()
 	settings := map[string]string{
 		"ADDR":                      "127.0.0.1:0",
-		"ADVISOR_BASE_URL":          up.srv.URL,
+		"ADVISOR_BASE_URL":          up.URL,
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
 		"WEBHOOK_API_KEY":           webhookKey,

@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
 
 // auditDir holds the graphql-http audit runner; the test installs its pinned packages itself.
@@ -74,7 +75,7 @@ func TestGETServesQueriesOnly(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
 		t.Errorf("GET mutation: status %d, Allow %q, body %s; want 405 and Allow: POST", resp.StatusCode, resp.Header.Get("Allow"), body)
 	}
-	if got := gw.up.recorded(); strings.Contains(strings.Join(got, " "), "POST") {
+	if got := gw.up.Requests(); strings.Contains(strings.Join(got, " "), "POST") {
 		t.Errorf("a mutation over GET reached the upstream: %v", got)
 	}
 }
@@ -182,13 +183,13 @@ func TestHealthAndReadiness(t *testing.T) {
 	if resp, body := get(t, wrongToken.url+"/readyz?verbose", nil); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Access Denied") {
 		t.Errorf("/readyz?verbose with refused credentials: %d %s; want 200 naming the refusal", resp.StatusCode, body)
 	}
-	up.srv.Close()
+	up.Close()
 	for _, path := range []string{"/readyz", "/readyz?verbose"} {
 		resp, body := get(t, gw.url+path, nil)
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ok"`) {
 			t.Errorf("%s with the upstream down: %d %s; want 200: this replica still receives webhooks and serves events", path, resp.StatusCode, body)
 		}
-		if strings.Contains(string(body), up.srv.URL) || strings.Contains(string(body), strings.TrimPrefix(up.srv.URL, "http://")) {
+		if strings.Contains(string(body), up.URL) || strings.Contains(string(body), strings.TrimPrefix(up.URL, "http://")) {
 			t.Errorf("%s shows the upstream's address: %s", path, body)
 		}
 		if path == "/readyz?verbose" && !strings.Contains(string(body), `"advisor":"The Advisor service could not be reached"`) {
@@ -227,8 +228,7 @@ func TestMetricsCountUpstreamRequestsAndOperations(t *testing.T) {
 // gateway what the sandbox never would.
 func stubUpstream(t *testing.T, routes map[string]string) *upstream {
 	t.Helper()
-	u := &upstream{}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &upstream{sandboxtest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := routes[r.URL.Path]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
@@ -236,9 +236,7 @@ func stubUpstream(t *testing.T, routes map[string]string) *upstream {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(u.srv.Close)
-	return u
+	}))}
 }
 
 func TestADanglingReferenceIsNullAndTheQuerySucceeds(t *testing.T) {
@@ -284,8 +282,8 @@ func TestUpstreamFailuresGetCodesAndLeakNothing(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, true)
 	down := newUpstream(t, true)
-	downURL := down.srv.URL
-	down.srv.Close()
+	downURL := down.URL
+	down.Close()
 	odd := stubUpstream(t, map[string]string{
 		"/v2/top-accounts/w1/contacts/": `{"contacts":[{"id":"1","type":"Hologram"}]}`,
 		"/v2/top-accounts/w1":           `{"wid":"w1","external_id":"F","name":"F"}`,
@@ -301,7 +299,7 @@ func TestUpstreamFailuresGetCodesAndLeakNothing(t *testing.T) {
 			`{ topAccounts { nodes { wid } } }`, "FORBIDDEN", "Access Denied"},
 		{"an upstream that does not answer is UPSTREAM_UNAVAILABLE", map[string]string{"ADVISOR_BASE_URL": downURL, "UPSTREAM_TIMEOUT": "1s"},
 			`{ topAccounts { nodes { wid } } }`, "UPSTREAM_UNAVAILABLE", "The Advisor service could not be reached"},
-		{"a card of a type the gateway does not know is INTERNAL", map[string]string{"ADVISOR_BASE_URL": odd.srv.URL},
+		{"a card of a type the gateway does not know is INTERNAL", map[string]string{"ADVISOR_BASE_URL": odd.URL},
 			`{ topAccount(wid: "w1") { contacts { __typename } } }`, "INTERNAL", "Internal error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -309,7 +307,7 @@ func TestUpstreamFailuresGetCodesAndLeakNothing(t *testing.T) {
 			r := gw.post(t, tc.query, nil)
 			e := r.wantError(t, tc.code, tc.message)
 			raw, _ := json.Marshal(r.Errors)
-			for _, secret := range []string{"wrong-secret-token", upstreamToken, up.srv.URL, downURL, odd.srv.URL, "Hologram"} {
+			for _, secret := range []string{"wrong-secret-token", upstreamToken, up.URL, downURL, odd.URL, "Hologram"} {
 				if strings.Contains(string(raw), secret) {
 					t.Errorf("the error shows %q: %s", secret, raw)
 				}

@@ -173,13 +173,13 @@ func TestEachOperationIsLoggedWithTheUpstreamRequestsItMade(t *testing.T) {
 	wid := up.family(t, "LOGGED", 5)
 	printed, log, _ := runWithLog(t, map[string]string{
 		"ADDR":                      "127.0.0.1:0",
-		"ADVISOR_BASE_URL":          up.srv.URL,
+		"ADVISOR_BASE_URL":          up.URL,
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
 		"WEBHOOK_API_KEY":           webhookKey,
 	})
 	base := regexp.MustCompile(`http://\S+`).FindString(printed[0])
-	up.reset()
+	up.ResetRequests()
 	body := fmt.Sprintf(`{"query":%q,"variables":{"wid":%q}}`, familyQuery, wid)
 	resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -192,13 +192,13 @@ func TestEachOperationIsLoggedWithTheUpstreamRequestsItMade(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("got %d operation lines, want 1; log:\n%s", len(lines), log)
 	}
-	if len(up.recorded()) == 0 {
+	if len(up.Requests()) == 0 {
 		t.Fatalf("the upstream saw no request, want the family query's; log:\n%s", log)
 	}
 	want := map[string]string{
 		"name": "Family", "type": "query", "status": "ok",
 		// What the upstream saw is what the line says the operation cost.
-		"upstream_calls": fmt.Sprint(len(up.recorded())),
+		"upstream_calls": fmt.Sprint(len(up.Requests())),
 	}
 	for k, v := range want {
 		if got := logValue(lines[0], k); got != v {

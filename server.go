@@ -160,8 +160,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Schema:  schema,
 		Metrics: m,
 		PerRequest: func(ctx context.Context) context.Context {
-			ctx = advisor.WithBudget(advisor.WithRequestCache(ctx), cfg.UpstreamBudget)
-			return docs.WithLoaders(fam.WithLoaders(ctx))
+			return advisor.WithBudget(advisor.WithCache(ctx), cfg.UpstreamBudget)
 		},
 		Webhooks: &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
 		Ready: []httpserver.ReadyCheck{

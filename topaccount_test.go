@@ -27,7 +27,7 @@ func taWantField(t testing.TB, e gqlError, field string) {
 // taNoUpstream fails the test if the gateway asked the upstream anything since the last reset.
 func taNoUpstream(t testing.TB, up *upstream) {
 	t.Helper()
-	if reqs := up.recorded(); len(reqs) > 0 {
+	if reqs := up.Requests(); len(reqs) > 0 {
 		t.Errorf("the gateway called the upstream: %v; want the request answered locally", reqs)
 	}
 }
@@ -115,7 +115,7 @@ func TestTopAccountsRefusesPagingOutOfRangeWithoutCallingTheUpstream(t *testing.
 	} {
 		// Sequential: each checks that it alone made no upstream request.
 		t.Run(tc.name, func(t *testing.T) {
-			up.reset()
+			up.ResetRequests()
 			r := gw.post(t, tc.query, nil)
 			e := r.wantError(t, "BAD_USER_INPUT", tc.message)
 			taWantField(t, e, tc.field)
@@ -287,7 +287,7 @@ func TestTopAccountInputIsCheckedWithoutCallingTheUpstream(t *testing.T) {
 	} {
 		// Sequential: each checks that it alone made no upstream request.
 		t.Run(tc.name, func(t *testing.T) {
-			up.reset()
+			up.ResetRequests()
 			e := gw.post(t, tc.query, map[string]any{"input": tc.input}).wantError(t, "BAD_USER_INPUT", tc.message)
 			taWantField(t, e, tc.field)
 			taNoUpstream(t, up)

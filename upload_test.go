@@ -154,7 +154,7 @@ func uplNoLeftovers(t testing.TB, marker []byte) {
 // uplWrites returns the recorded requests that change the upstream.
 func uplWrites(up *upstream) []string {
 	var out []string
-	for _, r := range up.recorded() {
+	for _, r := range up.Requests() {
 		if !strings.HasPrefix(r, "GET ") {
 			out = append(out, r)
 		}
@@ -357,7 +357,7 @@ func TestMultipartRequestsNeedAPreflightHeader(t *testing.T) {
 			if tc.header != "" {
 				req.Header.Set(tc.header, "1")
 			}
-			up.reset()
+			up.ResetRequests()
 			r := gw.do(t, req)
 			if tc.header != "" {
 				if r.status != http.StatusOK {
@@ -405,7 +405,7 @@ func TestUploadsOverTheSizeLimitAre413(t *testing.T) {
 					"name": tc.name, "extension": "csv", "category": "MISCELLANEOUS", "subCategory": "UNCATEGORIZED"}}},
 				map[string][]string{"0": {"variables.file"}},
 				uplFile{"0", "big.csv", "text/csv", uplData(marker, tc.size)})
-			up.reset()
+			up.ResetRequests()
 			r := uplPost(t, gw, body, ct, tc.chunked)
 			if r.status != tc.status {
 				t.Errorf("status %d, want %d", r.status, tc.status)
@@ -448,7 +448,7 @@ func TestUploadsWithTooManyFilesAre413(t *testing.T) {
 			}
 			query.WriteString(" }")
 			body, ct := uplBody(t, map[string]any{"query": query.String(), "variables": vars}, fileMap, files...)
-			up.reset()
+			up.ResetRequests()
 			r := uplPost(t, gw, body, ct, false)
 			if n <= 2 {
 				if r.status != http.StatusOK {
@@ -518,7 +518,7 @@ func TestMultipartOperationsAndMapThatDisagreeAre400(t *testing.T) {
 				files = append(files, uplFile{f, f + ".csv", "text/csv", uplData(marker, 300)})
 			}
 			body, ct := uplParts(t, tc.fields, files...)
-			up.reset()
+			up.ResetRequests()
 			r := uplPost(t, gw, body, ct, false)
 			if r.status != http.StatusBadRequest {
 				t.Errorf("status %d, want 400", r.status)

@@ -246,6 +246,7 @@ func (c *Client) DeleteDocument(ctx context.Context, wid, vaultID string) error 
 // just created for it.
 func (c *Client) UploadFile(ctx context.Context, uploadURI, contentType string, file io.Reader, size int64) error {
 	const op = "upload_file"
+	defer Invalidate(ctx) // a write, like any other: the request's reads after it see the file
 	release, err := c.acquire(ctx)
 	if err != nil {
 		return transportError(ctx, op, true, err)

@@ -23,7 +23,7 @@ type budgetKey struct{}
 
 // WithBudget returns a context whose calls through any Client may make n requests to the
 // service between them; every attempt, retries included, takes one, and a read answered by the
-// request cache takes none. Once they are spent, a call fails with OPERATION_LIMIT_EXCEEDED
+// request's Cache takes none. Once they are spent, a call fails with OPERATION_LIMIT_EXCEEDED
 // before it makes a request. Install it once per GraphQL operation. n <= 0 installs no budget:
 // a context without one is unlimited.
 func WithBudget(ctx context.Context, n int) context.Context {

@@ -165,19 +165,17 @@ func path(segments ...string) string {
 	return b.String()
 }
 
-// do makes the call and decodes a 200 answer into out (which may be nil).
+// do makes the call and decodes a 200 answer into out (which may be nil). A read is made once
+// per request (the request's Cache holds its answer); a write clears the request's Cache,
+// whatever its outcome, so what the request reads next sees it.
 func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var body []byte
 	var err error
-	if cache := cacheFrom(ctx); cache != nil {
-		if cl.method == http.MethodGet {
-			body, err = cache.Do(cl.key(), func() ([]byte, error) { return c.roundTrip(ctx, cl) })
-		} else {
-			body, err = c.roundTrip(ctx, cl)
-			cache.Clear() // what this request reads next must see the write
-		}
+	if cl.method == http.MethodGet {
+		body, err = Memo(ctx, cl.key(), func() ([]byte, error) { return c.roundTrip(ctx, cl) })
 	} else {
 		body, err = c.roundTrip(ctx, cl)
+		Invalidate(ctx)
 	}
 	if err != nil {
 		return err
@@ -192,8 +190,11 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	return nil
 }
 
-func (cl call) key() string {
-	return cl.path + "?" + cl.query.Encode() + "#" + strconv.FormatBool(cl.v1)
+// readKey is a read's key in the request's Cache.
+type readKey string
+
+func (cl call) key() readKey {
+	return readKey(cl.path + "?" + cl.query.Encode() + "#" + strconv.FormatBool(cl.v1))
 }
 
 // roundTrip makes the call, trying a read again after a timeout or a failure of the service.

@@ -80,7 +80,7 @@ func wantUpstream(t *testing.T, err error, status int, message string) {
 func TestClientReadsAndWritesTheSandbox(t *testing.T) {
 	t.Parallel()
 	c, _ := againstSandbox(t)
-	ctx := context.Background()
+	ctx := advisor.WithCache(context.Background())
 	page, err := c.TopAccounts(ctx, 1, 20)
 	if err != nil || page.Pagination.TotalCount < 2 {
 		t.Fatalf("TopAccounts: %+v, %v", page, err)
@@ -120,7 +120,7 @@ func TestClientReadsAndWritesTheSandbox(t *testing.T) {
 func TestClientTranslatesTheServicesErrors(t *testing.T) {
 	t.Parallel()
 	c, _ := againstSandbox(t)
-	ctx := context.Background()
+	ctx := advisor.WithCache(context.Background())
 	existing, err := c.CreateTopAccount(ctx, "TAKEN", "Taken")
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestErrorBodiesOfEveryShapeKeepTheirMessage(t *testing.T) {
 			}))
 			defer srv.Close()
 			c, _ := advisor.New(advisor.Options{BaseURL: srv.URL})
-			_, err := c.TopAccount(context.Background(), "w")
+			_, err := c.TopAccount(advisor.WithCache(context.Background()), "w")
 			wantCode(t, err, apperr.NotFound, advisor.SchemaMessage("", tc.want))
 			wantUpstream(t, err, http.StatusNotFound, tc.want)
 		})
@@ -208,9 +208,9 @@ func TestReadsAreRetriedWritesAreNot(t *testing.T) {
 			c, _ := advisor.New(advisor.Options{BaseURL: srv.URL, Backoff: time.Millisecond})
 			var err error
 			if tc.write {
-				_, err = c.CreateContact(context.Background(), "w", []byte(`{}`))
+				_, err = c.CreateContact(advisor.WithCache(context.Background()), "w", []byte(`{}`))
 			} else {
-				_, err = c.Contacts(context.Background(), "w")
+				_, err = c.Contacts(advisor.WithCache(context.Background()), "w")
 			}
 			if apperr.CodeOf(err) != tc.wantErr && !(tc.wantErr == "" && err == nil) {
 				t.Errorf("error %v, want code %q", err, tc.wantErr)
@@ -239,7 +239,7 @@ func TestAReadThatTimesOutIsRetried(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c, _ := advisor.New(advisor.Options{BaseURL: srv.URL, Timeout: 50 * time.Millisecond, Backoff: time.Millisecond})
-	if _, err := c.Contacts(context.Background(), "w"); err != nil {
+	if _, err := c.Contacts(advisor.WithCache(context.Background()), "w"); err != nil {
 		t.Errorf("Contacts: %v, want success on the second attempt", err)
 	}
 	if got := n.Load(); got != 2 {
@@ -256,7 +256,7 @@ func TestCancellationStopsTheCall(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, _ := advisor.New(advisor.Options{BaseURL: srv.URL})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(advisor.WithCache(context.Background()))
 	go func() { <-started; cancel() }()
 	begin := time.Now()
 	_, err := c.Contacts(ctx, "w")
@@ -271,12 +271,12 @@ func TestCancellationStopsTheCall(t *testing.T) {
 func TestIdenticalReadsOfOneRequestAreMadeOnce(t *testing.T) {
 	t.Parallel()
 	c, hits := againstSandbox(t)
-	page, err := c.TopAccounts(context.Background(), 1, 1)
+	page, err := c.TopAccounts(advisor.WithCache(context.Background()), 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wid := page.TopAccounts[0].WID
-	ctx := advisor.WithRequestCache(context.Background())
+	ctx := advisor.WithCache(context.Background())
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
@@ -301,18 +301,21 @@ func TestIdenticalReadsOfOneRequestAreMadeOnce(t *testing.T) {
 	if hits.count(key) != 2 || contacts[len(contacts)-1].ExternalID != "new-one" {
 		t.Errorf("after a write: %d list requests, last contact %q; want 2 and the new one", hits.count(key), contacts[len(contacts)-1].ExternalID)
 	}
-	// Without the request cache every read goes out.
-	_, _ = c.Contacts(context.Background(), wid)
-	if hits.count(key) != 3 {
-		t.Errorf("%d list requests, want 3", hits.count(key))
+	// Without a request cache a read fails rather than going out once per caller.
+	_, err = c.Contacts(context.Background(), wid)
+	if apperr.CodeOf(err) != apperr.Internal || !errors.Is(err, advisor.ErrNoCache) {
+		t.Errorf("a read without a cache: %v, want INTERNAL because of advisor.ErrNoCache", err)
+	}
+	if hits.count(key) != 2 {
+		t.Errorf("%d list requests, want 2", hits.count(key))
 	}
 }
 
 func TestCredentialsAndSignaturesNeverReachErrors(t *testing.T) {
 	t.Parallel()
 	c, _ := advisor.New(advisor.Options{BaseURL: "http://127.0.0.1:1", AccessToken: "tok-secret", BasicCredentials: "u:pw-secret", Timeout: time.Second, Attempts: 1})
-	_, err := c.ClientContacts(context.Background(), advisor.ClientRef{Ref: "x"})
-	upload := c.UploadFile(context.Background(), "http://127.0.0.1:1/uploads/w/v?signature=sig-secret", "text/csv", strings.NewReader("x"), 1)
+	_, err := c.ClientContacts(advisor.WithCache(context.Background()), advisor.ClientRef{Ref: "x"})
+	upload := c.UploadFile(advisor.WithCache(context.Background()), "http://127.0.0.1:1/uploads/w/v?signature=sig-secret", "text/csv", strings.NewReader("x"), 1)
 	for _, e := range []error{err, upload} {
 		app, _ := apperr.As(e)
 		if app == nil || app.Code != apperr.UpstreamUnavailable {

@@ -19,8 +19,7 @@ func TestAnOperationsBudgetBoundsItsUpstreamRequests(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name         string
-		budget       int // 0: no budget in the context
-		cache        bool
+		budget       int   // 0: no budget in the context
 		statuses     []int // the upstream's first answers; 200 after them
 		calls        int
 		sameRead     bool
@@ -28,11 +27,11 @@ func TestAnOperationsBudgetBoundsItsUpstreamRequests(t *testing.T) {
 		wantRequests int32
 		wantRefused  int
 	}{
-		{"every request takes one and the next call is refused before it is made", 3, false, nil, 4, false, false, 3, 1},
-		{"retries take one each", 2, false, []int{500, 500, 500}, 2, false, false, 2, 1},
-		{"reads answered by the request cache take none", 1, true, nil, 5, true, false, 1, 0},
-		{"concurrent calls share it", 50, false, nil, 200, false, true, 50, 150},
-		{"no budget is unlimited", 0, false, nil, 100, false, false, 100, 0},
+		{"every request takes one and the next call is refused before it is made", 3, nil, 4, false, false, 3, 1},
+		{"retries take one each", 2, []int{500, 500, 500}, 2, false, false, 2, 1},
+		{"reads answered by the request cache take none", 1, nil, 5, true, false, 1, 0},
+		{"concurrent calls share it", 50, nil, 200, false, true, 50, 150},
+		{"no budget is unlimited", 0, nil, 100, false, false, 100, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -42,12 +41,9 @@ func TestAnOperationsBudgetBoundsItsUpstreamRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := context.Background()
+			ctx := advisor.WithCache(context.Background())
 			if tc.budget > 0 {
 				ctx = advisor.WithBudget(ctx, tc.budget)
-			}
-			if tc.cache {
-				ctx = advisor.WithRequestCache(ctx)
 			}
 			var mu sync.Mutex
 			var refused []error
@@ -117,9 +113,9 @@ func TestRequestsInFlightAreCappedForTheWholeClient(t *testing.T) {
 				wg.Go(func() {
 					var err error
 					if i%5 == 0 { // presigned uploads count against the same cap
-						err = c.UploadFile(context.Background(), srv.URL+"/uploads/w/v?signature=s", "text/csv", strings.NewReader("a,b\n"), 4)
+						err = c.UploadFile(advisor.WithCache(context.Background()), srv.URL+"/uploads/w/v?signature=s", "text/csv", strings.NewReader("a,b\n"), 4)
 					} else {
-						_, err = c.Contacts(context.Background(), fmt.Sprint("w", i))
+						_, err = c.Contacts(advisor.WithCache(context.Background()), fmt.Sprint("w", i))
 					}
 					if err != nil {
 						failed.Add(1)
@@ -154,9 +150,9 @@ func TestACallerThatGivesUpStopsWaitingForItsTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _, _ = c.Contacts(context.Background(), "holds-the-only-slot") }()
+	go func() { _, _ = c.Contacts(advisor.WithCache(context.Background()), "holds-the-only-slot") }()
 	<-started
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(advisor.WithCache(context.Background()))
 	time.AfterFunc(20*time.Millisecond, cancel)
 	_, err = c.CreateTopAccount(ctx, "e", "n")
 	wantCode(t, err, apperr.UpstreamUnavailable, "The request was cancelled")

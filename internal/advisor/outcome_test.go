@@ -61,12 +61,15 @@ func TestAWriteWhoseAnswerNeverCameHasAnUnknownOutcome(t *testing.T) {
 	t.Parallel()
 	const mayHave = "the change may or may not have been applied, so check before you retry"
 	write := func(c *advisor.Client) error {
-		_, err := c.CreateTopAccount(context.Background(), "e", "n")
+		_, err := c.CreateTopAccount(advisor.WithCache(context.Background()), "e", "n")
 		return err
 	}
-	read := func(c *advisor.Client) error { _, err := c.TopAccount(context.Background(), "w"); return err }
+	read := func(c *advisor.Client) error {
+		_, err := c.TopAccount(advisor.WithCache(context.Background()), "w")
+		return err
+	}
 	upload := func(c *advisor.Client) error {
-		return c.UploadFile(context.Background(), c.BaseURL()+"/uploads/w/v?signature=s", "text/csv", strings.NewReader("a,b\n"), 4)
+		return c.UploadFile(advisor.WithCache(context.Background()), c.BaseURL()+"/uploads/w/v?signature=s", "text/csv", strings.NewReader("a,b\n"), 4)
 	}
 	for _, tc := range []struct {
 		name        string

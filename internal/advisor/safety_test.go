@@ -37,19 +37,25 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 		http *http.Client
 		call func(*advisor.Client) error
 	}{
-		{"a read with the default client", nil, func(c *advisor.Client) error { _, err := c.TopAccount(context.Background(), "w"); return err }},
+		{"a read with the default client", nil, func(c *advisor.Client) error {
+			_, err := c.TopAccount(advisor.WithCache(context.Background()), "w")
+			return err
+		}},
 		{"a v1 read with the default client", nil, func(c *advisor.Client) error {
-			_, err := c.ClientContacts(context.Background(), advisor.ClientRef{Ref: "r"})
+			_, err := c.ClientContacts(advisor.WithCache(context.Background()), advisor.ClientRef{Ref: "r"})
 			return err
 		}},
 		{"a write with the default client", nil, func(c *advisor.Client) error {
-			_, err := c.CreateTopAccount(context.Background(), "e", "n")
+			_, err := c.CreateTopAccount(advisor.WithCache(context.Background()), "e", "n")
 			return err
 		}},
-		{"a ping with the default client", nil, func(c *advisor.Client) error { return c.Ping(context.Background()) }},
-		{"a read with a given client", &http.Client{}, func(c *advisor.Client) error { _, err := c.TopAccount(context.Background(), "w"); return err }},
+		{"a ping with the default client", nil, func(c *advisor.Client) error { return c.Ping(advisor.WithCache(context.Background())) }},
+		{"a read with a given client", &http.Client{}, func(c *advisor.Client) error {
+			_, err := c.TopAccount(advisor.WithCache(context.Background()), "w")
+			return err
+		}},
 		{"a read with a given client that follows redirects", following, func(c *advisor.Client) error {
-			_, err := c.TopAccount(context.Background(), "w")
+			_, err := c.TopAccount(advisor.WithCache(context.Background()), "w")
 			return err
 		}},
 	} {
@@ -117,7 +123,7 @@ func TestErrorMessagesShowNoSecretsOrUpstreamAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.CreateTopAccount(context.Background(), "e", "n")
+			_, err = c.CreateTopAccount(advisor.WithCache(context.Background()), "e", "n")
 			e, ok := apperr.As(err)
 			if !ok {
 				t.Fatalf("got %v, want an apperr.Error", err)

@@ -2,12 +2,10 @@ package event_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
+	"github.com/advisorhq/gateway/internal/advisorspec/webhooktest"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 )
@@ -22,7 +21,7 @@ import (
 func ptr[T any](v T) *T { return &v }
 
 // The sample client and the instant most bodies carry.
-const wid = "c-7f3a9b2e-41d0-4c1e-9a55-0b6d2f8e1c34"
+const wid = webhooktest.Wid
 
 var stamp = time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
 
@@ -30,173 +29,15 @@ func env(t event.EventType) event.Envelope {
 	return event.Envelope{Wid: wid, EventType: t, Timestamp: stamp}
 }
 
-// bodies are full webhook bodies of every event type, with the specification's fields.
-var bodies = map[event.EventType]string{
-	event.TypeAssistantJobCompleted: `{
-		"Wid": "` + wid + `", "EventType": "AssistantJobCompleted", "Timestamp": "2026-11-22T09:30:00Z",
-		"ExternalId": "crm-4711",
-		"Payload": {
-			"CorrelationId": "corr-8d1e", "JobId": "job-5521", "DocumentWid": "vault-doc-001",
-			"source_document": {"vault_id": "vault-doc-001", "name": "Smith Family Trust", "extension": "pdf", "uploaded_at": "2026-11-21T18:05:12Z"},
-			"category": "estate",
-			"Documents": [
-				{"DocumentType": "StandardExecSummary", "VaultId": "vault-gen-001", "Extension": "pdf"},
-				{"DocumentType": "AdvancedExecSummary", "VaultId": "vault-gen-002", "Extension": "pdf"},
-				{"DocumentType": "Insights", "VaultId": "vault-gen-003", "Extension": "json"}
-			]
-		}
-	}`,
-	event.TypeAssistantJobFailed: `{
-		"Wid": "` + wid + `", "EventType": "AssistantJobFailed", "Timestamp": "2026-11-22T09:30:00Z",
-		"ExternalId": null,
-		"Payload": {"CorrelationId": "corr-8d1f", "JobId": "", "DocumentWid": "vault-doc-002", "Reason": "FileTooLarge"}
-	}`,
-	event.TypeAssistantMultiDocumentRequiresReview: `{
-		"Wid": "` + wid + `", "EventType": "AssistantMultiDocumentRequiresReview", "Timestamp": "2026-11-22T09:30:00Z",
-		"ExternalId": "crm-4711",
-		"Payload": {
-			"CorrelationId": "", "JobId": "job-5522", "DocumentWid": "vault-doc-003",
-			"VaultLink": "/vault/documents/vault-doc-003", "DetectedDocumentCount": 3
-		}
-	}`,
-	event.TypeTaxJobCompleted: `{
-		"Wid": "` + wid + `", "EventType": "TaxJobCompleted", "Timestamp": "2026-11-22T09:30:00Z",
-		"ExternalId": "crm-4711",
-		"Payload": {
-			"CorrelationId": "corr-tax-1", "JobId": "job-tax-1", "DocumentWid": "vault-doc-004",
-			"source_document": {"vault_id": "vault-doc-004", "name": "2025 Form 1040", "extension": "pdf", "uploaded_at": "2026-11-21T18:05:12"},
-			"category": "tax",
-			"PresentationStatus": "insightsUnavailable"
-		}
-	}`,
-	event.TypeTaxJobFailed: `{
-		"Wid": "` + wid + `", "EventType": "TaxJobFailed", "Timestamp": "2026-11-22T09:30:00Z",
-		"Payload": {"CorrelationId": "corr-tax-2", "JobId": "job-tax-2", "DocumentWid": "vault-doc-005", "Reason": "NoTaxReturnFound"}
-	}`,
-	event.TypeClientAcceptedInvitation: `{
-		"Wid": "` + wid + `", "EventType": "ClientAcceptedInvitation", "Timestamp": "2026-11-22T09:30:00Z",
-		"AdvisorWid": "adv-001", "TeamId": "team-001", "CompanyId": "co-001", "RegistrationEmail": "jane.smith@example.com"
-	}`,
-	event.TypeClientDeclinedInvitation: `{
-		"Wid": "u-5510", "EventType": "ClientDeclinedInvitation", "Timestamp": "2026-11-22T09:30:00Z",
-		"AdvisorWid": "adv-002", "TeamId": "team-002", "CompanyId": "co-002", "RegistrationEmail": "john.doe@example.com"
-	}`,
-	event.TypeUserSubscriptionCreated: `{
-		"Wid": "` + wid + `", "EventType": "UserSubscriptionCreated", "Timestamp": "2026-11-22T09:30:00Z",
-		"NewPlan": "individual_will"
-	}`,
-	event.TypeUserSubscriptionCanceled: `{
-		"Wid": "` + wid + `", "EventType": "UserSubscriptionCanceled", "Timestamp": "2026-11-22T09:30:00Z",
-		"OldPlan": "couples_trust"
-	}`,
-	event.TypeUserSubscriptionChanged: `{
-		"Wid": "` + wid + `", "EventType": "UserSubscriptionChanged", "Timestamp": "2026-11-22T09:30:00Z",
-		"OldPlan": "individual_will", "NewPlan": "joint_will"
-	}`,
-	event.TypeUserSubscriptionReactivated: `{
-		"Wid": "` + wid + `", "EventType": "UserSubscriptionReactivated", "Timestamp": "2026-11-22T09:30:00Z",
-		"OldPlan": "couples_trust"
-	}`,
-	event.TypeClientProgressChanged: `{
-		"Wid": "` + wid + `", "EventType": "ClientProgressChanged", "Timestamp": "2026-11-22T09:30:00Z",
-		"EstateStatus": "InProgress", "CompletionPercentage": 40
-	}`,
-	event.TypeAssetAdded: `{
-		"Wid": "` + wid + `", "EventType": "AssetAdded", "Timestamp": "2026-11-22T09:30:00Z",
-		"AssetName": "Lake House", "DollarAmount": 850000
-	}`,
-	event.TypeAssetDeleted: `{
-		"Wid": "` + wid + `", "EventType": "AssetDeleted", "Timestamp": "2026-11-22T09:30:00Z",
-		"AssetName": "Old Sedan"
-	}`,
-	event.TypeAssetBeneficiaryAdded: `{
-		"Wid": "` + wid + `", "EventType": "AssetBeneficiaryAdded", "Timestamp": "2026-11-22T09:30:00Z",
-		"AssetName": "Lake House", "BeneficiaryAdded": [{"Name": "Emma Smith"}, {"Name": "Liam Smith"}]
-	}`,
-	event.TypeAssetBeneficiaryDeleted: `{
-		"Wid": "` + wid + `", "EventType": "AssetBeneficiaryDeleted", "Timestamp": "2026-11-22T09:30:00Z",
-		"AssetName": "Lake House", "BeneficiaryDeleted": [{"Name": "Liam Smith"}]
-	}`,
-	event.TypeAssetOwnershipAdded: `{
-		"Wid": "` + wid + `", "EventType": "AssetOwnershipAdded", "Timestamp": "2026-11-22T09:30:00Z",
-		"AssetName": "Brokerage Account", "OwnershipAdded": [{"Name": "Jane Smith"}, {"Name": "John Smith"}]
-	}`,
-	event.TypeAssetOwnershipDeleted: `{
-		"Wid": "` + wid + `", "EventType": "AssetOwnershipDeleted", "Timestamp": "2026-11-22T09:30:00Z",
-		"AssetName": "Brokerage Account", "OwnerDeleted": [{"Name": "John Smith"}]
-	}`,
-	event.TypeDocumentStarted: `{
-		"Wid": "` + wid + `", "EventType": "DocumentStarted", "Timestamp": "2026-11-22T09:30:00Z",
-		"IsRecommendedDocument": true, "DocumentName": "Last Will and Testament", "DocumentProgressPercentage": 0,
-		"UserTier": "individual_will", "WasCompletedBefore": false,
-		"DocumentOwnerInfo": {"FirstName": "Jane", "LastName": "Smith", "LegalName": "Jane A. Smith", "ContactType": "Individual", "IsPrimary": true}
-	}`,
-	event.TypeDocumentPendingValidation: `{
-		"Wid": "` + wid + `", "EventType": "DocumentPendingValidation", "Timestamp": "2026-11-22T09:30:00Z",
-		"IsRecommendedDocument": false, "DocumentName": "Financial Power of Attorney", "DocumentProgressPercentage": 99,
-		"UserTier": "couples_trust",
-		"DocumentOwnerInfo": {"FirstName": "John", "LastName": "Smith", "LegalName": "John B. Smith", "ContactType": "Individual", "IsPrimary": false}
-	}`,
-	event.TypeDocumentCompleted: `{
-		"Wid": "` + wid + `", "EventType": "DocumentCompleted", "Timestamp": "2026-11-22T09:30:00Z",
-		"IsRecommendedDocument": true, "DocumentName": "Joint Revocable Trust", "DocumentProgressPercentage": 100,
-		"UserTier": "couples_trust",
-		"DocumentOwnerInfo": {"FirstName": "Jane", "LastName": "Smith", "LegalName": "Jane A. Smith", "ContactType": "Individual", "IsPrimary": true}
-	}`,
-}
+// bodies are full webhook bodies of every event type, with the specification's fields. They
+// live once, in webhooktest's testdata, for every test that needs them.
+var bodies = webhooktest.Bodies[event.EventType]()
 
-// absent, as with's value, removes the field.
-var absent = &struct{ absent bool }{}
-
-// with returns body with the field at path set to value (marshalled; a json.RawMessage is
-// taken as is), or removed when value is absent. Path segments are separated by dots; a number
-// indexes an array.
-func with(body, path string, value any) string {
-	dec := json.NewDecoder(strings.NewReader(body))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		panic(fmt.Sprintf("with: the base body is not JSON: %v", err))
-	}
-	segs := strings.Split(path, ".")
-	cur := root
-	for _, seg := range segs[:len(segs)-1] {
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil {
-				panic("with: " + path + ": not an index: " + seg)
-			}
-			cur = c[i]
-		default:
-			panic("with: " + path + ": cannot descend into " + seg)
-		}
-	}
-	last := segs[len(segs)-1]
-	switch c := cur.(type) {
-	case map[string]any:
-		if value == absent {
-			delete(c, last)
-		} else {
-			c[last] = value
-		}
-	case []any:
-		i, err := strconv.Atoi(last)
-		if err != nil || value == absent {
-			panic("with: " + path + ": cannot set or remove an array item that way")
-		}
-		c[i] = value
-	default:
-		panic("with: " + path + ": cannot set a field of a non-object")
-	}
-	b, err := json.Marshal(root)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+// with returns a body with one field set or, given absent, removed (webhooktest.With).
+var (
+	with   = webhooktest.With
+	absent = webhooktest.Absent
+)
 
 // dump renders a value with what its pointers point at, for failure messages.
 func dump(v any) string {

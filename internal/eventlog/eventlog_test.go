@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/advisorhq/gateway/internal/clock"
 	"github.com/advisorhq/gateway/internal/eventlog"
 )
 
@@ -59,33 +60,9 @@ func eachBackend(t *testing.T, test func(t *testing.T, open func(max int, dedupT
 	}
 }
 
-// clock is a settable time source safe for concurrent use.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 func openMemory(_ *testing.T, max int, dedupTTL time.Duration) *fixture {
-	c := &clock{now: time.Now()}
-	return &fixture{log: eventlog.NewMemory(max, dedupTTL, c.Now), pass: c.Add}
+	c := clock.NewSettable(time.Now())
+	return &fixture{log: eventlog.NewMemory(max, dedupTTL, c.Now), pass: c.Advance}
 }
 
 func redisURL() string {
@@ -801,14 +778,14 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 
 func TestMemoryIDsFollowTheClock(t *testing.T) {
 	start := time.UnixMilli(1732266000000)
-	c := &clock{now: start}
+	c := clock.NewSettable(start)
 	log := eventlog.NewMemory(100, time.Minute, c.Now)
 	ids := appendN(t, log, 3, "clock")
 	want := []string{"1732266000000-0", "1732266000000-1", "1732266000000-2"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("ids within one millisecond = %v, want %v", ids, want)
 	}
-	c.Add(5 * time.Millisecond)
+	c.Advance(5 * time.Millisecond)
 	if got := appendN(t, log, 1, "clock-later")[0]; got != "1732266000005-0" {
 		t.Errorf("id 5ms later = %s, want 1732266000005-0", got)
 	}
@@ -827,7 +804,7 @@ func TestMemoryIDsFollowTheClock(t *testing.T) {
 }
 
 func TestMemoryTrimsExactly(t *testing.T) {
-	log := eventlog.NewMemory(3, time.Minute, (&clock{now: time.UnixMilli(1000)}).Now)
+	log := eventlog.NewMemory(3, time.Minute, clock.NewSettable(time.UnixMilli(1000)).Now)
 	var ids []string
 	for i := range 6 {
 		ids = append(ids, appendN(t, log, 1, fmt.Sprint("trim", i))...)

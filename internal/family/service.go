@@ -101,17 +101,20 @@ func (s *Service) ContactByID(ctx context.Context, owner Owner, id string) (Cont
 	if err != nil {
 		return nil, err
 	}
-	return contactFrom(owner, c)
+	return s.contactFrom(owner, c)
 }
 
 // ContactByExternalID returns one of an owner's cards by its external id, or nil when there
-// is none.
+// is none: a look-up in the owner's roster, listed the first time the request asks.
 func (s *Service) ContactByExternalID(ctx context.Context, owner Owner, externalID string) (Contact, error) {
-	c, err := s.loaders(ctx).cards.Load(ctx, cardKey{Owner: owner, ExternalID: externalID})()
+	r, err := s.roster(ctx, owner)
 	if apperr.IsNotFound(err) {
 		return nil, nil
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	return r.index[externalID], nil
 }
 
 // FindContact returns a card by its id or its external id, exactly one of which must be given.
@@ -225,10 +228,9 @@ func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in 
 	return s.written(ctx, owner, id)
 }
 
-// written reads back a card after a write. The request's loaders are cleared first, so the
-// card's relationships and references are read afresh.
+// written reads back a card after a write. The write cleared the request's cache (the client
+// does, for every write), so the card, its relationships and its references are read afresh.
 func (s *Service) written(ctx context.Context, owner Owner, id string) (Contact, error) {
-	s.loaders(ctx).clear()
 	c, err := s.ContactByID(ctx, owner, id)
 	if err == nil && c == nil {
 		err = apperr.New(apperr.NotFound, "Contact card not found")

@@ -1,6 +1,6 @@
 // Package family is the family graph: top accounts, their contact cards, and the relationships
 // the cards' external_id references make. It maps the upstream's records to the GraphQL types,
-// follows references through per-request loaders, and checks writes against the
+// follows references through each owner's roster, listed once per request, and checks writes against the
 // specification's rules before they reach the upstream.
 package family
 
@@ -61,6 +61,7 @@ func (c *Client) owner() Owner {
 
 // Card is what every contact card has.
 type Card struct {
+	svc        *Service // where its references are looked up
 	Owner      Owner
 	ID         string
 	ExternalID *string
@@ -123,10 +124,10 @@ type Trust struct {
 func (t *Trust) DisplayName() string { return t.LegalName }
 
 // TrustCreators are the references to the trust's creators.
-func (t *Trust) TrustCreators() []*ContactRef { return t.Owner.refs(t.TrustCreator) }
+func (t *Trust) TrustCreators() []*ContactRef { return t.svc.refs(t.Owner, t.TrustCreator) }
 
 // InitialTrustees are the references to the trust's initial trustees.
-func (t *Trust) InitialTrustees() []*ContactRef { return t.Owner.refs(t.InitialTrustee) }
+func (t *Trust) InitialTrustees() []*ContactRef { return t.svc.refs(t.Owner, t.InitialTrustee) }
 
 // Entity is a company, partnership, foundation or the like.
 type Entity struct {
@@ -141,6 +142,7 @@ func (e *Entity) DisplayName() string { return e.LegalName }
 
 // Ownership is one share of an entity.
 type Ownership struct {
+	svc        *Service
 	owner      Owner
 	Percentage float64
 	OwnerID    *string
@@ -153,9 +155,9 @@ func (o *Ownership) Joint() bool { return o.OwnerID == nil }
 // Owners are the references to the single owner or the joint owners.
 func (o *Ownership) Owners() []*ContactRef {
 	if o.OwnerID != nil {
-		return o.owner.refs([]string{*o.OwnerID})
+		return o.svc.refs(o.owner, []string{*o.OwnerID})
 	}
-	return o.owner.refs(o.Subowners)
+	return o.svc.refs(o.owner, o.Subowners)
 }
 
 // Charity is a charitable organisation.
@@ -185,10 +187,10 @@ type Will struct {
 func (w *Will) DisplayName() string { return w.LegalName }
 
 // Testators are the references to whose will it is.
-func (w *Will) Testators() []*ContactRef { return w.Owner.refs(w.Testator) }
+func (w *Will) Testators() []*ContactRef { return w.svc.refs(w.Owner, w.Testator) }
 
 // Executors are the references to the will's executors.
-func (w *Will) Executors() []*ContactRef { return w.Owner.refs(w.Executor) }
+func (w *Will) Executors() []*ContactRef { return w.svc.refs(w.Owner, w.Executor) }
 
 // Class is a group of beneficiaries.
 type Class struct {
@@ -209,6 +211,7 @@ type ClassParties struct {
 
 // ClassParty is one party of a class.
 type ClassParty struct {
+	svc                    *Service
 	owner                  Owner
 	ContactID              string
 	DistributionPercentage *float64
@@ -216,7 +219,9 @@ type ClassParty struct {
 }
 
 // Party is the reference to the party's card.
-func (p *ClassParty) Party() *ContactRef { return &ContactRef{Owner: p.owner, ExternalID: p.ContactID} }
+func (p *ClassParty) Party() *ContactRef {
+	return &ContactRef{svc: p.svc, Owner: p.owner, ExternalID: p.ContactID}
+}
 
 // Fraction is a share as numerator over denominator.
 type Fraction struct {
@@ -229,15 +234,17 @@ type ContactRef struct {
 	Owner      Owner
 	ExternalID string
 	// looked says the card was already looked for in the owner's list: resolved is the card, or
-	// nil when the reference dangles. Otherwise ContactRef.contact goes through the loader.
+	// nil when the reference dangles. Otherwise ContactRef.Contact looks in the owner's roster.
 	looked   bool
 	resolved Contact
+	svc      *Service
 }
 
-func (o Owner) refs(externalIDs []string) []*ContactRef {
+// refs are references to cards of owner, looked up in its roster when asked for.
+func (s *Service) refs(owner Owner, externalIDs []string) []*ContactRef {
 	out := make([]*ContactRef, len(externalIDs))
 	for i, id := range externalIDs {
-		out[i] = &ContactRef{Owner: o, ExternalID: id}
+		out[i] = &ContactRef{svc: s, Owner: owner, ExternalID: id}
 	}
 	return out
 }

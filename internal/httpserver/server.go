@@ -1,5 +1,5 @@
 // Package httpserver builds the gateway's HTTP handler: the routes, the GraphQL endpoint with
-// its limits, CORS, authentication and per-operation wiring (loaders, logs, metrics) over the
+// its limits, CORS, authentication and per-operation wiring (the per-request cache, logs, metrics) over the
 // transports of internal/transport, the IDE, health and readiness checks and metrics. Every
 // dependency is passed in.
 package httpserver
@@ -73,7 +73,7 @@ type Deps struct {
 	Log     *slog.Logger
 	Schema  graphql.ExecutableSchema
 	Metrics *metrics.Metrics
-	// PerRequest installs what one request shares: loaders and the upstream read cache. Nil
+	// PerRequest installs what one request shares: the upstream cache and budget. Nil
 	// installs nothing.
 	PerRequest func(context.Context) context.Context
 	// Webhooks receives the Advisor service's event deliveries at /webhooks.
@@ -227,7 +227,7 @@ func (d Deps) limits(next http.Handler) http.Handler {
 	})
 }
 
-// scoped gives each operation its own loaders and upstream read cache, and each event of a
+// scoped gives each operation its own upstream cache and budget, and each event of a
 // subscription its own too, so a long-lived subscription never serves what an earlier event
 // loaded. A subscription's stream that the hub ends (a slow subscriber, the store gone) ends
 // with an error saying why, rather than silently.

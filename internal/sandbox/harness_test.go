@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/clock"
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
 
 // The conformance suite drives the sandbox over real HTTP on loopback, as integrators do. Each
@@ -23,37 +24,19 @@ const (
 	testPass  = "test-pass"
 )
 
-// clock is a settable clock, so that expiry is tested without waiting.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 type fixture struct {
 	t     *testing.T
 	srv   *httptest.Server
 	sb    *sandbox.Sandbox
-	clock *clock
+	clock *clock.Settable
 }
 
 // newSandbox starts an empty sandbox with test credentials, a settable clock and a file
-// directory of the test's own. opts may change any of that; opts.Empty is ignored in favour
+// directory of the test's own (sandboxtest.Start). opts may change any of that; opts.Empty is ignored in favour
 // of withDemo.
 func newSandbox(t *testing.T, opts sandbox.Options, withDemo bool) *fixture {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}
+	c := clock.NewSettable(time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC))
 	if opts.AccessToken == "" {
 		opts.AccessToken = testToken
 	}
@@ -63,22 +46,9 @@ func newSandbox(t *testing.T, opts sandbox.Options, withDemo bool) *fixture {
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
-	if opts.FileDir == "" {
-		opts.FileDir = t.TempDir()
-	}
 	opts.Empty = !withDemo
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatalf("sandbox.New: %v", err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(func() {
-		srv.Close()
-		if err := sb.Close(); err != nil {
-			t.Errorf("close sandbox: %v", err)
-		}
-	})
-	return &fixture{t: t, srv: srv, sb: sb, clock: c}
+	s := sandboxtest.Start(t, opts)
+	return &fixture{t: t, srv: s.Server, sb: s.Sandbox, clock: c}
 }
 
 // emptySandbox is newSandbox with no data and default options.

@@ -7,10 +7,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/advisorspec"
@@ -48,49 +46,38 @@ func NewService(api API, detailConcurrency int) *Service {
 	return &Service{api: api, concurrency: detailConcurrency}
 }
 
-type docKey struct{ wid, vaultID string }
+// fileKey is a listed document's file status in the request's cache (advisor.Cache).
+type fileKey struct{ wid, vaultID string }
 
-type loadersKey struct{}
+// slotsKey is the request's bound on its Get Document calls for listed documents' file status,
+// kept in the request's cache so that it is the request's, not the process's.
+type slotsKey struct{ svc *Service }
 
-// WithLoaders returns a context carrying a fresh file-status loader for one request.
-func (s *Service) WithLoaders(ctx context.Context) context.Context {
-	return context.WithValue(ctx, loadersKey{}, s.newLoader())
-}
-
-func (s *Service) loader(ctx context.Context) *dataloader.Loader[docKey, *fileInfo] {
-	if l, ok := ctx.Value(loadersKey{}).(*dataloader.Loader[docKey, *fileInfo]); ok {
-		return l
-	}
-	return s.newLoader()
-}
-
-// newLoader batches the file-status lookups of a request and makes them with at most
-// s.concurrency calls in flight, across all its batches.
-func (s *Service) newLoader() *dataloader.Loader[docKey, *fileInfo] {
-	slots := make(chan struct{}, s.concurrency)
-	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []docKey) []*dataloader.Result[*fileInfo] {
-		results := make([]*dataloader.Result[*fileInfo], len(keys))
-		done := make(chan struct{})
-		for i, k := range keys {
-			go func() {
-				slots <- struct{}{}
-				defer func() { <-slots; done <- struct{}{} }()
-				doc, err := s.Get(ctx, k.wid, k.vaultID)
-				switch {
-				case err != nil:
-					results[i] = &dataloader.Result[*fileInfo]{Error: err}
-				case doc == nil:
-					results[i] = &dataloader.Result[*fileInfo]{Error: apperr.New(apperr.NotFound, documentNotFound)}
-				default:
-					results[i] = &dataloader.Result[*fileInfo]{Data: doc.file}
-				}
-			}()
+// fileOf asks the service for a listed document's file status, once per document and request,
+// with at most s.concurrency such calls of the request in flight.
+func (s *Service) fileOf(ctx context.Context, wid, vaultID string) (*fileInfo, error) {
+	return advisor.Memo(ctx, fileKey{wid, vaultID}, func() (*fileInfo, error) {
+		slots, err := advisor.Memo(ctx, slotsKey{s}, func() (chan struct{}, error) {
+			return make(chan struct{}, s.concurrency), nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		for range keys {
-			<-done
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, apperr.Wrap(apperr.UpstreamUnavailable, "The request was cancelled", ctx.Err())
 		}
-		return results
-	}, dataloader.WithWait[docKey, *fileInfo](100*time.Microsecond))
+		defer func() { <-slots }()
+		doc, err := s.Get(ctx, wid, vaultID)
+		switch {
+		case err != nil:
+			return nil, err
+		case doc == nil:
+			return nil, apperr.New(apperr.NotFound, documentNotFound)
+		}
+		return doc.file, nil
+	})
 }
 
 // FileStatus is whether the document's file has arrived, asked of the service if the document
@@ -116,7 +103,7 @@ func (s *Service) file(ctx context.Context, d *Document) (*fileInfo, error) {
 	if d.file != nil {
 		return d.file, nil
 	}
-	return s.loader(ctx).Load(ctx, docKey{d.WID, d.VaultID})()
+	return s.fileOf(ctx, d.WID, d.VaultID)
 }
 
 // Get returns a document with its file status, or nil when there is none.

@@ -93,7 +93,7 @@ func TestGetTellsAMissingDocumentFromAFileInProcessing(t *testing.T) {
 		list: []advisorspec.Document{{VaultID: "busy", Name: "n", Category: "family", SubCategory: "family_other"}},
 	}
 	svc := vault.NewService(api, vault.DefaultDetailConcurrency)
-	ctx := svc.WithLoaders(context.Background())
+	ctx := advisor.WithCache(context.Background())
 	if d, err := svc.Get(ctx, "w", "gone"); d != nil || err != nil {
 		t.Errorf("Get of a missing document: %v, %v; want nil, nil", d, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package graph_test
 
 import (
 	"context"
@@ -35,7 +35,7 @@ import (
 // the subscribers' buffer of 256, so nobody is dropped) is the rate the replica sustains; its
 // latency includes the wait behind the rest of the burst.
 //
-//	go test -run '^$' -bench EventFanOut -benchtime 200x .
+//	go test -run '^$' -bench EventFanOut -benchtime 200x ./graph
 func BenchmarkEventFanOut(b *testing.B) {
 	for _, n := range benchSubscriberCounts() {
 		for _, burst := range []int{1, 50} {
