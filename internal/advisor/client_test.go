@@ -15,43 +15,30 @@ import (
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
 
-// counting wraps a handler and counts requests by method and path.
-type counting struct {
-	next http.Handler
-	mu   sync.Mutex
-	hits map[string]int
-}
-
-func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	c.hits[r.Method+" "+r.URL.Path]++
-	c.mu.Unlock()
-	c.next.ServeHTTP(w, r)
-}
-
-func (c *counting) count(key string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hits[key]
-}
-
-// againstSandbox returns a client of a demo sandbox and the sandbox's request counter.
-func againstSandbox(t *testing.T) (*advisor.Client, *counting) {
+// againstSandbox returns a client of a demo sandbox and the sandbox's server, which records
+// the requests it gets.
+func againstSandbox(t *testing.T) (*advisor.Client, *sandboxtest.Server) {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.Options{AccessToken: "tok", BasicCredentials: "u:p", FileDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hits := &counting{next: sb, hits: map[string]int{}}
-	srv := httptest.NewServer(hits)
-	t.Cleanup(func() { srv.Close(); _ = sb.Close() })
+	srv := sandboxtest.Start(t, sandbox.Options{AccessToken: "tok", BasicCredentials: "u:p"})
 	c, err := advisor.New(advisor.Options{BaseURL: srv.URL, AccessToken: "tok", BasicCredentials: "u:p"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, hits
+	return c, srv
+}
+
+// count is how many of the requests srv recorded are key ("METHOD /path").
+func count(srv *sandboxtest.Server, key string) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r == key {
+			n++
+		}
+	}
+	return n
 }
 
 func wantCode(t *testing.T, err error, code apperr.Code, message string) {
@@ -287,7 +274,7 @@ func TestIdenticalReadsOfOneRequestAreMadeOnce(t *testing.T) {
 	}
 	wg.Wait()
 	key := "GET /v2/top-accounts/" + wid + "/contacts/"
-	if got := hits.count(key); got != 1 {
+	if got := count(hits, key); got != 1 {
 		t.Errorf("%d list requests for 20 identical reads, want 1", got)
 	}
 	// A write clears the request's cache, so the read after it sees the write.
@@ -298,16 +285,16 @@ func TestIdenticalReadsOfOneRequestAreMadeOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits.count(key) != 2 || contacts[len(contacts)-1].ExternalID != "new-one" {
-		t.Errorf("after a write: %d list requests, last contact %q; want 2 and the new one", hits.count(key), contacts[len(contacts)-1].ExternalID)
+	if count(hits, key) != 2 || contacts[len(contacts)-1].ExternalID != "new-one" {
+		t.Errorf("after a write: %d list requests, last contact %q; want 2 and the new one", count(hits, key), contacts[len(contacts)-1].ExternalID)
 	}
 	// Without a request cache a read fails rather than going out once per caller.
 	_, err = c.Contacts(context.Background(), wid)
 	if apperr.CodeOf(err) != apperr.Internal || !errors.Is(err, advisor.ErrNoCache) {
 		t.Errorf("a read without a cache: %v, want INTERNAL because of advisor.ErrNoCache", err)
 	}
-	if hits.count(key) != 2 {
-		t.Errorf("%d list requests, want 2", hits.count(key))
+	if count(hits, key) != 2 {
+		t.Errorf("%d list requests, want 2", count(hits, key))
 	}
 }
 
