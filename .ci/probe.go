@@ -83,6 +83,12 @@ func run(ctx context.Context) int {
 		logf("%v", err)
 		return 2
 	}
+	query, err := os.ReadFile(filepath.Join(root, "internal", "httpserver", "ide", "family.graphql"))
+	if err != nil {
+		logf("read the README's family query: %v", err)
+		return 2
+	}
+	readmeFamilyQuery = string(query)
 	tmp, err := os.MkdirTemp("", "gateway-probe-")
 	if err != nil {
 		logf("temporary directory: %v", err)
@@ -322,27 +328,9 @@ func items() []item {
 	}
 }
 
-const readmeFamilyQuery = `query Family {
-  topAccounts(limit: 1) {
-    nodes {
-      name
-      contacts {
-        ... on ContactCard { displayName type }
-        ... on Trust { trustType trustCreators { contact { ... on ContactCard { displayName } } } }
-        ... on Entity { ownership { percentage joint owners { contact { ... on ContactCard { displayName } } } } }
-        ... on Will { willType testators { externalId } executors { externalId } }
-        ... on Class { currentParties { parties { party { externalId } distributionPercentage fraction { numerator denominator } } } }
-      }
-      relationships {
-        role
-        percentage
-        source { contact { ... on ContactCard { displayName } } }
-        target { contact { ... on ContactCard { displayName } } }
-      }
-      documents(first: 5) { totalCount nodes { name category subCategory tags fileStatus } }
-    }
-  }
-}`
+// readmeFamilyQuery is the README's family query, as the IDE embeds it (go generate keeps that
+// copy equal to the README's block); run reads it.
+var readmeFamilyQuery string
 
 // recursion is the issue's query: relationships through their targets' cards, levels deep.
 func recursion(wid string, levels int) string {
