@@ -174,15 +174,15 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			MaxUploadFiles:  cfg.MaxUploadFiles,
 			Introspection:   cfg.Introspection,
 			IDE:             cfg.IDE,
+			KeepAlive:       cfg.KeepAlive,
+			BodyTimeout:     cfg.BodyTimeout,
+
+			MaxSubscriptionsPerSocket: cfg.MaxSubscriptionsPerSocket,
+			UploadDiskBudget:          cfg.UploadDiskBudget,
 			Limits: oplimit.Limits{
 				Tokens: cfg.MaxTokens, Depth: cfg.MaxDepth, Aliases: cfg.MaxAliases, RootFields: cfg.MaxRootFields,
 				Cost: cfg.MaxCost, ResponseBytes: cfg.MaxResponseBytes,
 			},
-			KeepAlive: cfg.KeepAlive,
-
-			MaxSubscriptionsPerSocket: cfg.MaxSubscriptionsPerSocket,
-			UploadDiskBudget:          cfg.UploadDiskBudget,
-			BodyTimeout:               cfg.BodyTimeout,
 		},
 	})
 
