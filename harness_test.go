@@ -173,8 +173,9 @@ func (r *result) wantError(t testing.TB, code, message string) gqlError {
 	return e
 }
 
-// family arranges a top account with n individuals and, over them, trusts, entities, wills
-// and classes whose references cover every relationship field. It returns the wid.
+// family arranges a top account with n cards: individuals and, over them, trusts, entities,
+// wills and classes whose references cover every relationship field, and charities, so every
+// card type is there. It returns the wid.
 func (u *upstream) family(t testing.TB, name string, n int) string {
 	t.Helper()
 	wid := u.rest(t, "POST", "/v2/top-accounts/", map[string]any{"external_id": name, "name": name})["wid"].(string)
@@ -188,7 +189,7 @@ func (u *upstream) family(t testing.TB, name string, n int) string {
 	for i := range n - people {
 		a, b := fmt.Sprintf("p%d", i%people), fmt.Sprintf("p%d", (i+1)%people)
 		id := fmt.Sprintf("c%d", i)
-		switch i % 4 {
+		switch i % 5 {
 		case 0:
 			add(map[string]any{"type": "Trust", "external_id": id, "legal_name": "Trust " + id, "trust_creator": []string{a}, "initial_trustee": []string{a, b}})
 		case 1:
@@ -196,9 +197,11 @@ func (u *upstream) family(t testing.TB, name string, n int) string {
 				{"percentage": 50, "owner_id": a}, {"percentage": 50, "subowners": []string{a, b}}}})
 		case 2:
 			add(map[string]any{"type": "Will", "external_id": id, "legal_name": "Will " + id, "will_type": "LastWillAndTestament", "testator": []string{a}, "executor": []string{b}})
-		default:
+		case 3:
 			add(map[string]any{"type": "Class", "external_id": id, "legal_name": "Class " + id, "current_parties": map[string]any{
 				"parties": []map[string]any{{"contact_id": a, "distribution_percentage": 50}, {"contact_id": b, "fraction": map[string]any{"numerator": 1, "denominator": 2}}}}})
+		default:
+			add(map[string]any{"type": "Charity", "external_id": id, "legal_name": "Charity " + id, "city": "Boston", "state": "MA", "ein": 100000 + i})
 		}
 	}
 	return wid
@@ -218,6 +221,7 @@ const familyQuery = `query Family($wid: ID!) {
       ... on Trust { trustCreators { contact { ... on ContactCard { displayName } } } initialTrustees { contact { ... on ContactCard { displayName } } } }
       ... on Entity { ownership { percentage joint owners { contact { ... on ContactCard { displayName } } } } }
       ... on Will { testators { contact { ... on ContactCard { displayName } } } executors { contact { ... on ContactCard { displayName } } } }
+      ... on Charity { legalName ein city state }
       ... on Class { currentParties { parties { party { contact { ... on ContactCard { displayName } } } distributionPercentage fraction { numerator denominator } } } }
     }
     relationships { role percentage source { externalId } target { externalId contact { ... on ContactCard { displayName } } } }
