@@ -19,32 +19,32 @@ func (r *clientResolver) Contacts(ctx context.Context, obj *family.Client, types
 
 // Contact is the resolver for the contact field.
 func (r *clientResolver) Contact(ctx context.Context, obj *family.Client, id string) (family.Contact, error) {
-	return r.Family.ClientContact(ctx, obj, id)
+	return r.Family.ClientContact(ctx, obj, id, reachesGraph(ctx))
 }
 
 // CreateContact is the resolver for the createContact field.
 func (r *mutationResolver) CreateContact(ctx context.Context, wid string, input family.ContactInput) (family.Contact, error) {
-	return r.Family.CreateContact(ctx, family.OfTopAccount(wid), input)
+	return r.Family.CreateContact(ctx, family.OfTopAccount(wid), input, reachesGraph(ctx))
 }
 
 // UpdateContact is the resolver for the updateContact field.
 func (r *mutationResolver) UpdateContact(ctx context.Context, wid string, id string, input family.ContactPatch) (family.Contact, error) {
-	return r.Family.UpdateContact(ctx, family.OfTopAccount(wid), id, input)
+	return r.Family.UpdateContact(ctx, family.OfTopAccount(wid), id, input, reachesGraph(ctx))
 }
 
 // CreateClientContact is the resolver for the createClientContact field.
 func (r *mutationResolver) CreateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, input family.ContactInput) (family.Contact, error) {
-	return r.Family.CreateContact(ctx, family.OfClient(clientRef(ref, advisorID, teamID)), input)
+	return r.Family.CreateContact(ctx, family.OfClient(clientRef(ref, advisorID, teamID)), input, reachesGraph(ctx))
 }
 
 // UpdateClientContact is the resolver for the updateClientContact field.
 func (r *mutationResolver) UpdateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) (family.Contact, error) {
-	return r.Family.UpdateContact(ctx, family.OfClient(clientRef(ref, advisorID, teamID)), id, input)
+	return r.Family.UpdateContact(ctx, family.OfClient(clientRef(ref, advisorID, teamID)), id, input, reachesGraph(ctx))
 }
 
 // Contact is the resolver for the contact field.
 func (r *queryResolver) Contact(ctx context.Context, wid string, id string) (family.Contact, error) {
-	return r.Family.ContactByID(ctx, family.OfTopAccount(wid), id)
+	return r.Family.ContactByID(ctx, family.OfTopAccount(wid), id, reachesGraph(ctx))
 }
 
 // Client is the resolver for the client field.

@@ -3,6 +3,12 @@
 package graph
 
 import (
+	"context"
+	"slices"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/family"
@@ -38,4 +44,37 @@ func orDefault(v *int, def int) int {
 		return def
 	}
 	return *v
+}
+
+// reachesGraph reports whether the field being resolved, which returns a contact card read on
+// its own, selects at any depth a card's relationships or a reference's contact: what its
+// owner's roster answers. The root field lists the roster then, once, so that the fields
+// below it answer from memory without a context, a goroutine or a wait.
+func reachesGraph(ctx context.Context) bool {
+	return selects(graphql.GetFieldContext(ctx).Field.SelectionSet, "relationships", "contact")
+}
+
+// selects reports whether set selects a field of one of these names at any depth, through
+// inline fragments and fragment spreads.
+func selects(set ast.SelectionSet, names ...string) bool {
+	for _, s := range set {
+		var sub ast.SelectionSet
+		switch s := s.(type) {
+		case *ast.Field:
+			if slices.Contains(names, s.Name) {
+				return true
+			}
+			sub = s.SelectionSet
+		case *ast.InlineFragment:
+			sub = s.SelectionSet
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				sub = s.Definition.SelectionSet
+			}
+		}
+		if selects(sub, names...) {
+			return true
+		}
+	}
+	return false
 }

@@ -41,7 +41,7 @@ func (r *topAccountResolver) Contacts(ctx context.Context, obj *family.TopAccoun
 
 // Contact is the resolver for the contact field.
 func (r *topAccountResolver) Contact(ctx context.Context, obj *family.TopAccount, id *string, externalID *string) (family.Contact, error) {
-	return r.Family.FindContact(ctx, family.OfTopAccount(obj.WID), id, externalID)
+	return r.Family.FindContact(ctx, family.OfTopAccount(obj.WID), id, externalID, reachesGraph(ctx))
 }
 
 // Documents is the resolver for the documents field.

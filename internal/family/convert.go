@@ -14,7 +14,7 @@ func topAccountFrom(t advisorspec.TopAccount) *TopAccount {
 // contactFrom maps an upstream contact card. A card of a type the gateway does not know (the
 // service added one) is an error: the schema has to learn the type first.
 func (s *Service) contactFrom(owner Owner, c advisorspec.Contact) (Contact, error) {
-	card := Card{svc: s, Owner: owner, ID: c.ID, ExternalID: nonEmpty(c.ExternalID), Type: ContactType(c.Type)}
+	card := Card{Owner: owner, ID: c.ID, ExternalID: nonEmpty(c.ExternalID), Type: ContactType(c.Type)}
 	switch advisorspec.ContactType(c.Type) {
 	case advisorspec.Individual:
 		return &Individual{Card: card, FirstName: c.FirstName, MiddleName: c.MiddleName, LastName: c.LastName, Dob: c.Dob}, nil
@@ -30,7 +30,7 @@ func (s *Service) contactFrom(owner Owner, c advisorspec.Contact) (Contact, erro
 			IncorporationForm: (*IncorporationForm)(c.IncorporationForm), Ownership: []*Ownership{},
 		}
 		for _, o := range c.Ownership {
-			e.Ownership = append(e.Ownership, &Ownership{svc: s, owner: owner, Percentage: o.Percentage, OwnerID: nonEmpty(o.OwnerID), Subowners: o.Subowners})
+			e.Ownership = append(e.Ownership, &Ownership{of: &e.Card, Percentage: o.Percentage, OwnerID: nonEmpty(o.OwnerID), Subowners: o.Subowners})
 		}
 		return e, nil
 	case advisorspec.Charity:
@@ -49,7 +49,7 @@ func (s *Service) contactFrom(owner Owner, c advisorspec.Contact) (Contact, erro
 		if cp := c.CurrentParties; cp != nil {
 			cl.CurrentParties = &ClassParties{IsDistributedEvenly: cp.IsDistributedEvenly, ShareAmount: cp.ShareAmount, Parties: []*ClassParty{}}
 			for _, p := range cp.Parties {
-				party := &ClassParty{svc: s, owner: owner, ContactID: p.ContactID, DistributionPercentage: p.DistributionPercentage}
+				party := &ClassParty{of: &cl.Card, ContactID: p.ContactID, DistributionPercentage: p.DistributionPercentage}
 				if p.Fraction != nil {
 					party.Fraction = &Fraction{Numerator: p.Fraction.Numerator, Denominator: p.Fraction.Denominator}
 				}

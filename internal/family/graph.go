@@ -13,15 +13,15 @@ func indexOf(cards []Contact) index {
 	return ix
 }
 
-// ref is a reference already looked for in the owner's cards.
+// ref is a reference to one of the owner's cards, looked up in the index.
 func (ix index) ref(owner Owner, externalID string) *ContactRef {
-	return &ContactRef{Owner: owner, ExternalID: externalID, looked: true, resolved: ix[externalID]}
+	return &ContactRef{Owner: owner, ExternalID: externalID, Contact: ix[externalID]}
 }
 
 // edgesOf returns the relationships a card holds, in the order of its fields.
 func (ix index) edgesOf(c Contact) []*Relationship {
 	card := c.card()
-	source := &ContactRef{Owner: card.Owner, ExternalID: deref(card.ExternalID), looked: true, resolved: c}
+	source := &ContactRef{Owner: card.Owner, ExternalID: deref(card.ExternalID), Contact: c}
 	var out []*Relationship
 	add := func(role RelationshipRole, targets []string, pct *float64) {
 		for _, t := range targets {
@@ -55,7 +55,8 @@ func (ix index) edgesOf(c Contact) []*Relationship {
 }
 
 // roster is an owner's cards with their graph worked out once: the whole graph, and each
-// card's relationships in both directions. A request computes it once per owner.
+// card's relationships in both directions. A request computes it once per owner, and every
+// card in it points back to it.
 type roster struct {
 	cards  []Contact
 	index  index
@@ -66,22 +67,45 @@ type roster struct {
 func newRoster(cards []Contact) *roster {
 	r := &roster{cards: cards, index: indexOf(cards), edges: []*Relationship{}, byCard: map[string][]*Relationship{}}
 	for _, c := range cards {
+		c.card().graph = r
 		r.edges = append(r.edges, r.index.edgesOf(c)...)
 	}
 	for _, e := range r.edges {
-		source := e.Source.resolved.card().ID
+		source := e.Source.Contact.card().ID
 		r.byCard[source] = append(r.byCard[source], e)
-		if target := e.Target.resolved; target != nil && target.card().ID != source {
+		if target := e.Target.Contact; target != nil && target.card().ID != source {
 			r.byCard[target.card().ID] = append(r.byCard[target.card().ID], e)
 		}
 	}
 	return r
 }
 
-// touching returns the relationships a card holds and those that name it, in graph order.
+// touching returns the relationships a card holds and those that name it, in graph order;
+// none without a roster.
 func (r *roster) touching(c *Card) []*Relationship {
-	if edges := r.byCard[c.ID]; edges != nil {
-		return edges
+	if r != nil {
+		if edges := r.byCard[c.ID]; edges != nil {
+			return edges
+		}
 	}
 	return []*Relationship{}
+}
+
+// lookup returns the card with this external id, or nil when there is none (or no roster).
+func (r *roster) lookup(externalID string) Contact {
+	if r == nil {
+		return nil
+	}
+	return r.index[externalID]
+}
+
+// refs are references to cards of owner, each with the card it names when the roster has it.
+func (r *roster) refs(owner Owner, externalIDs []string) []*ContactRef {
+	refs := make([]ContactRef, len(externalIDs))
+	out := make([]*ContactRef, len(externalIDs))
+	for i, id := range externalIDs {
+		refs[i] = ContactRef{Owner: owner, ExternalID: id, Contact: r.lookup(id)}
+		out[i] = &refs[i]
+	}
+	return out
 }

@@ -67,7 +67,7 @@ func TestInputsAreSentInTheServicesNames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &fakeAPI{}
 			svc := family.NewService(api)
-			if _, err := svc.CreateContact(advisor.WithCache(context.Background()), family.OfTopAccount("w"), tc.in); err != nil {
+			if _, err := svc.CreateContact(advisor.WithCache(context.Background()), family.OfTopAccount("w"), tc.in, false); err != nil {
 				t.Fatal(err)
 			}
 			if len(api.bodies) != 1 || !sameJSON(api.bodies[0], tc.want) {
@@ -110,7 +110,7 @@ func TestInputErrorsSpeakTheSchemasNames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &fakeAPI{refuse: tc.refuse}
 			svc := family.NewService(api)
-			_, err := svc.CreateContact(advisor.WithCache(context.Background()), family.OfTopAccount("w"), tc.in)
+			_, err := svc.CreateContact(advisor.WithCache(context.Background()), family.OfTopAccount("w"), tc.in, false)
 			e, ok := apperr.As(err)
 			if !ok {
 				t.Fatalf("got %v, want an apperr.Error", err)

@@ -2,10 +2,8 @@ package family
 
 import (
 	"context"
-	"errors"
 
 	"github.com/advisorhq/gateway/internal/advisor"
-	"github.com/advisorhq/gateway/internal/apperr"
 )
 
 // rosterKey is an owner's roster in the request's cache (advisor.Cache), beside the raw reads
@@ -31,32 +29,6 @@ func (s *Service) listRoster(ctx context.Context, owner Owner) (*roster, error) 
 	return newRoster(cards), nil
 }
 
-// errNoService is a reference made outside the service, which has no roster to look in.
-var errNoService = apperr.Wrap(apperr.Internal, "Internal error", errors.New("a contact reference was made without the family service"))
-
-// Contact is the card the reference names, or nil when it dangles: a look-up in the owner's
-// roster, which the request lists once. It is a method rather than a resolver so gqlgen calls
-// it inline: nearly every reference is answered from memory, and a goroutine per reference
-// would cost more than the answer.
-func (r *ContactRef) Contact(ctx context.Context) (Contact, error) {
-	if r.looked {
-		return r.resolved, nil
-	}
-	if r.svc == nil {
-		return nil, errNoService
-	}
-	return r.svc.ContactByExternalID(ctx, r.Owner, r.ExternalID)
-}
-
-// Relationships are the card's relationships in both directions, from its owner's roster (a
-// method, inline, for the same reason as ContactRef.Contact).
-func (c *Card) Relationships(ctx context.Context) ([]*Relationship, error) {
-	if c.svc == nil {
-		return nil, errNoService
-	}
-	r, err := c.svc.roster(ctx, c.Owner)
-	if err != nil {
-		return nil, err
-	}
-	return r.touching(c), nil
-}
+// Relationships are the card's relationships in both directions, from its owner's roster: in
+// memory, so a method without a context that gqlgen calls inline.
+func (c *Card) Relationships() []*Relationship { return c.graph.touching(c) }

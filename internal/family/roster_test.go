@@ -89,39 +89,39 @@ func TestOneRequestListsAnOwnersCardsOnce(t *testing.T) {
 			for _, c := range cards {
 				if tr, ok := c.(*family.Trust); ok {
 					for _, r := range append(tr.TrustCreators(), tr.InitialTrustees()...) {
-						target, err := r.Contact(ctx)
-						if err != nil {
-							return nil, err
-						}
-						out = append(out, externalID(target))
+						out = append(out, externalID(r.Contact))
 					}
 				}
 			}
 			return out, nil
 		}, []string{"pat", "<nil>", "sam"}, 1, 0},
-		{"a card by id, then its references and relationships", func(ctx context.Context, svc *family.Service) ([]string, error) {
-			c, err := svc.ContactByID(ctx, family.OfTopAccount("w"), "3")
+		{"a card by id with its graph: its references and relationships", func(ctx context.Context, svc *family.Service) ([]string, error) {
+			c, err := svc.ContactByID(ctx, family.OfTopAccount("w"), "3", true)
 			if err != nil {
 				return nil, err
 			}
 			tr := c.(*family.Trust)
 			var out []string
 			for _, r := range tr.TrustCreators() {
-				target, err := r.Contact(ctx)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, externalID(target))
+				out = append(out, externalID(r.Contact))
 			}
-			rels, err := tr.Relationships(ctx)
-			if err != nil {
-				return nil, err
-			}
-			for _, rel := range rels {
+			for _, rel := range tr.Relationships() {
 				out = append(out, string(rel.Role))
 			}
 			return out, nil
 		}, []string{"pat", "<nil>", string(family.RoleTrustCreator), string(family.RoleTrustCreator), string(family.RoleInitialTrustee)}, 1, 1},
+		{"a card by id without its graph is read alone", func(ctx context.Context, svc *family.Service) ([]string, error) {
+			c, err := svc.ContactByID(ctx, family.OfTopAccount("w"), "3", false)
+			if err != nil {
+				return nil, err
+			}
+			tr := c.(*family.Trust)
+			var out []string
+			for _, r := range tr.TrustCreators() {
+				out = append(out, r.ExternalID, externalID(r.Contact))
+			}
+			return out, nil
+		}, []string{"pat", "<nil>", "gone", "<nil>"}, 0, 1},
 		{"cards by external id, concurrently", func(ctx context.Context, svc *family.Service) ([]string, error) {
 			ids := []string{"pat", "sam", "trust", "gone", "pat", "sam"}
 			out := make([]string, len(ids))
@@ -164,12 +164,6 @@ func TestWithoutTheRequestsCacheTheGraphFails(t *testing.T) {
 	t.Parallel()
 	api := aFamily()
 	svc := family.NewService(api)
-	withCache := advisor.WithCache(context.Background())
-	card, err := svc.ContactByID(withCache, family.OfTopAccount("w"), "3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := card.(*family.Trust)
 	bare := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -181,8 +175,10 @@ func TestWithoutTheRequestsCacheTheGraphFails(t *testing.T) {
 			_, err := svc.ContactByExternalID(bare, family.OfTopAccount("w"), "pat")
 			return err
 		}},
-		{"a reference", func() error { _, err := tr.TrustCreators()[0].Contact(bare); return err }},
-		{"Relationships", func() error { _, err := tr.Relationships(bare); return err }},
+		{"a card by id with its graph", func() error {
+			_, err := svc.ContactByID(bare, family.OfTopAccount("w"), "3", true)
+			return err
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()

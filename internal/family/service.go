@@ -87,7 +87,9 @@ func (s *Service) Contacts(ctx context.Context, owner Owner, types []ContactType
 }
 
 // ContactByID returns one of an owner's cards by its service id, or nil when there is none.
-func (s *Service) ContactByID(ctx context.Context, owner Owner, id string) (Contact, error) {
+// With graph (the query reaches the card's relationships or the cards its references name), the
+// card comes with its owner's roster, listed once per request; without, it is read alone.
+func (s *Service) ContactByID(ctx context.Context, owner Owner, id string, graph bool) (Contact, error) {
 	var c advisorspec.Contact
 	var err error
 	if owner.isClient() {
@@ -101,7 +103,16 @@ func (s *Service) ContactByID(ctx context.Context, owner Owner, id string) (Cont
 	if err != nil {
 		return nil, err
 	}
-	return s.contactFrom(owner, c)
+	contact, err := s.contactFrom(owner, c)
+	if err != nil || !graph {
+		return contact, err
+	}
+	r, err := s.roster(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	contact.card().graph = r
+	return contact, nil
 }
 
 // ContactByExternalID returns one of an owner's cards by its external id, or nil when there
@@ -117,13 +128,14 @@ func (s *Service) ContactByExternalID(ctx context.Context, owner Owner, external
 	return r.index[externalID], nil
 }
 
-// FindContact returns a card by its id or its external id, exactly one of which must be given.
-func (s *Service) FindContact(ctx context.Context, owner Owner, id, externalID *string) (Contact, error) {
+// FindContact returns a card by its id or its external id, exactly one of which must be given;
+// graph is as for ContactByID.
+func (s *Service) FindContact(ctx context.Context, owner Owner, id, externalID *string, graph bool) (Contact, error) {
 	switch {
 	case (id == nil) == (externalID == nil):
 		return nil, apperr.Input("id", "Give exactly one of id and externalId")
 	case id != nil:
-		return s.ContactByID(ctx, owner, *id)
+		return s.ContactByID(ctx, owner, *id, graph)
 	default:
 		return s.ContactByExternalID(ctx, owner, *externalID)
 	}
@@ -157,9 +169,10 @@ func (s *Service) ClientContacts(ctx context.Context, c *Client, types []Contact
 	return s.Contacts(ctx, c.owner(), types)
 }
 
-// ClientContact returns one of a client's cards, or nil when there is none.
-func (s *Service) ClientContact(ctx context.Context, c *Client, id string) (Contact, error) {
-	return s.ContactByID(ctx, c.owner(), id)
+// ClientContact returns one of a client's cards, or nil when there is none; graph is as for
+// ContactByID.
+func (s *Service) ClientContact(ctx context.Context, c *Client, id string, graph bool) (Contact, error) {
+	return s.ContactByID(ctx, c.owner(), id, graph)
 }
 
 func (s *Service) listContacts(ctx context.Context, owner Owner) ([]advisorspec.Contact, error) {
@@ -193,8 +206,9 @@ func (s *Service) UpdateTopAccount(ctx context.Context, wid string, in UpdateTop
 	return topAccountFrom(t), nil
 }
 
-// CreateContact adds a card to an owner and returns it as the service stored it.
-func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInput) (Contact, error) {
+// CreateContact adds a card to an owner and returns it as the service stored it; graph is as
+// for ContactByID.
+func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInput, graph bool) (Contact, error) {
 	body, prefix, err := in.body(scopeOf(owner))
 	if err != nil {
 		return nil, err
@@ -208,11 +222,12 @@ func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInpu
 	if err != nil {
 		return nil, upstreamInputError(prefix, err)
 	}
-	return s.written(ctx, owner, id)
+	return s.written(ctx, owner, id, graph)
 }
 
-// UpdateContact changes one of an owner's cards and returns it as the service stored it.
-func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in ContactPatch) (Contact, error) {
+// UpdateContact changes one of an owner's cards and returns it as the service stored it; graph
+// is as for ContactByID.
+func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in ContactPatch, graph bool) (Contact, error) {
 	body, prefix, err := in.body(scopeOf(owner))
 	if err != nil {
 		return nil, err
@@ -225,13 +240,13 @@ func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in 
 	if err != nil {
 		return nil, upstreamInputError(prefix, err)
 	}
-	return s.written(ctx, owner, id)
+	return s.written(ctx, owner, id, graph)
 }
 
 // written reads back a card after a write. The write cleared the request's cache (the client
 // does, for every write), so the card, its relationships and its references are read afresh.
-func (s *Service) written(ctx context.Context, owner Owner, id string) (Contact, error) {
-	c, err := s.ContactByID(ctx, owner, id)
+func (s *Service) written(ctx context.Context, owner Owner, id string, graph bool) (Contact, error) {
+	c, err := s.ContactByID(ctx, owner, id, graph)
 	if err == nil && c == nil {
 		err = apperr.New(apperr.NotFound, "Contact card not found")
 	}

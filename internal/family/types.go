@@ -61,7 +61,11 @@ func (c *Client) owner() Owner {
 
 // Card is what every contact card has.
 type Card struct {
-	svc        *Service // where its references are looked up
+	// graph is the owner's roster, where the card's references and relationships are found: a
+	// card listed with its owner's cards has it, and so does one read alone for a query that
+	// reaches into the graph. Without it the card has no relationships and its references
+	// resolve to nothing.
+	graph      *roster
 	Owner      Owner
 	ID         string
 	ExternalID *string
@@ -124,10 +128,10 @@ type Trust struct {
 func (t *Trust) DisplayName() string { return t.LegalName }
 
 // TrustCreators are the references to the trust's creators.
-func (t *Trust) TrustCreators() []*ContactRef { return t.svc.refs(t.Owner, t.TrustCreator) }
+func (t *Trust) TrustCreators() []*ContactRef { return t.graph.refs(t.Owner, t.TrustCreator) }
 
 // InitialTrustees are the references to the trust's initial trustees.
-func (t *Trust) InitialTrustees() []*ContactRef { return t.svc.refs(t.Owner, t.InitialTrustee) }
+func (t *Trust) InitialTrustees() []*ContactRef { return t.graph.refs(t.Owner, t.InitialTrustee) }
 
 // Entity is a company, partnership, foundation or the like.
 type Entity struct {
@@ -142,8 +146,7 @@ func (e *Entity) DisplayName() string { return e.LegalName }
 
 // Ownership is one share of an entity.
 type Ownership struct {
-	svc        *Service
-	owner      Owner
+	of         *Card // the entity's card, whose roster the owners are found in
 	Percentage float64
 	OwnerID    *string
 	Subowners  []string
@@ -155,9 +158,9 @@ func (o *Ownership) Joint() bool { return o.OwnerID == nil }
 // Owners are the references to the single owner or the joint owners.
 func (o *Ownership) Owners() []*ContactRef {
 	if o.OwnerID != nil {
-		return o.svc.refs(o.owner, []string{*o.OwnerID})
+		return o.of.graph.refs(o.of.Owner, []string{*o.OwnerID})
 	}
-	return o.svc.refs(o.owner, o.Subowners)
+	return o.of.graph.refs(o.of.Owner, o.Subowners)
 }
 
 // Charity is a charitable organisation.
@@ -187,10 +190,10 @@ type Will struct {
 func (w *Will) DisplayName() string { return w.LegalName }
 
 // Testators are the references to whose will it is.
-func (w *Will) Testators() []*ContactRef { return w.svc.refs(w.Owner, w.Testator) }
+func (w *Will) Testators() []*ContactRef { return w.graph.refs(w.Owner, w.Testator) }
 
 // Executors are the references to the will's executors.
-func (w *Will) Executors() []*ContactRef { return w.svc.refs(w.Owner, w.Executor) }
+func (w *Will) Executors() []*ContactRef { return w.graph.refs(w.Owner, w.Executor) }
 
 // Class is a group of beneficiaries.
 type Class struct {
@@ -211,8 +214,7 @@ type ClassParties struct {
 
 // ClassParty is one party of a class.
 type ClassParty struct {
-	svc                    *Service
-	owner                  Owner
+	of                     *Card // the class's card, whose roster the party is found in
 	ContactID              string
 	DistributionPercentage *float64
 	Fraction               *Fraction
@@ -220,7 +222,7 @@ type ClassParty struct {
 
 // Party is the reference to the party's card.
 func (p *ClassParty) Party() *ContactRef {
-	return &ContactRef{svc: p.svc, Owner: p.owner, ExternalID: p.ContactID}
+	return &ContactRef{Owner: p.of.Owner, ExternalID: p.ContactID, Contact: p.of.graph.lookup(p.ContactID)}
 }
 
 // Fraction is a share as numerator over denominator.
@@ -233,20 +235,10 @@ type Fraction struct {
 type ContactRef struct {
 	Owner      Owner
 	ExternalID string
-	// looked says the card was already looked for in the owner's list: resolved is the card, or
-	// nil when the reference dangles. Otherwise ContactRef.Contact looks in the owner's roster.
-	looked   bool
-	resolved Contact
-	svc      *Service
-}
-
-// refs are references to cards of owner, looked up in its roster when asked for.
-func (s *Service) refs(owner Owner, externalIDs []string) []*ContactRef {
-	out := make([]*ContactRef, len(externalIDs))
-	for i, id := range externalIDs {
-		out[i] = &ContactRef{svc: s, Owner: owner, ExternalID: id}
-	}
-	return out
+	// Contact is the card referred to, found in the owner's roster when the reference was made;
+	// nil when it dangles (or the card was read without its graph). A field, not a resolver: it
+	// is in memory, so gqlgen marshals it inline rather than in a goroutine of its own.
+	Contact Contact
 }
 
 // Relationship is an edge of the family graph: Source holds the reference, Target is named by it.
