@@ -42,5 +42,5 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	writeJSON(w, responses(ctx))
+	writeResponse(w, responses(ctx))
 }
