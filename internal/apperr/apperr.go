@@ -45,6 +45,11 @@ const (
 	EventsExpired Code = "EVENTS_EXPIRED"
 )
 
+// ErrReported ends a field whose reason a sibling field already reported, such as the rest of
+// an operation whose client went away: the presenter drops it, so an operation ended halfway
+// carries one error, not one for every field it did not resolve.
+var ErrReported = errors.New("ended for a reason already reported")
+
 // OutcomeUnknown is Error.Outcome for a write whose effect upstream is not known.
 const OutcomeUnknown = "UNKNOWN"
 

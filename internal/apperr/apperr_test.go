@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -91,5 +92,13 @@ func TestPresenterKeepsGqlgensCodedErrors(t *testing.T) {
 		Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}}
 	if got := present(context.Background(), in); got.Message != in.Message || got.Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
 		t.Errorf("got %+v, want the validation error unchanged", got)
+	}
+}
+
+// A field ended for a reason a sibling already reported adds no error of its own.
+func TestPresenterDropsErrorsAlreadyReported(t *testing.T) {
+	present := apperr.Presenter(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if got := present(context.Background(), fmt.Errorf("field x: %w", apperr.ErrReported)); got != nil {
+		t.Errorf("got %v, want no error", got)
 	}
 }

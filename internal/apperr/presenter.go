@@ -45,6 +45,9 @@ func Presenter(log *slog.Logger, opts ...PresenterOption) graphql.ErrorPresenter
 }
 
 func (p *presenter) present(ctx context.Context, err error) *gqlerror.Error {
+	if errors.Is(err, ErrReported) {
+		return nil // gqlgen adds no error for a nil
+	}
 	var wrapper *gqlerror.Error
 	errors.As(err, &wrapper) // gqlgen wraps a resolver's error to give it a path and location
 	app, ok := As(err)

@@ -36,11 +36,17 @@ type budget struct {
 
 type budgetKey struct{}
 
+// ended records that one field of a response reported why the response's context ended.
+type ended struct{ reported atomic.Bool }
+
+type endedKey struct{}
+
 // InterceptResponse gives each response its budget; gqlgen resolves a query's fields, and a
 // subscription event's, within it. A response that grew past its budget is replaced by one
 // error: what was resolved by then is arbitrary, and its per-field errors would be as large as
 // the response that was refused.
 func (e *Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	ctx = context.WithValue(ctx, endedKey{}, &ended{})
 	if e.limits.ResponseBytes <= 0 {
 		return next(ctx)
 	}
@@ -74,10 +80,16 @@ func (b *budget) error() *apperr.Error {
 func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	select {
 	case <-ctx.Done():
+		var why error = errCancelled
 		if err, ok := apperr.As(context.Cause(ctx)); ok {
-			return nil, err
+			why = err
 		}
-		return nil, errCancelled
+		// One field says why; the others end without an error of their own, or the errors
+		// would grow as large as the response that was stopped.
+		if e, _ := ctx.Value(endedKey{}).(*ended); e != nil && !e.reported.CompareAndSwap(false, true) {
+			return nil, apperr.ErrReported
+		}
+		return nil, why
 	default:
 	}
 	res, err := next(ctx)

@@ -93,13 +93,18 @@ func TestWorkStopsWhenTheClientGoesAway(t *testing.T) {
 	go func() {
 		done <- run(ctx, lib.executor(Defaults()), "{ books(limit: 1000) { title related { title } } }", nil)
 	}()
+	var resp *graphql.Response
 	select {
-	case <-done:
+	case resp = <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the operation went on after its client went away")
 	}
 	if n := lib.calls.Load(); n != 5 {
 		t.Errorf("got %d resolver calls, want 5: none after the client went away", n)
+	}
+	// One error says why; the hundreds of fields it did not resolve add none of their own.
+	if len(resp.Errors) != 1 || resp.Errors[0].Message != errCancelled.Message {
+		t.Errorf("got %d errors %v, want one saying the operation was cancelled", len(resp.Errors), resp.Errors)
 	}
 }
 

@@ -42,5 +42,9 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	writeResponse(w, responses(ctx))
+	resp := responses(ctx)
+	if r.Context().Err() != nil {
+		return // the client went away: nobody reads what would be written
+	}
+	writeResponse(w, resp)
 }
