@@ -3,14 +3,10 @@
 // credentials. Prints one JSON object: for each call, what the page could read or the error
 // the browser gave it.
 // Usage: node cors.mjs <page url> <gateway url>
-import { chromium } from 'playwright-core';
+import { launchChromium } from './browser.mjs';
 
 const [pageURL, gateway] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage();
   await page.goto(pageURL);

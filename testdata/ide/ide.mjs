@@ -5,15 +5,10 @@
 // Usage: node ide.mjs <gateway url> <query> <text to wait for>
 // For a subscription, DELIVER_BODY (a webhook event) is POSTed to <gateway url>/webhooks with
 // DELIVER_KEY every 300 ms until the text shows, since the page subscribes when it is ready.
-import { chromium } from 'playwright-core';
+import { launchChromium } from './browser.mjs';
 
 const [base, query, expect] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  // The machine's network is closed: no background traffic, no QUIC, no first-run work.
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage();
   const failed = [];
