@@ -15,7 +15,7 @@ import (
 	"github.com/advisorhq/gateway/internal/vault"
 )
 
-//go:generate go run github.com/99designs/gqlgen generate
+//go:generate go run ../internal/execgen
 
 // Resolver carries the resolvers' dependencies; server.go builds it and passes everything in.
 type Resolver struct {
