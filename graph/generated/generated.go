@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/gqlrun"
 	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -2892,6 +2893,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			if first {
 				first = false
 				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+				ec.run.Begin(ctx)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
@@ -2922,6 +2924,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 			first = false
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			ec.run.Begin(ctx)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
 			data.MarshalGQL(&buf)
@@ -2936,6 +2939,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		var buf bytes.Buffer
 		return func(ctx context.Context) *graphql.Response {
 			buf.Reset()
+			ec.run.Begin(ctx)
 			data := next(ctx)
 
 			if data == nil {
@@ -2955,6 +2959,80 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 type executionContext struct {
 	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
+	run gqlrun.State
+}
+
+// fieldDoesIO reports whether a field is resolved by a resolver or a method that takes a
+// context.
+func fieldDoesIO(object, field string) bool {
+	switch object {
+	case "AssistantJobCompleted":
+		switch field {
+		case "document":
+			return true
+		}
+	case "AssistantJobFailed":
+		switch field {
+		case "document":
+			return true
+		}
+	case "AssistantMultiDocumentRequiresReview":
+		switch field {
+		case "document":
+			return true
+		}
+	case "Client":
+		switch field {
+		case "contacts", "contact":
+			return true
+		}
+	case "Document":
+		switch field {
+		case "fileStatus", "downloadUri":
+			return true
+		}
+	case "GeneratedDocument":
+		switch field {
+		case "document":
+			return true
+		}
+	case "Query":
+		switch field {
+		case "version", "contact", "client", "document", "documentTaxonomy", "recentEvents", "topAccounts", "topAccount":
+			return true
+		}
+	case "SourceDocument":
+		switch field {
+		case "document":
+			return true
+		}
+	case "Subscription":
+		switch field {
+		case "events":
+			return true
+		}
+	case "TaxJobCompleted":
+		switch field {
+		case "document":
+			return true
+		}
+	case "TaxJobFailed":
+		switch field {
+		case "document":
+			return true
+		}
+	case "TopAccount":
+		switch field {
+		case "contacts", "contact", "documents", "document", "relationships":
+			return true
+		}
+	}
+	return false
+}
+
+// reachesIO reports whether selecting sel on objects of type typ reaches a field that does I/O.
+func (ec *executionContext) reachesIO(sel ast.SelectionSet, typ string) bool {
+	return ec.run.ReachesIO(ec.Schema(), sel, typ, fieldDoesIO)
 }
 
 func newExecutionContext(
@@ -5252,322 +5330,127 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _AssetAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.AssetName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_dollarAmount(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_dollarAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DollarAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *int = obj.DollarAmount
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_dollarAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.AssetName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_beneficiaryAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BeneficiaryAdded, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*event.Name = obj.BeneficiaryAdded
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false})
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5583,161 +5466,64 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.AssetName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_beneficiaryDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_beneficiaryDeleted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BeneficiaryDeleted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*event.Name = obj.BeneficiaryDeleted
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false})
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5753,299 +5539,118 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDele
 }
 
 func (ec *executionContext) _AssetDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.AssetName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.AssetName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_ownershipAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_ownershipAdded(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnershipAdded, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*event.Name = obj.OwnershipAdded
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false})
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6061,23 +5666,10 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ co
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_ownerAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_ownerAdded(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnerAdded(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*event.Name = obj.OwnerAdded()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true})
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6093,161 +5685,64 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ contex
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.AssetName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_ownerDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_ownerDeleted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnerDeleted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*event.Name = obj.OwnerDeleted
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false})
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6263,207 +5758,81 @@ func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ co
 }
 
 func (ec *executionContext) _AssistantJobCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.CorrelationID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.JobID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DocumentWid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -6502,23 +5871,10 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_document(_ contex
 }
 
 func (ec *executionContext) _AssistantJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_sourceDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SourceDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.SourceDocument) graphql.Marshaler {
-			return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *event.SourceDocument = obj.SourceDocument
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
+	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6534,46 +5890,19 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ 
 }
 
 func (ec *executionContext) _AssistantJobCompleted_category(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Category
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_documents(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_documents(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Documents, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.GeneratedDocument) graphql.Marshaler {
-			return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*event.GeneratedDocument = obj.Documents
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
+	return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6589,207 +5918,81 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ conte
 }
 
 func (ec *executionContext) _AssistantJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_group(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.CorrelationID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.JobID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DocumentWid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -6828,230 +6031,90 @@ func (ec *executionContext) fieldContext_AssistantJobFailed_document(_ context.C
 }
 
 func (ec *executionContext) _AssistantJobFailed_reason(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_reason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Reason, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.AssistantFailureReason) graphql.Marshaler {
-			return ec.marshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.AssistantFailureReason = obj.Reason
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type AssistantFailureReason does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_group(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.CorrelationID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.JobID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DocumentWid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -7090,161 +6153,64 @@ func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_do
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_vaultLink(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_vaultLink(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultLink, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.VaultLink
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_vaultLink(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_detectedDocumentCount(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_detectedDocumentCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DetectedDocumentCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *int = obj.DetectedDocumentCount
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_detectedDocumentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_id(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_type(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.ContactType = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.Relationship = obj.Relationships()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true})
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7260,253 +6226,100 @@ func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context
 }
 
 func (ec *executionContext) _Charity_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.LegalName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_ein(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_ein(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Ein, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint64(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *int64 = obj.Ein
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalOInt2ᚖint64(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_ein(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_city(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_city(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.City, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.City
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_state(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_state(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.State, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.State
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_addressFormatted(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_addressFormatted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AddressFormatted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.AddressFormatted
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_addressFormatted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_notes(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_notes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Notes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Notes
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_id(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Class_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_type(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.ContactType = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Class_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.Relationship = obj.Relationships()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Class", Field: field, IsMethod: true})
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7522,69 +6335,28 @@ func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, 
 }
 
 func (ec *executionContext) _Class_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.LegalName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_notes(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_notes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Notes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Notes
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_currentParties(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_currentParties(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CurrentParties, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ClassParties) graphql.Marshaler {
-			return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *family.ClassParties = obj.CurrentParties
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Class", Field: field, IsMethod: false})
+	return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7600,69 +6372,28 @@ func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context,
 }
 
 func (ec *executionContext) _ClassParties_isDistributedEvenly(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParties_isDistributedEvenly(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDistributedEvenly, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *bool = obj.IsDistributedEvenly
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClassParties_isDistributedEvenly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParties", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParties_shareAmount(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParties_shareAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ShareAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ShareAmount
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClassParties_shareAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParties", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParties_parties(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParties_parties(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Parties, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ClassParty) graphql.Marshaler {
-			return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.ClassParty = obj.Parties
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false})
+	return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7678,23 +6409,10 @@ func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context,
 }
 
 func (ec *executionContext) _ClassParty_party(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_party(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Party(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v *family.ContactRef = obj.Party()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true})
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7710,69 +6428,29 @@ func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, fie
 }
 
 func (ec *executionContext) _ClassParty_contactId(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_contactId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ContactID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ContactID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClassParty_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParty", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParty_distributionPercentage(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_distributionPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DistributionPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
-			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *float64 = obj.DistributionPercentage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false})
+	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClassParty_distributionPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParty", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParty_fraction(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_fraction(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Fraction, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.Fraction) graphql.Marshaler {
-			return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *family.Fraction = obj.Fraction
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false})
+	return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7788,69 +6466,27 @@ func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, 
 }
 
 func (ec *executionContext) _Client_ref(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_ref(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Ref, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Ref
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Client_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Client_advisorId(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_advisorId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.AdvisorID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Client_advisorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Client_teamId(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_teamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TeamID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.TeamID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Client_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
@@ -7945,897 +6581,355 @@ func (ec *executionContext) fieldContext_Client_contact(ctx context.Context, fie
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_group(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_advisorWid(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_advisorWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.AdvisorWid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_advisorWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_teamId(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_teamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TeamID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.TeamID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_companyId(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_companyId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CompanyID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.CompanyID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_registrationEmail(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_registrationEmail(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RegistrationEmail, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.RegistrationEmail
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_registrationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_group(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_advisorWid(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_advisorWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.AdvisorWid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_advisorWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_teamId(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_teamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TeamID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.TeamID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_companyId(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_companyId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CompanyID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.CompanyID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_registrationEmail(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_registrationEmail(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RegistrationEmail, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.RegistrationEmail
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_registrationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_group(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_estateStatus(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_estateStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EstateStatus, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EstateStatus) graphql.Marshaler {
-			return ec.marshalNEstateStatus2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEstateStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EstateStatus = obj.EstateStatus
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEstateStatus2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEstateStatus(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_estateStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EstateStatus does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_completionPercentage(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_completionPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CompletionPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.CompletionPercentage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_completionPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ContactRef_externalId(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ContactRef_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ContactRef_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ContactRef_contact(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ContactRef_contact(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Contact, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.Contact) graphql.Marshaler {
-			return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v family.Contact = obj.Contact
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false})
+	return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ContactRef_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type Contact does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteDocumentPayload_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.DeleteDocumentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteDocumentPayload_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.VaultID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DeleteDocumentPayload_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteDocumentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_wid(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.WID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.VaultID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_name(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_extension(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_extension(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Extension, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Extension
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_description(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_category(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentCategory) graphql.Marshaler {
-			return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v vault.DocumentCategory = obj.Category
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentCategory does not have child fields"))
 }
 
 func (ec *executionContext) _Document_subCategory(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_subCategory(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubCategory, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentSubCategory) graphql.Marshaler {
-			return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v vault.DocumentSubCategory = obj.SubCategory
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_subCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentSubCategory does not have child fields"))
 }
 
 func (ec *executionContext) _Document_type(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *vault.DocumentType) graphql.Marshaler {
-			return ec.marshalODocumentType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *vault.DocumentType = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalODocumentType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _Document_tags(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_tags(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Tags, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Tags
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Document", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_creationDate(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_creationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CreationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.CreationDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_creationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Document_modificationDate(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_modificationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ModificationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.ModificationDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_modificationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DateTime does not have child fields"))
@@ -8888,46 +6982,19 @@ func (ec *executionContext) fieldContext_Document_downloadUri(_ context.Context,
 }
 
 func (ec *executionContext) _DocumentCategoryOption_category(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCategoryOption_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentCategory) graphql.Marshaler {
-			return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v vault.DocumentCategory = obj.Category
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCategoryOption", field, false, false, errors.New("field of type DocumentCategory does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCategoryOption_subCategories(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCategoryOption_subCategories(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubCategories, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
-			return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*vault.DocumentSubCategoryOption = obj.SubCategories
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false})
+	return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8943,230 +7010,91 @@ func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ 
 }
 
 func (ec *executionContext) _DocumentCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_group(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_isRecommendedDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRecommendedDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *bool = obj.IsRecommendedDocument
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_documentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.DocumentName) graphql.Marshaler {
-			return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.DocumentName = obj.DocumentName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_documentProgressPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentProgressPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.DocumentProgressPercentage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_userTier(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UserTier, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.UserTier
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_documentOwnerInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentOwnerInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.DocumentOwnerInfo) graphql.Marshaler {
-			return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *event.DocumentOwnerInfo = obj.DocumentOwnerInfo
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false})
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9182,23 +7110,10 @@ func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ c
 }
 
 func (ec *executionContext) _DocumentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentConnection_nodes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Nodes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*vault.Document) graphql.Marshaler {
-			return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*vault.Document = obj.Nodes
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
+	return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9214,46 +7129,19 @@ func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Cont
 }
 
 func (ec *executionContext) _DocumentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentConnection_totalCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.TotalCount
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentConnection_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v vault.PageInfo = obj.PageInfo
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
+	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9269,138 +7157,55 @@ func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.C
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_firstName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_firstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.FirstName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_lastName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_lastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.LastName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_legalName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.LegalName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_contactType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_contactType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ContactType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactType) graphql.Marshaler {
-			return ec.marshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *family.ContactType = obj.ContactType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_contactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_isPrimary(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_isPrimary(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsPrimary, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *bool = obj.IsPrimary
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_isPrimary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPayload_document(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPayload_document(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Document, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *vault.Document) graphql.Marshaler {
-			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v *vault.Document = obj.Document
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false})
+	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9416,253 +7221,100 @@ func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Cont
 }
 
 func (ec *executionContext) _DocumentPayload_uploadUri(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPayload_uploadUri(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UploadURI, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.UploadURI
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPayload_uploadUri(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_group(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_isRecommendedDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRecommendedDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *bool = obj.IsRecommendedDocument
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_documentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.DocumentName) graphql.Marshaler {
-			return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.DocumentName = obj.DocumentName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_documentProgressPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentProgressPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.DocumentProgressPercentage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_userTier(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UserTier, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.UserTier
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_documentOwnerInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentOwnerInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.DocumentOwnerInfo) graphql.Marshaler {
-			return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *event.DocumentOwnerInfo = obj.DocumentOwnerInfo
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false})
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9678,230 +7330,91 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwner
 }
 
 func (ec *executionContext) _DocumentStarted_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_group(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_isRecommendedDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRecommendedDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *bool = obj.IsRecommendedDocument
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_documentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.DocumentName) graphql.Marshaler {
-			return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.DocumentName = obj.DocumentName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_documentProgressPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentProgressPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.DocumentProgressPercentage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_userTier(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UserTier, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.UserTier
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_documentOwnerInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentOwnerInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.DocumentOwnerInfo) graphql.Marshaler {
-			return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *event.DocumentOwnerInfo = obj.DocumentOwnerInfo
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false})
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9917,184 +7430,76 @@ func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ con
 }
 
 func (ec *executionContext) _DocumentStarted_wasCompletedBefore(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_wasCompletedBefore(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WasCompletedBefore, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *bool = obj.WasCompletedBefore
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_wasCompletedBefore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentSubCategoryOption_subCategory(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentSubCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentSubCategoryOption_subCategory(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubCategory, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentSubCategory) graphql.Marshaler {
-			return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v vault.DocumentSubCategory = obj.SubCategory
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentSubCategoryOption_subCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentSubCategoryOption", field, false, false, errors.New("field of type DocumentSubCategory does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentSubCategoryOption_types(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentSubCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentSubCategoryOption_types(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Types, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
-			return ec.marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []vault.DocumentType = obj.Types
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentSubCategoryOption", Field: field, IsMethod: false})
+	}
+	return ec.marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentSubCategoryOption_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentSubCategoryOption", field, false, false, errors.New("field of type DocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_type(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.ContactType = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.Relationship = obj.Relationships()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true})
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10110,92 +7515,37 @@ func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context,
 }
 
 func (ec *executionContext) _Entity_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.LegalName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_incorporationState(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_incorporationState(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IncorporationState, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.IncorporationState
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_incorporationState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_incorporationForm(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_incorporationForm(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IncorporationForm, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.IncorporationForm) graphql.Marshaler {
-			return ec.marshalOIncorporationForm2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐIncorporationForm(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *family.IncorporationForm = obj.IncorporationForm
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOIncorporationForm2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐIncorporationForm(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_incorporationForm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type IncorporationForm does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_ownership(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_ownership(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Ownership, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Ownership) graphql.Marshaler {
-			return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.Ownership = obj.Ownership
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false})
+	return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10211,115 +7561,45 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 }
 
 func (ec *executionContext) _Fraction_numerator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Fraction_numerator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Numerator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int64 = obj.Numerator
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int64(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Fraction_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Fraction_denominator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Fraction_denominator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Denominator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int64 = obj.Denominator
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int64(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Fraction_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_documentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_GeneratedDocument_documentType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.GeneratedDocumentType) graphql.Marshaler {
-			return ec.marshalNGeneratedDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.GeneratedDocumentType = obj.DocumentType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNGeneratedDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_documentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type GeneratedDocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_GeneratedDocument_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.VaultID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_extension(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_GeneratedDocument_extension(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Extension, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Extension
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type String does not have child fields"))
@@ -10358,115 +7638,46 @@ func (ec *executionContext) fieldContext_GeneratedDocument_document(_ context.Co
 }
 
 func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_type(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.ContactType = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.Relationship = obj.Relationships()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true})
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10482,92 +7693,36 @@ func (ec *executionContext) fieldContext_Individual_relationships(_ context.Cont
 }
 
 func (ec *executionContext) _Individual_firstName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_firstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.FirstName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_middleName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_middleName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MiddleName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.MiddleName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_middleName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_lastName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_lastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.LastName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_dob(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_dob(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Dob, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Dob
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_dob(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
@@ -10970,184 +8125,74 @@ func (ec *executionContext) fieldContext_Mutation_deleteDocument(ctx context.Con
 }
 
 func (ec *executionContext) _Name_name(ctx context.Context, field graphql.CollectedField, obj *event.Name) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Name_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Name_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Name", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_page(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_page(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Page, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.Page
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_limit(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_limit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Limit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.Limit
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_totalCount(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_totalCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.TotalCount
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_totalPages(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_totalPages(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalPages, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v int = obj.TotalPages
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return ec.marshalNInt2int(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_percentage(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_percentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Percentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v float64 = obj.Percentage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: false})
+	return ec.marshalNFloat2float64(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Ownership_percentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_joint(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_joint(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Joint(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.Joint()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Ownership_joint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_owners(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_owners(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Owners(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.ContactRef = obj.Owners()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true})
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11163,92 +8208,36 @@ func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, fie
 }
 
 func (ec *executionContext) _Ownership_ownerId(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_ownerId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnerID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.OwnerID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Ownership_ownerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_subowners(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_subowners(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Subowners, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v []string = obj.Subowners
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Ownership_subowners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_endCursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.EndCursor
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.HasNextPage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -11650,46 +8639,19 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _Relationship_role(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_role(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Role, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.RelationshipRole) graphql.Marshaler {
-			return ec.marshalNRelationshipRole2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipRole(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.RelationshipRole = obj.Role
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNRelationshipRole2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipRole(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Relationship_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type RelationshipRole does not have child fields"))
 }
 
 func (ec *executionContext) _Relationship_source(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_source(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Source, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v *family.ContactRef = obj.Source
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11705,23 +8667,10 @@ func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, 
 }
 
 func (ec *executionContext) _Relationship_target(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_target(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Target, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v *family.ContactRef = obj.Target
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11737,115 +8686,46 @@ func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, 
 }
 
 func (ec *executionContext) _Relationship_percentage(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_percentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Percentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
-			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *float64 = obj.Percentage
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
+	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Relationship_percentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.VaultID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_SourceDocument_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_name(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_SourceDocument_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_extension(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_extension(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Extension, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Extension
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_SourceDocument_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_uploadedAt(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_uploadedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UploadedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *time.Time = obj.UploadedAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_SourceDocument_uploadedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type DateTime does not have child fields"))
@@ -11928,207 +8808,81 @@ func (ec *executionContext) fieldContext_Subscription_events(ctx context.Context
 }
 
 func (ec *executionContext) _TaxJobCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_group(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_externalId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.CorrelationID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_jobId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.JobID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DocumentWid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -12167,23 +8921,10 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_document(_ context.Cont
 }
 
 func (ec *executionContext) _TaxJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_sourceDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SourceDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.SourceDocument) graphql.Marshaler {
-			return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *event.SourceDocument = obj.SourceDocument
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false})
+	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12199,253 +8940,99 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ contex
 }
 
 func (ec *executionContext) _TaxJobCompleted_category(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Category
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_presentationStatus(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_presentationStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PresentationStatus, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.PresentationStatus) graphql.Marshaler {
-			return ec.marshalOPresentationStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐPresentationStatus(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *event.PresentationStatus = obj.PresentationStatus
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOPresentationStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐPresentationStatus(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_presentationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type PresentationStatus does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_wid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_eventType(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_group(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_externalId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.CorrelationID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_jobId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.JobID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DocumentWid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -12484,92 +9071,36 @@ func (ec *executionContext) fieldContext_TaxJobFailed_document(_ context.Context
 }
 
 func (ec *executionContext) _TaxJobFailed_reason(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_reason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Reason, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.TaxFailureReason) graphql.Marshaler {
-			return ec.marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐTaxFailureReason(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.TaxFailureReason = obj.Reason
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐTaxFailureReason(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type TaxFailureReason does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_wid(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccount_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.WID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TopAccount_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_externalId(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccount_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TopAccount_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_name(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccount_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TopAccount_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type String does not have child fields"))
@@ -12784,23 +9315,10 @@ func (ec *executionContext) fieldContext_TopAccount_relationships(_ context.Cont
 }
 
 func (ec *executionContext) _TopAccountPage_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccountPage_nodes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Nodes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.TopAccount) graphql.Marshaler {
-			return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.TopAccount = obj.Nodes
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false})
+	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12816,23 +9334,10 @@ func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context,
 }
 
 func (ec *executionContext) _TopAccountPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccountPage_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.OffsetPageInfo) graphql.Marshaler {
-			return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.OffsetPageInfo = obj.PageInfo
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false})
+	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12848,115 +9353,46 @@ func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Conte
 }
 
 func (ec *executionContext) _Trust_id(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_type(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.ContactType = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.Relationship = obj.Relationships()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12972,69 +9408,28 @@ func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, 
 }
 
 func (ec *executionContext) _Trust_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.LegalName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustType(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.TrustType) graphql.Marshaler {
-			return ec.marshalOTrustType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTrustType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *family.TrustType = obj.TrustType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOTrustType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTrustType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_trustType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type TrustType does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustCreators(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustCreators(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustCreators(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.ContactRef = obj.TrustCreators()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13050,23 +9445,10 @@ func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, 
 }
 
 func (ec *executionContext) _Trust_initialTrustees(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_initialTrustees(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InitialTrustees(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.ContactRef = obj.InitialTrustees()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_initialTrustees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13082,782 +9464,313 @@ func (ec *executionContext) fieldContext_Trust_initialTrustees(_ context.Context
 }
 
 func (ec *executionContext) _Trust_trustCreator(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustCreator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustCreator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.TrustCreator
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_trustCreator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_initialTrustee(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_initialTrustee(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InitialTrustee, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.InitialTrustee
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_initialTrustee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_governingState(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_governingState(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GoverningState, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.GoverningState
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_governingState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustCreationDate(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustCreationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustCreationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.TrustCreationDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_trustCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_oldPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OldPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.OldPlan
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_oldPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OldPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.OldPlan
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_newPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_newPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.NewPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.NewPlan
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_newPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_newPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_newPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.NewPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.NewPlan
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_newPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Wid
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventType = obj.EventType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_oldPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OldPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.OldPlan
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_id(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.ID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Will_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.ExternalID
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_type(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.ContactType = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Will_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.Relationship = obj.Relationships()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13873,115 +9786,46 @@ func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, f
 }
 
 func (ec *executionContext) _Will_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.LegalName
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_willType(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_willType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WillType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.WillType) graphql.Marshaler {
-			return ec.marshalNWillType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐWillType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v family.WillType = obj.WillType
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNWillType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐWillType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_willType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type WillType does not have child fields"))
 }
 
 func (ec *executionContext) _Will_governingState(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_governingState(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GoverningState, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.GoverningState
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_governingState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_willCreationDate(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_willCreationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WillCreationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.WillCreationDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_willCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_testators(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_testators(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Testators(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.ContactRef = obj.Testators()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13997,23 +9841,10 @@ func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field
 }
 
 func (ec *executionContext) _Will_executors(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_executors(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Executors(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []*family.ContactRef = obj.Executors()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_executors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14029,138 +9860,63 @@ func (ec *executionContext) fieldContext_Will_executors(_ context.Context, field
 }
 
 func (ec *executionContext) _Will_testator(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_testator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Testator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Testator
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_testator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_executor(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_executor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Executor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Executor
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_executor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_isRepeatable(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRepeatable, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.IsRepeatable
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_locations(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Locations, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalN__DirectiveLocation2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Locations
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Directive", Field: field, IsMethod: false})
+	}
+	return ec.marshalN__DirectiveLocation2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type __DirectiveLocation does not have child fields"))
@@ -14210,138 +9966,54 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.IsDeprecated()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.DeprecationReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
@@ -14391,23 +10063,10 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 }
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v *introspection.Type = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false})
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14423,115 +10082,46 @@ func (ec *executionContext) fieldContext___Field_type(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.IsDeprecated()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.DeprecationReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Name
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v *introspection.Type = obj.Type
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false})
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14547,115 +10137,46 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_defaultValue(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DefaultValue, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.DefaultValue
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.IsDeprecated()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.DeprecationReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Schema", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_types(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Types(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []introspection.Type = obj.Types()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14671,23 +10192,10 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 }
 
 func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_queryType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.QueryType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v *introspection.Type = obj.QueryType()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14703,23 +10211,10 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 }
 
 func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_mutationType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MutationType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *introspection.Type = obj.MutationType()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14735,23 +10230,10 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 }
 
 func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_subscriptionType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubscriptionType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *introspection.Type = obj.SubscriptionType()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14767,23 +10249,10 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 }
 
 func (ec *executionContext) ___Schema_directives(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_directives(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Directives(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-			return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []introspection.Directive = obj.Directives()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14799,92 +10268,36 @@ func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, 
 }
 
 func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalN__TypeKind2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Kind()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalN__TypeKind2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type __TypeKind does not have child fields"))
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Name()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_specifiedByURL(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SpecifiedByURL(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.SpecifiedByURL()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
@@ -14935,23 +10348,10 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 }
 
 func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_interfaces(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Interfaces(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v []introspection.Type = obj.Interfaces()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14967,23 +10367,10 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 }
 
 func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_possibleTypes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PossibleTypes(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v []introspection.Type = obj.PossibleTypes()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15043,23 +10430,10 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 }
 
 func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_inputFields(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InputFields(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-			return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v []introspection.InputValue = obj.InputFields()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15075,23 +10449,10 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 }
 
 func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_ofType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OfType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *introspection.Type = obj.OfType()
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15107,23 +10468,9 @@ func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field 
 }
 
 func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_isOneOf(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsOneOf(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalOBoolean2bool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v bool = obj.IsOneOf()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type Boolean does not have child fields"))
@@ -16676,14 +12023,15 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 var assetAddedImplementors = []string{"AssetAdded", "Event"}
 
 func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetAdded) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetAddedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetAddedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("AssetAdded")
 		case "id":
 			out.Values[i] = ec._AssetAdded_id(ctx, field, obj)
@@ -16729,6 +12077,10 @@ func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -16744,14 +12096,15 @@ func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSe
 var assetBeneficiaryAddedImplementors = []string{"AssetBeneficiaryAdded", "Event"}
 
 func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetBeneficiaryAdded) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetBeneficiaryAddedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetBeneficiaryAddedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("AssetBeneficiaryAdded")
 		case "id":
 			out.Values[i] = ec._AssetBeneficiaryAdded_id(ctx, field, obj)
@@ -16797,6 +12150,10 @@ func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -16812,14 +12169,15 @@ func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.
 var assetBeneficiaryDeletedImplementors = []string{"AssetBeneficiaryDeleted", "Event"}
 
 func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetBeneficiaryDeleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetBeneficiaryDeletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetBeneficiaryDeletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 23 + 6)
 			out.Values[i] = graphql.MarshalString("AssetBeneficiaryDeleted")
 		case "id":
 			out.Values[i] = ec._AssetBeneficiaryDeleted_id(ctx, field, obj)
@@ -16865,6 +12223,10 @@ func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel as
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -16880,14 +12242,15 @@ func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel as
 var assetDeletedImplementors = []string{"AssetDeleted", "Event"}
 
 func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetDeleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetDeletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetDeletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("AssetDeleted")
 		case "id":
 			out.Values[i] = ec._AssetDeleted_id(ctx, field, obj)
@@ -16928,6 +12291,10 @@ func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -16943,14 +12310,15 @@ func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.Selection
 var assetOwnershipAddedImplementors = []string{"AssetOwnershipAdded", "Event"}
 
 func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetOwnershipAdded) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetOwnershipAddedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetOwnershipAddedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 19 + 6)
 			out.Values[i] = graphql.MarshalString("AssetOwnershipAdded")
 		case "id":
 			out.Values[i] = ec._AssetOwnershipAdded_id(ctx, field, obj)
@@ -17001,6 +12369,10 @@ func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17016,14 +12388,15 @@ func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.Se
 var assetOwnershipDeletedImplementors = []string{"AssetOwnershipDeleted", "Event"}
 
 func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetOwnershipDeleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetOwnershipDeletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetOwnershipDeletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("AssetOwnershipDeleted")
 		case "id":
 			out.Values[i] = ec._AssetOwnershipDeleted_id(ctx, field, obj)
@@ -17069,6 +12442,10 @@ func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17084,14 +12461,15 @@ func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.
 var assistantJobCompletedImplementors = []string{"AssistantJobCompleted", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantJobCompleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assistantJobCompletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantJobCompletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("AssistantJobCompleted")
 		case "id":
 			out.Values[i] = ec._AssistantJobCompleted_id(ctx, field, obj)
@@ -17140,8 +12518,7 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -17149,16 +12526,20 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				}()
 				res = ec._AssistantJobCompleted_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -17175,7 +12556,7 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "sourceDocument":
 			out.Values[i] = ec._AssistantJobCompleted_sourceDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -17200,6 +12581,10 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17215,14 +12600,15 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 var assistantJobFailedImplementors = []string{"AssistantJobFailed", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantJobFailed) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assistantJobFailedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantJobFailedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 18 + 6)
 			out.Values[i] = graphql.MarshalString("AssistantJobFailed")
 		case "id":
 			out.Values[i] = ec._AssistantJobFailed_id(ctx, field, obj)
@@ -17271,8 +12657,7 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -17280,16 +12665,20 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				}()
 				res = ec._AssistantJobFailed_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -17306,7 +12695,7 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "reason":
 			out.Values[i] = ec._AssistantJobFailed_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17319,6 +12708,10 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -17336,14 +12729,15 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 var assistantMultiDocumentRequiresReviewImplementors = []string{"AssistantMultiDocumentRequiresReview", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantMultiDocumentRequiresReview) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assistantMultiDocumentRequiresReviewImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantMultiDocumentRequiresReviewImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 36 + 6)
 			out.Values[i] = graphql.MarshalString("AssistantMultiDocumentRequiresReview")
 		case "id":
 			out.Values[i] = ec._AssistantMultiDocumentRequiresReview_id(ctx, field, obj)
@@ -17392,8 +12786,7 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -17401,16 +12794,20 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				}()
 				res = ec._AssistantMultiDocumentRequiresReview_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -17427,7 +12824,7 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "vaultLink":
 			out.Values[i] = ec._AssistantMultiDocumentRequiresReview_vaultLink(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -17447,6 +12844,10 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17462,14 +12863,15 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 var charityImplementors = []string{"Charity", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, obj *family.Charity) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, charityImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, charityImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 7 + 6)
 			out.Values[i] = graphql.MarshalString("Charity")
 		case "id":
 			out.Values[i] = ec._Charity_id(ctx, field, obj)
@@ -17535,6 +12937,10 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17550,14 +12956,15 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 var classImplementors = []string{"Class", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, obj *family.Class) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, classImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, classImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 5 + 6)
 			out.Values[i] = graphql.MarshalString("Class")
 		case "id":
 			out.Values[i] = ec._Class_id(ctx, field, obj)
@@ -17608,6 +13015,10 @@ func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17623,14 +13034,15 @@ func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, ob
 var classPartiesImplementors = []string{"ClassParties"}
 
 func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.SelectionSet, obj *family.ClassParties) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, classPartiesImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, classPartiesImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("ClassParties")
 		case "isDistributedEvenly":
 			out.Values[i] = ec._ClassParties_isDistributedEvenly(ctx, field, obj)
@@ -17656,6 +13068,10 @@ func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17671,14 +13087,15 @@ func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.Selection
 var classPartyImplementors = []string{"ClassParty"}
 
 func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSet, obj *family.ClassParty) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, classPartyImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, classPartyImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("ClassParty")
 		case "party":
 			out.Values[i] = ec._ClassParty_party(ctx, field, obj)
@@ -17709,6 +13126,10 @@ func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17724,14 +13145,15 @@ func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSe
 var clientImplementors = []string{"Client"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *family.Client) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
 			out.Values[i] = graphql.MarshalString("Client")
 		case "ref":
 			out.Values[i] = ec._Client_ref(ctx, field, obj)
@@ -17750,8 +13172,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "contacts":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -17759,16 +13180,20 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}()
 				res = ec._Client_contacts(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -17785,11 +13210,10 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "contact":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -17797,16 +13221,20 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}()
 				res = ec._Client_contact(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -17823,7 +13251,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17831,6 +13259,10 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -17848,14 +13280,15 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 var clientAcceptedInvitationImplementors = []string{"ClientAcceptedInvitation", "Event"}
 
 func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel ast.SelectionSet, obj *event.ClientAcceptedInvitation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientAcceptedInvitationImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientAcceptedInvitationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 24 + 6)
 			out.Values[i] = graphql.MarshalString("ClientAcceptedInvitation")
 		case "id":
 			out.Values[i] = ec._ClientAcceptedInvitation_id(ctx, field, obj)
@@ -17911,6 +13344,10 @@ func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel a
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -17926,14 +13363,15 @@ func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel a
 var clientDeclinedInvitationImplementors = []string{"ClientDeclinedInvitation", "Event"}
 
 func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel ast.SelectionSet, obj *event.ClientDeclinedInvitation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientDeclinedInvitationImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientDeclinedInvitationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 24 + 6)
 			out.Values[i] = graphql.MarshalString("ClientDeclinedInvitation")
 		case "id":
 			out.Values[i] = ec._ClientDeclinedInvitation_id(ctx, field, obj)
@@ -17989,6 +13427,10 @@ func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel a
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18004,14 +13446,15 @@ func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel a
 var clientProgressChangedImplementors = []string{"ClientProgressChanged", "Event"}
 
 func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.SelectionSet, obj *event.ClientProgressChanged) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientProgressChangedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientProgressChangedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("ClientProgressChanged")
 		case "id":
 			out.Values[i] = ec._ClientProgressChanged_id(ctx, field, obj)
@@ -18057,6 +13500,10 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18072,14 +13519,15 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 var contactRefImplementors = []string{"ContactRef"}
 
 func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSet, obj *family.ContactRef) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, contactRefImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, contactRefImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("ContactRef")
 		case "externalId":
 			out.Values[i] = ec._ContactRef_externalId(ctx, field, obj)
@@ -18100,6 +13548,10 @@ func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18115,14 +13567,15 @@ func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSe
 var deleteDocumentPayloadImplementors = []string{"DeleteDocumentPayload"}
 
 func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.SelectionSet, obj *vault.DeleteDocumentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteDocumentPayloadImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, deleteDocumentPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("DeleteDocumentPayload")
 		case "vaultId":
 			out.Values[i] = ec._DeleteDocumentPayload_vaultId(ctx, field, obj)
@@ -18136,6 +13589,10 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -18153,14 +13610,15 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 var documentImplementors = []string{"Document"}
 
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *vault.Document) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("Document")
 		case "wid":
 			out.Values[i] = ec._Document_wid(ctx, field, obj)
@@ -18219,8 +13677,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "fileStatus":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -18228,16 +13685,20 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}()
 				res = ec._Document_fileStatus(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18254,11 +13715,10 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "downloadUri":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -18266,16 +13726,20 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}()
 				res = ec._Document_downloadUri(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18292,7 +13756,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18300,6 +13764,10 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -18317,14 +13785,15 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 var documentCategoryOptionImplementors = []string{"DocumentCategoryOption"}
 
 func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentCategoryOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentCategoryOptionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentCategoryOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 22 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentCategoryOption")
 		case "category":
 			out.Values[i] = ec._DocumentCategoryOption_category(ctx, field, obj)
@@ -18345,6 +13814,10 @@ func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18360,14 +13833,15 @@ func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast
 var documentCompletedImplementors = []string{"DocumentCompleted", "Event"}
 
 func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentCompleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentCompletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentCompletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 17 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentCompleted")
 		case "id":
 			out.Values[i] = ec._DocumentCompleted_id(ctx, field, obj)
@@ -18428,6 +13902,10 @@ func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18443,14 +13921,15 @@ func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.Sele
 var documentConnectionImplementors = []string{"DocumentConnection"}
 
 func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentConnectionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 18 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentConnection")
 		case "nodes":
 			out.Values[i] = ec._DocumentConnection_nodes(ctx, field, obj)
@@ -18476,6 +13955,10 @@ func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18491,14 +13974,15 @@ func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.Sel
 var documentOwnerInfoImplementors = []string{"DocumentOwnerInfo"}
 
 func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentOwnerInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentOwnerInfoImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentOwnerInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 17 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentOwnerInfo")
 		case "firstName":
 			out.Values[i] = ec._DocumentOwnerInfo_firstName(ctx, field, obj)
@@ -18534,6 +14018,10 @@ func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18549,14 +14037,15 @@ func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.Sele
 var documentPayloadImplementors = []string{"DocumentPayload"}
 
 func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentPayloadImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentPayload")
 		case "document":
 			out.Values[i] = ec._DocumentPayload_document(ctx, field, obj)
@@ -18577,6 +14066,10 @@ func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18592,14 +14085,15 @@ func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.Select
 var documentPendingValidationImplementors = []string{"DocumentPendingValidation", "Event"}
 
 func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentPendingValidation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentPendingValidationImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentPendingValidationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 25 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentPendingValidation")
 		case "id":
 			out.Values[i] = ec._DocumentPendingValidation_id(ctx, field, obj)
@@ -18660,6 +14154,10 @@ func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18675,14 +14173,15 @@ func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel 
 var documentStartedImplementors = []string{"DocumentStarted", "Event"}
 
 func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentStarted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentStartedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentStartedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentStarted")
 		case "id":
 			out.Values[i] = ec._DocumentStarted_id(ctx, field, obj)
@@ -18748,6 +14247,10 @@ func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18763,14 +14266,15 @@ func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.Select
 var documentSubCategoryOptionImplementors = []string{"DocumentSubCategoryOption"}
 
 func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentSubCategoryOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentSubCategoryOptionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentSubCategoryOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 25 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentSubCategoryOption")
 		case "subCategory":
 			out.Values[i] = ec._DocumentSubCategoryOption_subCategory(ctx, field, obj)
@@ -18791,6 +14295,10 @@ func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18806,14 +14314,15 @@ func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel 
 var entityImplementors = []string{"Entity", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, obj *family.Entity) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, entityImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
 			out.Values[i] = graphql.MarshalString("Entity")
 		case "id":
 			out.Values[i] = ec._Entity_id(ctx, field, obj)
@@ -18869,6 +14378,10 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18884,14 +14397,15 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 var fractionImplementors = []string{"Fraction"}
 
 func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet, obj *family.Fraction) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, fractionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, fractionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("Fraction")
 		case "numerator":
 			out.Values[i] = ec._Fraction_numerator(ctx, field, obj)
@@ -18912,6 +14426,10 @@ func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -18927,14 +14445,15 @@ func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet,
 var generatedDocumentImplementors = []string{"GeneratedDocument"}
 
 func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.SelectionSet, obj *event.GeneratedDocument) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, generatedDocumentImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, generatedDocumentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 17 + 6)
 			out.Values[i] = graphql.MarshalString("GeneratedDocument")
 		case "documentType":
 			out.Values[i] = ec._GeneratedDocument_documentType(ctx, field, obj)
@@ -18953,8 +14472,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -18962,16 +14480,20 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				}()
 				res = ec._GeneratedDocument_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18988,7 +14510,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18996,6 +14518,10 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -19013,14 +14539,15 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 var individualImplementors = []string{"Individual", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSet, obj *family.Individual) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, individualImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, individualImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("Individual")
 		case "id":
 			out.Values[i] = ec._Individual_id(ctx, field, obj)
@@ -19076,6 +14603,10 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -19096,9 +14627,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -19107,6 +14638,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("Mutation")
 		case "createTopAccount":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -19180,6 +14712,10 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -19195,14 +14731,15 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var nameImplementors = []string{"Name"}
 
 func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj *event.Name) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, nameImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, nameImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 4 + 6)
 			out.Values[i] = graphql.MarshalString("Name")
 		case "name":
 			out.Values[i] = ec._Name_name(ctx, field, obj)
@@ -19216,6 +14753,10 @@ func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -19233,14 +14774,15 @@ func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj
 var offsetPageInfoImplementors = []string{"OffsetPageInfo"}
 
 func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.SelectionSet, obj *family.OffsetPageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, offsetPageInfoImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, offsetPageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
 			out.Values[i] = graphql.MarshalString("OffsetPageInfo")
 		case "page":
 			out.Values[i] = ec._OffsetPageInfo_page(ctx, field, obj)
@@ -19271,6 +14813,10 @@ func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -19286,14 +14832,15 @@ func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.Selecti
 var ownershipImplementors = []string{"Ownership"}
 
 func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet, obj *family.Ownership) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, ownershipImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, ownershipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 9 + 6)
 			out.Values[i] = graphql.MarshalString("Ownership")
 		case "percentage":
 			out.Values[i] = ec._Ownership_percentage(ctx, field, obj)
@@ -19329,6 +14876,10 @@ func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -19344,14 +14895,15 @@ func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *vault.PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("PageInfo")
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
@@ -19370,6 +14922,10 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -19392,9 +14948,9 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -19403,11 +14959,11 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 5 + 6)
 			out.Values[i] = graphql.MarshalString("Query")
 		case "version":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19415,21 +14971,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_version(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "contact":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19437,21 +14992,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_contact(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "client":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19459,21 +15013,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_client(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19481,21 +15034,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_document(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "documentTaxonomy":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19503,21 +15055,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_documentTaxonomy(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "recentEvents":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19525,21 +15076,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_recentEvents(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "topAccounts":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19547,21 +15097,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_topAccounts(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "topAccount":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19569,14 +15118,14 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_topAccount(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -19603,6 +15152,10 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -19618,14 +15171,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var relationshipImplementors = []string{"Relationship"}
 
 func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *family.Relationship) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, relationshipImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, relationshipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("Relationship")
 		case "role":
 			out.Values[i] = ec._Relationship_role(ctx, field, obj)
@@ -19656,6 +15210,10 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -19671,14 +15229,15 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 var sourceDocumentImplementors = []string{"SourceDocument"}
 
 func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.SelectionSet, obj *event.SourceDocument) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, sourceDocumentImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, sourceDocumentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
 			out.Values[i] = graphql.MarshalString("SourceDocument")
 		case "vaultId":
 			out.Values[i] = ec._SourceDocument_vaultId(ctx, field, obj)
@@ -19702,8 +15261,7 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19711,16 +15269,20 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				}()
 				res = ec._SourceDocument_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -19737,7 +15299,7 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19745,6 +15307,10 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -19782,14 +15348,15 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var taxJobCompletedImplementors = []string{"TaxJobCompleted", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.TaxJobCompleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, taxJobCompletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, taxJobCompletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
 			out.Values[i] = graphql.MarshalString("TaxJobCompleted")
 		case "id":
 			out.Values[i] = ec._TaxJobCompleted_id(ctx, field, obj)
@@ -19838,8 +15405,7 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19847,16 +15413,20 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				}()
 				res = ec._TaxJobCompleted_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -19873,7 +15443,7 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "sourceDocument":
 			out.Values[i] = ec._TaxJobCompleted_sourceDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -19898,6 +15468,10 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -19913,14 +15487,15 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 var taxJobFailedImplementors = []string{"TaxJobFailed", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.SelectionSet, obj *event.TaxJobFailed) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, taxJobFailedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, taxJobFailedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("TaxJobFailed")
 		case "id":
 			out.Values[i] = ec._TaxJobFailed_id(ctx, field, obj)
@@ -19969,8 +15544,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19978,16 +15552,20 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				}()
 				res = ec._TaxJobFailed_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20004,7 +15582,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "reason":
 			out.Values[i] = ec._TaxJobFailed_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -20017,6 +15595,10 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -20034,14 +15616,15 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 var topAccountImplementors = []string{"TopAccount"}
 
 func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, topAccountImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, topAccountImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("TopAccount")
 		case "wid":
 			out.Values[i] = ec._TopAccount_wid(ctx, field, obj)
@@ -20060,8 +15643,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 			}
 		case "contacts":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20069,16 +15651,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_contacts(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20095,11 +15681,10 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "contact":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20107,16 +15692,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_contact(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20133,11 +15722,10 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "documents":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20145,16 +15733,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_documents(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20171,11 +15763,10 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20183,16 +15774,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20209,11 +15804,10 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "relationships":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20221,16 +15815,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_relationships(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20247,7 +15845,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20255,6 +15853,10 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -20272,14 +15874,15 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 var topAccountPageImplementors = []string{"TopAccountPage"}
 
 func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, topAccountPageImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, topAccountPageImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
 			out.Values[i] = graphql.MarshalString("TopAccountPage")
 		case "nodes":
 			out.Values[i] = ec._TopAccountPage_nodes(ctx, field, obj)
@@ -20300,6 +15903,10 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20315,14 +15922,15 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 var trustImplementors = []string{"Trust", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, obj *family.Trust) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, trustImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, trustImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 5 + 6)
 			out.Values[i] = graphql.MarshalString("Trust")
 		case "id":
 			out.Values[i] = ec._Trust_id(ctx, field, obj)
@@ -20398,6 +16006,10 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20413,14 +16025,15 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 var userSubscriptionCanceledImplementors = []string{"UserSubscriptionCanceled", "Event"}
 
 func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionCanceled) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionCanceledImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionCanceledImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 24 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionCanceled")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionCanceled_id(ctx, field, obj)
@@ -20461,6 +16074,10 @@ func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel a
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20476,14 +16093,15 @@ func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel a
 var userSubscriptionChangedImplementors = []string{"UserSubscriptionChanged", "Event"}
 
 func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionChanged) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionChangedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionChangedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 23 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionChanged")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionChanged_id(ctx, field, obj)
@@ -20529,6 +16147,10 @@ func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel as
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20544,14 +16166,15 @@ func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel as
 var userSubscriptionCreatedImplementors = []string{"UserSubscriptionCreated", "Event"}
 
 func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionCreated) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionCreatedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionCreatedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 23 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionCreated")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionCreated_id(ctx, field, obj)
@@ -20592,6 +16215,10 @@ func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel as
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20607,14 +16234,15 @@ func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel as
 var userSubscriptionReactivatedImplementors = []string{"UserSubscriptionReactivated", "Event"}
 
 func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionReactivated) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionReactivatedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionReactivatedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 27 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionReactivated")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionReactivated_id(ctx, field, obj)
@@ -20655,6 +16283,10 @@ func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, se
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20670,14 +16302,15 @@ func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, se
 var willImplementors = []string{"Will", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj *family.Will) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, willImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, willImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 4 + 6)
 			out.Values[i] = graphql.MarshalString("Will")
 		case "id":
 			out.Values[i] = ec._Will_id(ctx, field, obj)
@@ -20753,6 +16386,10 @@ func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20768,14 +16405,15 @@ func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 11 + 6)
 			out.Values[i] = graphql.MarshalString("__Directive")
 		case "name":
 			out.Values[i] = ec.___Directive_name(ctx, field, obj)
@@ -20811,6 +16449,10 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20826,14 +16468,15 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 11 + 6)
 			out.Values[i] = graphql.MarshalString("__EnumValue")
 		case "name":
 			out.Values[i] = ec.___EnumValue_name(ctx, field, obj)
@@ -20864,6 +16507,10 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20879,14 +16526,15 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 7 + 6)
 			out.Values[i] = graphql.MarshalString("__Field")
 		case "name":
 			out.Values[i] = ec.___Field_name(ctx, field, obj)
@@ -20927,6 +16575,10 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -20942,14 +16594,15 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("__InputValue")
 		case "name":
 			out.Values[i] = ec.___InputValue_name(ctx, field, obj)
@@ -20990,6 +16643,10 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -21005,14 +16662,15 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("__Schema")
 		case "description":
 			out.Values[i] = ec.___Schema_description(ctx, field, obj)
@@ -21053,6 +16711,10 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -21068,14 +16730,15 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := gqlrun.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
 			out.Values[i] = graphql.MarshalString("__Type")
 		case "kind":
 			out.Values[i] = ec.___Type_kind(ctx, field, obj)
@@ -21141,6 +16804,10 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -21184,11 +16851,37 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 }
 
 func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ClassParty) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "ClassParty") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21239,11 +16932,37 @@ func (ec *executionContext) marshalNContact2githubᚗcomᚋadvisorhqᚋgateway�
 }
 
 func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(ctx context.Context, sel ast.SelectionSet, v []family.Contact) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Contact") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21265,11 +16984,37 @@ func (ec *executionContext) unmarshalNContactPatch2githubᚗcomᚋadvisorhqᚋga
 }
 
 func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "ContactRef") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21337,11 +17082,37 @@ func (ec *executionContext) marshalNDeleteDocumentPayload2ᚖgithubᚗcomᚋadvi
 }
 
 func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.Document) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Document") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21373,11 +17144,37 @@ func (ec *executionContext) marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋ
 }
 
 func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentCategoryOption) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "DocumentCategoryOption") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21439,11 +17236,37 @@ func (ec *executionContext) marshalNDocumentSubCategory2githubᚗcomᚋadvisorhq
 }
 
 func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "DocumentSubCategoryOption") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21489,11 +17312,37 @@ func (ec *executionContext) unmarshalNDocumentType2ᚕgithubᚗcomᚋadvisorhq�
 }
 
 func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "DocumentType") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21525,11 +17374,37 @@ func (ec *executionContext) marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋi
 }
 
 func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []event.Event) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Event") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21587,11 +17462,37 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 }
 
 func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.GeneratedDocument) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "GeneratedDocument") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21671,11 +17572,37 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Name") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21701,11 +17628,37 @@ func (ec *executionContext) marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋga
 }
 
 func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Ownership) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Ownership") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21736,11 +17689,37 @@ func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgateway�
 }
 
 func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Relationship") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21827,11 +17806,37 @@ func (ec *executionContext) marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋ
 }
 
 func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "TopAccount") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21887,11 +17892,37 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Directive") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21933,11 +17964,37 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__DirectiveLocation") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__DirectiveLocation2string(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21961,11 +18018,37 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__InputValue") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -21981,11 +18064,37 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Type") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -22134,11 +18243,37 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "ContactType") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -22290,11 +18425,37 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "EventGroup") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -22326,11 +18487,37 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "EventType") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -22680,11 +18867,37 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__EnumValue") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -22699,11 +18912,37 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Field") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -22718,11 +18957,37 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__InputValue") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -22744,11 +19009,37 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Type") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {

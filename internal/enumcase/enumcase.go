@@ -82,9 +82,13 @@ func (t Table) Values() []string { return t.ordered }
 func (t Table) Marshal(w io.Writer, spec string) {
 	g, ok := t.toGQL[spec]
 	if !ok {
-		g = Screaming(spec)
+		_, _ = io.WriteString(w, strconv.Quote(Screaming(spec)))
+		return
 	}
-	_, _ = io.WriteString(w, strconv.Quote(g))
+	// GraphQL names need no escapes; three writes allocate nothing, where Quote would.
+	_, _ = io.WriteString(w, `"`)
+	_, _ = io.WriteString(w, g)
+	_, _ = io.WriteString(w, `"`)
 }
 
 // Unmarshal reads a GraphQL enum value and returns its specification spelling.

@@ -1,8 +1,108 @@
 package main
 
-import "text/template"
+import (
+	"fmt"
+	"go/types"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/99designs/gqlgen/codegen"
+	"github.com/99designs/gqlgen/codegen/config"
+)
 
 // funcs are the template functions our changes to gqlgen's templates use.
 func funcs() template.FuncMap {
-	return template.FuncMap{}
+	return template.FuncMap{
+		"fromMemory":        fromMemory,
+		"ioFields":          ioFields,
+		"leafAlwaysNeedsFC": leafAlwaysNeedsFC,
+		"leafSize":          leafSize,
+	}
+}
+
+// fromMemory reports whether a field is answered by reading its object's struct field, or
+// calling a method that takes no context, cannot fail and takes no arguments, with no
+// directive to apply. Such a field does no I/O and cannot fail, so it needs none of what
+// gqlgen's ResolveField gives a field: a goroutine, a context of its own before it has a
+// child, panic recovery, the field middleware.
+func fromMemory(f *codegen.Field) bool {
+	if f.Object.Root || f.Object.Stream || f.IsResolver || f.IsBatch() || f.IsMap() ||
+		f.MethodHasContext || len(f.Args) > 0 || f.HasDirectives() || f.HasHaser {
+		return false
+	}
+	if f.IsMethod() {
+		return f.NoErr && !f.VOkFunc
+	}
+	return f.IsVariable()
+}
+
+// ioFields lists, quoted for a case clause, the fields of an object that do I/O: those gqlgen
+// resolves concurrently, by a resolver or a method that takes a context.
+func ioFields(o *codegen.Object) string {
+	var names []string
+	for _, f := range o.Fields {
+		if f.IsConcurrent() {
+			names = append(names, strconv.Quote(f.Name))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// leafAlwaysNeedsFC reports whether marshalling a scalar or enum value of t may report an
+// error whichever value it has: a marshaller that takes a context (it may refuse a value, such
+// as a NaN float) or a list whose elements may be null where the schema says they cannot.
+// Errors carry the field's path, which the field's context holds.
+func leafAlwaysNeedsFC(t *config.TypeReference) bool {
+	for ; t != nil; t = t.Elem() {
+		if t.IsContext {
+			return true
+		}
+		if !t.IsSlice() {
+			return false
+		}
+		if e := t.Elem(); e != nil && e.IsNilable() && e.GQL.NonNull {
+			return true
+		}
+	}
+	return false
+}
+
+// leafSize is a Go expression for the bytes the scalar or enum value v of type t takes in a
+// response, as the response budget counts them: strings by their length, numbers and times
+// by their longest form, anything else by gqlrun.Size.
+func leafSize(t *config.TypeReference, v string) string {
+	switch u := t.GO.Underlying().(type) {
+	case *types.Basic:
+		return basicSize(u, v)
+	case *types.Pointer:
+		if b, ok := u.Elem().Underlying().(*types.Basic); ok && b.Info()&types.IsString != 0 {
+			return fmt.Sprintf("gqlrun.StringPtr(%s)", v)
+		}
+		if b, ok := u.Elem().Underlying().(*types.Basic); ok {
+			return basicSize(b, "") // nil is shorter than any of them
+		}
+	case *types.Slice:
+		if b, ok := u.Elem().Underlying().(*types.Basic); ok && b.Info()&types.IsString != 0 {
+			return fmt.Sprintf("gqlrun.Strings(%s)", v)
+		}
+	}
+	return fmt.Sprintf("gqlrun.Size(%s)", v)
+}
+
+func basicSize(b *types.Basic, v string) string {
+	switch info := b.Info(); {
+	case info&types.IsString != 0:
+		if v == "" {
+			return "0"
+		}
+		return fmt.Sprintf("int64(len(%s))+2", v)
+	case info&types.IsBoolean != 0:
+		return "5"
+	case info&types.IsInteger != 0:
+		return "20"
+	case info&types.IsFloat != 0:
+		return "24"
+	}
+	return "8"
 }

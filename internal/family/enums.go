@@ -2,7 +2,6 @@ package family
 
 import (
 	"io"
-	"strconv"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -101,7 +100,12 @@ const (
 // Roles lists every role in schema order.
 var Roles = []RelationshipRole{RoleTrustCreator, RoleInitialTrustee, RoleOwner, RoleJointOwner, RoleTestator, RoleExecutor, RoleClassParty}
 
-func (r RelationshipRole) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(string(r))) }
+// MarshalGQL writes the role; roles are GraphQL names, which need no escapes.
+func (r RelationshipRole) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, `"`)
+	_, _ = io.WriteString(w, string(r))
+	_, _ = io.WriteString(w, `"`)
+}
 
 func (r *RelationshipRole) UnmarshalGQL(v any) error {
 	s, _ := v.(string)

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/gqlrun"
 )
 
 // The tests run the extension in gqlgen's executor over a small library schema whose data is
@@ -110,6 +111,10 @@ func (l *library) object(ctx context.Context, sel ast.SelectionSet, typ string) 
 	out := graphql.NewFieldSet(fields)
 	for i, f := range fields {
 		if f.Name == "__typename" {
+			// As the generated executor does: __typename has no field middleware.
+			if m := gqlrun.GuardOf(ctx); m != nil {
+				m.Charge(int64(len(f.Alias)) + int64(len(typ)) + 6)
+			}
 			out.Values[i] = graphql.MarshalString(typ)
 			continue
 		}

@@ -29,7 +29,7 @@ func TestAResponseOverItsBudgetEndsWithOneError(t *testing.T) {
 		{"scalar lists count their items", 1000, "{ books(limit: 80) { tags } }", true},
 		{"enums count their names", 1000, "{ books(limit: 80) { genre } }", true},
 		// gqlgen writes __typename without the field middleware.
-		{"__typename counts all the same", 1000, "{ books(limit: 20) { a: __typename b: __typename } }", true},
+		{"__typename counts all the same", 1000, "{ books(limit: 50) { a: __typename b: __typename } }", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -138,42 +138,13 @@ func TestASubscriptionsBudgetIsPerEvent(t *testing.T) {
 	}
 }
 
-type named string
-
-type object struct{ Name string }
-
-func TestValueSizeEstimatesTheJSON(t *testing.T) {
-	t.Parallel()
-	s := "hello"
-	for _, tc := range []struct {
-		name  string
-		value any
-		want  int64
-	}{
-		{"a string", "hello", 7},
-		{"a string pointer", &s, 7},
-		{"a nil pointer", (*string)(nil), 4},
-		{"an enum", named("FICTION"), 9},
-		{"an enum pointer", func() *named { n := named("POETRY"); return &n }(), 8},
-		{"a list of strings", []string{"a", "bc"}, 2 + 4 + 5},
-		{"a list of enums", []named{"A", "BC"}, 2 + 2 + 3 + 4},
-		{"a list of objects counts its punctuation", []*object{{"a"}, {"b"}}, 4},
-		{"an object counts its braces", &object{"a"}, 2},
-		{"a time", time.Now(), 26},
-	} {
-		if got := valueSize(tc.value); got != tc.want {
-			t.Errorf("%s: got %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}
-
 // The interceptor runs for every field of every response: it should cost little more than the
 // atomic add.
 func BenchmarkInterceptField(b *testing.B) {
 	e := New(Defaults())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	ctx = context.WithValue(ctx, budgetKey{}, &budget{limit: 1 << 62, cancel: cancel})
+	ctx = context.WithValue(ctx, responseKey{}, &response{limit: 1 << 62, cancel: cancel})
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "displayName"}}})
 	next := func(context.Context) (any, error) { return "Eleanor Rose Hartwell", nil }
 	for b.Loop() {

@@ -1,0 +1,210 @@
+// Package gqlrun is what the executor internal/execgen generates calls at run time beyond
+// gqlgen's own graphql package: a per-execution cache of collected fields and of which
+// selections reach a field that does I/O, the guard that keeps a response within its limits
+// for the fields no middleware sees, and the field contexts of a list's elements in one allocation.
+package gqlrun
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// Guard keeps a response within its limits for the fields the executor answers from memory.
+// Those fields bypass gqlgen's field middleware, where the limits see the others.
+type Guard interface {
+	// Charge adds the bytes a field adds to the response.
+	Charge(n int64)
+	// Stopped is the error that ends the response once its context has ended, or
+	// apperr.ErrReported when another field has said why.
+	Stopped(ctx context.Context) error
+}
+
+type guardKey struct{}
+
+// WithGuard has the executor keep the response resolved within ctx within g.
+func WithGuard(ctx context.Context, g Guard) context.Context {
+	return context.WithValue(ctx, guardKey{}, g)
+}
+
+// GuardOf is the guard WithGuard gave ctx, or nil.
+func GuardOf(ctx context.Context) Guard {
+	g, _ := ctx.Value(guardKey{}).(Guard)
+	return g
+}
+
+// DoesIO reports whether a field of an object type does I/O: it is resolved by a resolver or
+// by a method that takes a context. The generated executor provides it.
+type DoesIO func(object, field string) bool
+
+// State is what one execution keeps beside gqlgen's: it lives as long as the execution
+// context, one operation's or one subscription's, and is safe for the goroutines of
+// concurrent fields.
+type State struct {
+	mu     sync.Mutex
+	fields map[selection][]graphql.CollectedField
+	io     map[selection]bool
+	// Begin sets these for each response.
+	guard   Guard
+	done    <-chan struct{}
+	stopped atomic.Bool
+}
+
+// selection names a selection set as the type it selects on sees it. Selection sets are
+// parts of the parsed operation, which outlives the execution, so their address names them.
+type selection struct {
+	first *ast.Selection
+	n     int
+	// on is the first implementor's name for Fields and the type's name for ReachesIO:
+	// strings from the generated code, so their address is enough.
+	on *byte
+}
+
+func key(sel ast.SelectionSet, on string) selection {
+	return selection{first: unsafe.SliceData(sel), n: len(sel), on: unsafe.StringData(on)}
+}
+
+// Begin starts resolving one response within ctx. Responses of one execution come one after
+// another (a subscription's events), never at once.
+func (s *State) Begin(ctx context.Context) {
+	s.guard = GuardOf(ctx)
+	s.done = ctx.Done()
+	s.stopped.Store(false)
+}
+
+// Charge adds n bytes to the response being resolved.
+func (s *State) Charge(n int64) {
+	if s.guard != nil {
+		s.guard.Charge(n)
+	}
+}
+
+// Stop reports whether the response's context has ended, its client gone or its budget
+// spent; if so, the error that says why is added at ctx. Lists answered from memory ask
+// before each element, so a small operation that would write a huge response stops soon.
+func (s *State) Stop(ctx context.Context) bool {
+	select {
+	case <-s.done:
+	default:
+		return false
+	}
+	err := context.Cause(ctx)
+	if s.guard != nil {
+		err = s.guard.Stopped(ctx)
+	} else if s.stopped.Swap(true) {
+		return true
+	}
+	graphql.AddError(ctx, err)
+	return true
+}
+
+// Fields is graphql.CollectFields, remembered by selection set and type: an object's fields
+// are collected once per execution, not once per object of a list.
+func (s *State) Fields(op *graphql.OperationContext, sel ast.SelectionSet, implementors []string) []graphql.CollectedField {
+	k := key(sel, implementors[0])
+	s.mu.Lock()
+	fields, ok := s.fields[k]
+	s.mu.Unlock()
+	if ok {
+		return fields
+	}
+	fields = graphql.CollectFields(op, sel, implementors)
+	s.mu.Lock()
+	if s.fields == nil {
+		s.fields = make(map[selection][]graphql.CollectedField)
+	}
+	s.fields[k] = fields
+	s.mu.Unlock()
+	return fields
+}
+
+// ReachesIO reports whether selecting sel on objects of type typ (an object, interface or
+// union) reaches a field that does I/O, or a deferred fragment, at any depth. Lists whose
+// elements reach none are marshalled one element after another: a goroutine per element
+// would cost more than the element.
+func (s *State) ReachesIO(schema *ast.Schema, sel ast.SelectionSet, typ string, doesIO DoesIO) bool {
+	k := key(sel, typ)
+	s.mu.Lock()
+	reaches, ok := s.io[k]
+	s.mu.Unlock()
+	if ok {
+		return reaches
+	}
+	reaches = reachesIO(schema, sel, typ, doesIO)
+	s.mu.Lock()
+	if s.io == nil {
+		s.io = make(map[selection]bool)
+	}
+	s.io[k] = reaches
+	s.mu.Unlock()
+	return reaches
+}
+
+func reachesIO(schema *ast.Schema, sel ast.SelectionSet, typ string, doesIO DoesIO) bool {
+	def := schema.Types[typ]
+	if def == nil {
+		return true // not ours to know: the careful answer
+	}
+	possible := schema.GetPossibleTypes(def)
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.Name == "__typename" {
+				continue
+			}
+			for _, p := range possible {
+				if doesIO(p.Name, s.Name) {
+					return true
+				}
+			}
+			if len(s.SelectionSet) == 0 {
+				continue
+			}
+			// Validation made sure the field exists on typ; its type is the same on every
+			// implementor.
+			f := def.Fields.ForName(s.Name)
+			if f == nil || reachesIO(schema, s.SelectionSet, f.Type.Name(), doesIO) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if deferred(s.Directives) {
+				return true
+			}
+			on := typ
+			if s.TypeCondition != "" {
+				on = s.TypeCondition
+			}
+			if reachesIO(schema, s.SelectionSet, on, doesIO) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if deferred(s.Directives) || s.Definition == nil ||
+				reachesIO(schema, s.Definition.SelectionSet, s.Definition.TypeCondition, doesIO) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func deferred(d ast.DirectiveList) bool {
+	return d.ForName("defer") != nil
+}
+
+// Element is the field context of one element of a list, as graphql.MarshalSliceConcurrently
+// makes it; a list's elements are allocated together.
+type Element struct {
+	fc    graphql.FieldContext
+	index int
+}
+
+// Context is ctx with e the field context of element i, whose value is result.
+func (e *Element) Context(ctx context.Context, i int, result any) context.Context {
+	e.index = i
+	e.fc = graphql.FieldContext{Index: &e.index, Result: result}
+	return graphql.WithFieldContext(ctx, &e.fc)
+}

@@ -1,0 +1,167 @@
+package gqlrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+const schema = `
+type Query { account: Account }
+interface Card { name: String! }
+type Person implements Card { name: String! files: [File!]! friends: [Person!]! }
+type Trust implements Card { name: String! creators: [Person!]! }
+type File { name: String! url: String! }
+type Account { cards: [Card!]! people: [Person!]! }
+`
+
+// urlDoesIO: File.url is resolved by a resolver.
+func urlDoesIO(object, field string) bool { return object == "File" && field == "url" }
+
+func TestReachesIOFindsFieldsThatDoIOAtAnyDepth(t *testing.T) {
+	t.Parallel()
+	s := gqlparser.MustLoadSchema(&ast.Source{Name: "s.graphqls", Input: schema})
+	for _, tc := range []struct {
+		name, query, on string
+		want            bool
+	}{
+		{"names only", `{ account { people { name } } }`, "Person", false},
+		{"__typename", `{ account { people { __typename name } } }`, "Person", false},
+		{"a field that does I/O", `{ account { people { files { url } } } }`, "Person", true},
+		{"memory only, deep", `{ account { people { friends { friends { files { name } } } } } }`, "Person", false},
+		{"I/O deep", `{ account { people { friends { friends { files { url } } } } } }`, "Person", true},
+		{"through an inline fragment", `{ account { cards { ... on Person { files { url } } } } }`, "Card", true},
+		{"through a fragment spread", `{ account { cards { ...T } } } fragment T on Trust { creators { files { url } } }`, "Card", true},
+		{"a deferred fragment", `{ account { cards { ... @defer { name } } } }`, "Card", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, errs := gqlparser.LoadQuery(s, tc.query)
+			if errs != nil {
+				t.Fatal(errs)
+			}
+			// The selection set of the list: query → account → its only field.
+			list := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet[0].(*ast.Field)
+			var st State
+			for range 2 { // the second answer comes from the cache
+				if got := st.ReachesIO(s, list.SelectionSet, tc.on, urlDoesIO); got != tc.want {
+					t.Fatalf("ReachesIO = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestFieldSetWritesTheObject(t *testing.T) {
+	t.Parallel()
+	fields := func(aliases ...string) []graphql.CollectedField {
+		var out []graphql.CollectedField
+		for _, a := range aliases {
+			out = append(out, graphql.CollectedField{Field: &ast.Field{Alias: a, Name: a}})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		fields []graphql.CollectedField
+		want   string
+	}{
+		{"no fields", nil, `{}`},
+		{"a null value", fields("a", "b"), `{"a":"x","b":null}`},
+		{"more fields than fit beside it", fields("a", "b", "c", "d", "e", "f", "g", "h"), `{"a":"x","b":null,"c":"x","d":null,"e":"x","f":null,"g":"x","h":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := NewFieldSet(tc.fields)
+			for i := range fs.Values {
+				if i%2 == 0 {
+					fs.Values[i] = graphql.MarshalString("x")
+				}
+			}
+			var buf bytes.Buffer
+			fs.MarshalGQL(&buf)
+			if buf.String() != tc.want {
+				t.Fatalf("got %s, want %s", buf.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestFieldSetDispatchResolvesEveryDelayedField(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 5} {
+		fs := NewFieldSet(make([]graphql.CollectedField, n))
+		for i := range n {
+			fs.Concurrently(i, func(context.Context) graphql.Marshaler { return graphql.MarshalInt(i) })
+		}
+		fs.Dispatch(context.Background())
+		for i, v := range fs.Values {
+			if v == nil {
+				t.Fatalf("%d fields: field %d was not resolved", n, i)
+			}
+		}
+	}
+}
+
+type guard struct {
+	charged int64
+	stops   int
+}
+
+func (g *guard) Charge(n int64) { g.charged += n }
+func (g *guard) Stopped(context.Context) error {
+	g.stops++
+	return errors.New("stopped")
+}
+
+func TestStopEndsAResponseWhoseContextEnded(t *testing.T) {
+	t.Parallel()
+	t.Run("with a guard, which says why", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		g := &guard{}
+		ctx = graphql.WithResponseContext(WithGuard(ctx, g), graphql.DefaultErrorPresenter, nil)
+		var st State
+		st.Begin(ctx)
+		st.Charge(7)
+		if st.Stop(ctx) {
+			t.Fatal("Stop before the context ended")
+		}
+		cancel()
+		if !st.Stop(ctx) || !st.Stop(ctx) {
+			t.Fatal("Stop after the context ended said go on")
+		}
+		if g.charged != 7 || g.stops != 2 || len(graphql.GetErrors(ctx)) != 2 {
+			t.Fatalf("charged %d, stops %d, errors %v", g.charged, g.stops, graphql.GetErrors(ctx))
+		}
+	})
+	t.Run("without a guard, one error", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, nil)
+		var st State
+		st.Begin(ctx)
+		st.Charge(7) // nobody to charge: no panic
+		cancel()
+		if !st.Stop(ctx) || !st.Stop(ctx) {
+			t.Fatal("Stop after the context ended said go on")
+		}
+		if errs := graphql.GetErrors(ctx); len(errs) != 1 {
+			t.Fatalf("errors %v, want one", errs)
+		}
+	})
+}
+
+func TestElementContextGivesTheElementsPath(t *testing.T) {
+	t.Parallel()
+	ctx := graphql.WithFieldContext(context.Background(), &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "people"}}})
+	els := make([]Element, 3)
+	var last context.Context
+	for i := range els {
+		last = els[i].Context(ctx, i, &els[i])
+	}
+	if got := graphql.GetPath(last).String(); got != "people[2]" {
+		t.Fatalf("path %s, want people[2]", got)
+	}
+}
