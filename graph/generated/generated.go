@@ -2909,6 +2909,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 			var buf bytes.Buffer
 			data.MarshalGQL(&buf)
+			ec.run.End()
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -2928,6 +2929,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
 			data.MarshalGQL(&buf)
+			ec.run.End()
 
 			return &graphql.Response{
 				Data: buf.Bytes(),
@@ -2943,9 +2945,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			data := next(ctx)
 
 			if data == nil {
+				ec.run.End()
 				return nil
 			}
 			data.MarshalGQL(&buf)
+			ec.run.End()
 
 			return &graphql.Response{
 				Data: buf.Bytes(),
@@ -5330,27 +5334,24 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _AssetAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5375,45 +5376,40 @@ func (ec *executionContext) fieldContext_AssetAdded_timestamp(_ context.Context,
 }
 
 func (ec *executionContext) _AssetAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	var v string = obj.AssetName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_dollarAmount(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	var v *int = obj.DollarAmount
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalOInt2ᚖint(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Int)(obj.DollarAmount))
 }
 func (ec *executionContext) fieldContext_AssetAdded_dollarAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5438,19 +5434,16 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_timestamp(_ conte
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	var v string = obj.AssetName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_beneficiaryAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	var v []*event.Name = obj.BeneficiaryAdded
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false})
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryAdded)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5466,27 +5459,24 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5511,19 +5501,16 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_timestamp(_ con
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	var v string = obj.AssetName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_beneficiaryDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	var v []*event.Name = obj.BeneficiaryDeleted
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false})
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryDeleted)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5539,27 +5526,24 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDele
 }
 
 func (ec *executionContext) _AssetDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5584,36 +5568,32 @@ func (ec *executionContext) fieldContext_AssetDeleted_timestamp(_ context.Contex
 }
 
 func (ec *executionContext) _AssetDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	var v string = obj.AssetName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5638,19 +5618,16 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_timestamp(_ context
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	var v string = obj.AssetName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_ownershipAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	var v []*event.Name = obj.OwnershipAdded
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false})
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false}), field.Selections, obj.OwnershipAdded)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5666,10 +5643,8 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ co
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_ownerAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	var v []*event.Name = obj.OwnerAdded()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true})
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true}), field.Selections, obj.OwnerAdded())
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5685,27 +5660,24 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ contex
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5730,19 +5702,16 @@ func (ec *executionContext) fieldContext_AssetOwnershipDeleted_timestamp(_ conte
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	var v string = obj.AssetName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_ownerDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	var v []*event.Name = obj.OwnerDeleted
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false})
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, v)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false}), field.Selections, obj.OwnerDeleted)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5758,27 +5727,24 @@ func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ co
 }
 
 func (ec *executionContext) _AssistantJobCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5803,36 +5769,32 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_timestamp(_ conte
 }
 
 func (ec *executionContext) _AssistantJobCompleted_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.CorrelationID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.JobID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.DocumentWid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -5871,10 +5833,8 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_document(_ contex
 }
 
 func (ec *executionContext) _AssistantJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v *event.SourceDocument = obj.SourceDocument
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
-	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, v)
+	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5890,19 +5850,16 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ 
 }
 
 func (ec *executionContext) _AssistantJobCompleted_category(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v *string = obj.Category
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Category))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Category))
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_documents(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	var v []*event.GeneratedDocument = obj.Documents
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
-	return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx, field.Selections, v)
+	return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.Documents)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -5918,27 +5875,24 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ conte
 }
 
 func (ec *executionContext) _AssistantJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -5963,36 +5917,32 @@ func (ec *executionContext) fieldContext_AssistantJobFailed_timestamp(_ context.
 }
 
 func (ec *executionContext) _AssistantJobFailed_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.CorrelationID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.JobID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.DocumentWid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -6031,36 +5981,32 @@ func (ec *executionContext) fieldContext_AssistantJobFailed_document(_ context.C
 }
 
 func (ec *executionContext) _AssistantJobFailed_reason(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	var v event.AssistantFailureReason = obj.Reason
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Reason)) + 2)
+	return &obj.Reason
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type AssistantFailureReason does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -6085,36 +6031,32 @@ func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_ti
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v string = obj.CorrelationID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v string = obj.JobID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v string = obj.DocumentWid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -6153,45 +6095,40 @@ func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_do
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_vaultLink(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v *string = obj.VaultLink
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.VaultLink))
+	return gqlrun.Nullable((*gqlrun.String)(obj.VaultLink))
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_vaultLink(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_detectedDocumentCount(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	var v *int = obj.DetectedDocumentCount
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalOInt2ᚖint(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Int)(obj.DetectedDocumentCount))
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_detectedDocumentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_id(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Charity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Charity_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_type(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v family.ContactType = obj.Type
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Charity_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type ContactType does not have child fields"))
@@ -6207,10 +6144,8 @@ func (ec *executionContext) fieldContext_Charity_displayName(_ context.Context, 
 }
 
 func (ec *executionContext) _Charity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v []*family.Relationship = obj.Relationships()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true})
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6226,81 +6161,72 @@ func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context
 }
 
 func (ec *executionContext) _Charity_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v string = obj.LegalName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Charity_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_ein(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v *int64 = obj.Ein
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalOInt2ᚖint64(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Int64)(obj.Ein))
 }
 func (ec *executionContext) fieldContext_Charity_ein(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_city(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v string = obj.City
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.City)) + 2)
+	return (*gqlrun.String)(&obj.City)
 }
 func (ec *executionContext) fieldContext_Charity_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_state(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v string = obj.State
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.State)) + 2)
+	return (*gqlrun.String)(&obj.State)
 }
 func (ec *executionContext) fieldContext_Charity_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_addressFormatted(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v *string = obj.AddressFormatted
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AddressFormatted))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AddressFormatted))
 }
 func (ec *executionContext) fieldContext_Charity_addressFormatted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_notes(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v *string = obj.Notes
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Notes))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Notes))
 }
 func (ec *executionContext) fieldContext_Charity_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_id(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Class_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Class_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Class_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_type(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v family.ContactType = obj.Type
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Class_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type ContactType does not have child fields"))
@@ -6316,10 +6242,8 @@ func (ec *executionContext) fieldContext_Class_displayName(_ context.Context, fi
 }
 
 func (ec *executionContext) _Class_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v []*family.Relationship = obj.Relationships()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Class", Field: field, IsMethod: true})
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6335,28 +6259,24 @@ func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, 
 }
 
 func (ec *executionContext) _Class_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v string = obj.LegalName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Class_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_notes(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v *string = obj.Notes
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Notes))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Notes))
 }
 func (ec *executionContext) fieldContext_Class_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_currentParties(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v *family.ClassParties = obj.CurrentParties
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Class", Field: field, IsMethod: false})
-	return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(ctx, field.Selections, v)
+	return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: false}), field.Selections, obj.CurrentParties)
 }
 func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6372,28 +6292,24 @@ func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context,
 }
 
 func (ec *executionContext) _ClassParties_isDistributedEvenly(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	var v *bool = obj.IsDistributedEvenly
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsDistributedEvenly))
 }
 func (ec *executionContext) fieldContext_ClassParties_isDistributedEvenly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParties", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParties_shareAmount(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	var v *string = obj.ShareAmount
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ShareAmount))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ShareAmount))
 }
 func (ec *executionContext) fieldContext_ClassParties_shareAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParties", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParties_parties(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	var v []*family.ClassParty = obj.Parties
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false})
-	return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx, field.Selections, v)
+	return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false}), field.Selections, obj.Parties)
 }
 func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6409,10 +6325,8 @@ func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context,
 }
 
 func (ec *executionContext) _ClassParty_party(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	var v *family.ContactRef = obj.Party()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true})
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true}), field.Selections, obj.Party())
 }
 func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6428,29 +6342,24 @@ func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, fie
 }
 
 func (ec *executionContext) _ClassParty_contactId(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	var v string = obj.ContactID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ContactID)) + 2)
+	return (*gqlrun.String)(&obj.ContactID)
 }
 func (ec *executionContext) fieldContext_ClassParty_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParty", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParty_distributionPercentage(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	var v *float64 = obj.DistributionPercentage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false})
-	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Float)(obj.DistributionPercentage))
 }
 func (ec *executionContext) fieldContext_ClassParty_distributionPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParty", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParty_fraction(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	var v *family.Fraction = obj.Fraction
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false})
-	return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(ctx, field.Selections, v)
+	return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false}), field.Selections, obj.Fraction)
 }
 func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -6466,27 +6375,24 @@ func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, 
 }
 
 func (ec *executionContext) _Client_ref(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	var v string = obj.Ref
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Ref)) + 2)
+	return (*gqlrun.String)(&obj.Ref)
 }
 func (ec *executionContext) fieldContext_Client_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Client_advisorId(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	var v *string = obj.AdvisorID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AdvisorID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AdvisorID))
 }
 func (ec *executionContext) fieldContext_Client_advisorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Client_teamId(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	var v *string = obj.TeamID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TeamID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TeamID))
 }
 func (ec *executionContext) fieldContext_Client_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
@@ -6581,27 +6487,24 @@ func (ec *executionContext) fieldContext_Client_contact(ctx context.Context, fie
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -6626,63 +6529,56 @@ func (ec *executionContext) fieldContext_ClientAcceptedInvitation_timestamp(_ co
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_advisorWid(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.AdvisorWid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AdvisorWid))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AdvisorWid))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_advisorWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_teamId(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.TeamID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TeamID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TeamID))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_companyId(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.CompanyID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.CompanyID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.CompanyID))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_registrationEmail(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.RegistrationEmail
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.RegistrationEmail))
+	return gqlrun.Nullable((*gqlrun.String)(obj.RegistrationEmail))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_registrationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -6707,63 +6603,56 @@ func (ec *executionContext) fieldContext_ClientDeclinedInvitation_timestamp(_ co
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_advisorWid(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.AdvisorWid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AdvisorWid))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AdvisorWid))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_advisorWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_teamId(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.TeamID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TeamID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TeamID))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_companyId(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.CompanyID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.CompanyID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.CompanyID))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_registrationEmail(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	var v *string = obj.RegistrationEmail
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.RegistrationEmail))
+	return gqlrun.Nullable((*gqlrun.String)(obj.RegistrationEmail))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_registrationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -6788,118 +6677,104 @@ func (ec *executionContext) fieldContext_ClientProgressChanged_timestamp(_ conte
 }
 
 func (ec *executionContext) _ClientProgressChanged_estateStatus(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	var v event.EstateStatus = obj.EstateStatus
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEstateStatus2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEstateStatus(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EstateStatus)) + 2)
+	return &obj.EstateStatus
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_estateStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EstateStatus does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_completionPercentage(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	var v int = obj.CompletionPercentage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.CompletionPercentage)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_completionPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ContactRef_externalId(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
-	var v string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
+	return (*gqlrun.String)(&obj.ExternalID)
 }
 func (ec *executionContext) fieldContext_ContactRef_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ContactRef_contact(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
-	var v family.Contact = obj.Contact
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false})
-	return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, field.Selections, v)
+	return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false}), field.Selections, obj.Contact)
 }
 func (ec *executionContext) fieldContext_ContactRef_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type Contact does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteDocumentPayload_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.DeleteDocumentPayload) (ret graphql.Marshaler) {
-	var v string = obj.VaultID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_DeleteDocumentPayload_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteDocumentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_wid(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v string = obj.WID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.WID)) + 2)
+	return (*gqlrun.String)(&obj.WID)
 }
 func (ec *executionContext) fieldContext_Document_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v string = obj.VaultID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_Document_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_name(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Document_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_extension(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v string = obj.Extension
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Extension)) + 2)
+	return (*gqlrun.String)(&obj.Extension)
 }
 func (ec *executionContext) fieldContext_Document_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_description(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v *string = obj.Description
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Description))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Description))
 }
 func (ec *executionContext) fieldContext_Document_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_category(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v vault.DocumentCategory = obj.Category
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Category)) + 2)
+	return &obj.Category
 }
 func (ec *executionContext) fieldContext_Document_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentCategory does not have child fields"))
 }
 
 func (ec *executionContext) _Document_subCategory(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v vault.DocumentSubCategory = obj.SubCategory
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.SubCategory)) + 2)
+	return &obj.SubCategory
 }
 func (ec *executionContext) fieldContext_Document_subCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentSubCategory does not have child fields"))
 }
 
 func (ec *executionContext) _Document_type(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v *vault.DocumentType = obj.Type
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalODocumentType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Type))
+	return gqlrun.Nullable(obj.Type)
 }
 func (ec *executionContext) fieldContext_Document_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentType does not have child fields"))
@@ -6909,7 +6784,7 @@ func (ec *executionContext) _Document_tags(ctx context.Context, field graphql.Co
 	var v []string = obj.Tags
 	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
 	if v == nil { // the error says where
-		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Document", Field: field, IsMethod: false})
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Document", Field: field, IsMethod: false})
 	}
 	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
@@ -6982,19 +6857,16 @@ func (ec *executionContext) fieldContext_Document_downloadUri(_ context.Context,
 }
 
 func (ec *executionContext) _DocumentCategoryOption_category(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
-	var v vault.DocumentCategory = obj.Category
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Category)) + 2)
+	return &obj.Category
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCategoryOption", field, false, false, errors.New("field of type DocumentCategory does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCategoryOption_subCategories(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
-	var v []*vault.DocumentSubCategoryOption = obj.SubCategories
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false})
-	return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx, field.Selections, v)
+	return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false}), field.Selections, obj.SubCategories)
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7010,27 +6882,24 @@ func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ 
 }
 
 func (ec *executionContext) _DocumentCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -7055,46 +6924,40 @@ func (ec *executionContext) fieldContext_DocumentCompleted_timestamp(_ context.C
 }
 
 func (ec *executionContext) _DocumentCompleted_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v *bool = obj.IsRecommendedDocument
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsRecommendedDocument))
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v event.DocumentName = obj.DocumentName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentName)) + 2)
+	return &obj.DocumentName
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v int = obj.DocumentProgressPercentage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v *string = obj.UserTier
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UserTier))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UserTier))
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	var v *event.DocumentOwnerInfo = obj.DocumentOwnerInfo
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false})
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, v)
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7110,10 +6973,8 @@ func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ c
 }
 
 func (ec *executionContext) _DocumentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	var v []*vault.Document = obj.Nodes
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
-	return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx, field.Selections, v)
+	return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7129,19 +6990,16 @@ func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Cont
 }
 
 func (ec *executionContext) _DocumentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	var v int = obj.TotalCount
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	var v vault.PageInfo = obj.PageInfo
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
-	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(ctx, field.Selections, v)
+	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7157,55 +7015,48 @@ func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.C
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_firstName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	var v *string = obj.FirstName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FirstName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FirstName))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_lastName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	var v *string = obj.LastName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.LastName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.LastName))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_legalName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	var v *string = obj.LegalName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.LegalName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.LegalName))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_contactType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	var v *family.ContactType = obj.ContactType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ContactType))
+	return gqlrun.Nullable(obj.ContactType)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_contactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_isPrimary(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	var v *bool = obj.IsPrimary
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsPrimary))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_isPrimary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPayload_document(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
-	var v *vault.Document = obj.Document
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false})
-	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, field.Selections, v)
+	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false}), field.Selections, obj.Document)
 }
 func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7221,36 +7072,32 @@ func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Cont
 }
 
 func (ec *executionContext) _DocumentPayload_uploadUri(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
-	var v *string = obj.UploadURI
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UploadURI))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UploadURI))
 }
 func (ec *executionContext) fieldContext_DocumentPayload_uploadUri(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -7275,46 +7122,40 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_timestamp(_ c
 }
 
 func (ec *executionContext) _DocumentPendingValidation_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v *bool = obj.IsRecommendedDocument
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsRecommendedDocument))
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v event.DocumentName = obj.DocumentName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentName)) + 2)
+	return &obj.DocumentName
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v int = obj.DocumentProgressPercentage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v *string = obj.UserTier
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UserTier))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UserTier))
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	var v *event.DocumentOwnerInfo = obj.DocumentOwnerInfo
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false})
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, v)
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7330,27 +7171,24 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwner
 }
 
 func (ec *executionContext) _DocumentStarted_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_DocumentStarted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -7375,46 +7213,40 @@ func (ec *executionContext) fieldContext_DocumentStarted_timestamp(_ context.Con
 }
 
 func (ec *executionContext) _DocumentStarted_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v *bool = obj.IsRecommendedDocument
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsRecommendedDocument))
 }
 func (ec *executionContext) fieldContext_DocumentStarted_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v event.DocumentName = obj.DocumentName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentName)) + 2)
+	return &obj.DocumentName
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v int = obj.DocumentProgressPercentage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v *string = obj.UserTier
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UserTier))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UserTier))
 }
 func (ec *executionContext) fieldContext_DocumentStarted_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v *event.DocumentOwnerInfo = obj.DocumentOwnerInfo
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false})
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, v)
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7430,18 +7262,16 @@ func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ con
 }
 
 func (ec *executionContext) _DocumentStarted_wasCompletedBefore(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	var v *bool = obj.WasCompletedBefore
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalOBoolean2ᚖbool(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.WasCompletedBefore))
 }
 func (ec *executionContext) fieldContext_DocumentStarted_wasCompletedBefore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentSubCategoryOption_subCategory(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentSubCategoryOption) (ret graphql.Marshaler) {
-	var v vault.DocumentSubCategory = obj.SubCategory
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.SubCategory)) + 2)
+	return &obj.SubCategory
 }
 func (ec *executionContext) fieldContext_DocumentSubCategoryOption_subCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentSubCategoryOption", field, false, false, errors.New("field of type DocumentSubCategory does not have child fields"))
@@ -7451,7 +7281,7 @@ func (ec *executionContext) _DocumentSubCategoryOption_types(ctx context.Context
 	var v []vault.DocumentType = obj.Types
 	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
 	if v == nil { // the error says where
-		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "DocumentSubCategoryOption", Field: field, IsMethod: false})
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentSubCategoryOption", Field: field, IsMethod: false})
 	}
 	return ec.marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx, field.Selections, v)
 }
@@ -7460,27 +7290,24 @@ func (ec *executionContext) fieldContext_DocumentSubCategoryOption_types(_ conte
 }
 
 func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Entity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Entity_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_type(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v family.ContactType = obj.Type
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Entity_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type ContactType does not have child fields"))
@@ -7496,10 +7323,8 @@ func (ec *executionContext) fieldContext_Entity_displayName(_ context.Context, f
 }
 
 func (ec *executionContext) _Entity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v []*family.Relationship = obj.Relationships()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true})
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7515,37 +7340,32 @@ func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context,
 }
 
 func (ec *executionContext) _Entity_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v string = obj.LegalName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Entity_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_incorporationState(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v *string = obj.IncorporationState
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.IncorporationState))
+	return gqlrun.Nullable((*gqlrun.String)(obj.IncorporationState))
 }
 func (ec *executionContext) fieldContext_Entity_incorporationState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_incorporationForm(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v *family.IncorporationForm = obj.IncorporationForm
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOIncorporationForm2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐIncorporationForm(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.IncorporationForm))
+	return gqlrun.Nullable(obj.IncorporationForm)
 }
 func (ec *executionContext) fieldContext_Entity_incorporationForm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type IncorporationForm does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_ownership(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v []*family.Ownership = obj.Ownership
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false})
-	return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx, field.Selections, v)
+	return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false}), field.Selections, obj.Ownership)
 }
 func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7561,45 +7381,40 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 }
 
 func (ec *executionContext) _Fraction_numerator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
-	var v int64 = obj.Numerator
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int64(ctx, field.Selections, v)
+	return (*gqlrun.Int64)(&obj.Numerator)
 }
 func (ec *executionContext) fieldContext_Fraction_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Fraction_denominator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
-	var v int64 = obj.Denominator
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int64(ctx, field.Selections, v)
+	return (*gqlrun.Int64)(&obj.Denominator)
 }
 func (ec *executionContext) fieldContext_Fraction_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_documentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	var v event.GeneratedDocumentType = obj.DocumentType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNGeneratedDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentType)) + 2)
+	return &obj.DocumentType
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_documentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type GeneratedDocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	var v string = obj.VaultID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_extension(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	var v *string = obj.Extension
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Extension))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Extension))
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type String does not have child fields"))
@@ -7638,27 +7453,24 @@ func (ec *executionContext) fieldContext_GeneratedDocument_document(_ context.Co
 }
 
 func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Individual_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_type(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v family.ContactType = obj.Type
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Individual_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ContactType does not have child fields"))
@@ -7674,10 +7486,8 @@ func (ec *executionContext) fieldContext_Individual_displayName(_ context.Contex
 }
 
 func (ec *executionContext) _Individual_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v []*family.Relationship = obj.Relationships()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true})
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Individual_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7693,36 +7503,32 @@ func (ec *executionContext) fieldContext_Individual_relationships(_ context.Cont
 }
 
 func (ec *executionContext) _Individual_firstName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v *string = obj.FirstName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FirstName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FirstName))
 }
 func (ec *executionContext) fieldContext_Individual_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_middleName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v *string = obj.MiddleName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.MiddleName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.MiddleName))
 }
 func (ec *executionContext) fieldContext_Individual_middleName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_lastName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v *string = obj.LastName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.LastName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.LastName))
 }
 func (ec *executionContext) fieldContext_Individual_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_dob(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v *string = obj.Dob
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Dob))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Dob))
 }
 func (ec *executionContext) fieldContext_Individual_dob(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
@@ -8125,55 +7931,48 @@ func (ec *executionContext) fieldContext_Mutation_deleteDocument(ctx context.Con
 }
 
 func (ec *executionContext) _Name_name(ctx context.Context, field graphql.CollectedField, obj *event.Name) (ret graphql.Marshaler) {
-	var v string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Name_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Name", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_page(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	var v int = obj.Page
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.Page)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_limit(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	var v int = obj.Limit
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.Limit)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_totalCount(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	var v int = obj.TotalCount
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_totalPages(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	var v int = obj.TotalPages
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return ec.marshalNInt2int(ctx, field.Selections, v)
+	return (*gqlrun.Int)(&obj.TotalPages)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_percentage(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	var v float64 = obj.Percentage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: false})
-	return ec.marshalNFloat2float64(ctx, field.Selections, v)
+	return (*gqlrun.Float)(&obj.Percentage)
 }
 func (ec *executionContext) fieldContext_Ownership_percentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type Float does not have child fields"))
@@ -8189,10 +7988,8 @@ func (ec *executionContext) fieldContext_Ownership_joint(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Ownership_owners(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	var v []*family.ContactRef = obj.Owners()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true})
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true}), field.Selections, obj.Owners())
 }
 func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8208,9 +8005,8 @@ func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, fie
 }
 
 func (ec *executionContext) _Ownership_ownerId(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	var v *string = obj.OwnerID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.OwnerID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.OwnerID))
 }
 func (ec *executionContext) fieldContext_Ownership_ownerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type String does not have child fields"))
@@ -8226,18 +8022,16 @@ func (ec *executionContext) fieldContext_Ownership_subowners(_ context.Context, 
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
-	var v *string = obj.EndCursor
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.EndCursor))
+	return gqlrun.Nullable((*gqlrun.String)(obj.EndCursor))
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
-	var v bool = obj.HasNextPage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	return (*gqlrun.Boolean)(&obj.HasNextPage)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -8639,19 +8433,16 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _Relationship_role(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	var v family.RelationshipRole = obj.Role
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNRelationshipRole2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipRole(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Role)) + 2)
+	return &obj.Role
 }
 func (ec *executionContext) fieldContext_Relationship_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type RelationshipRole does not have child fields"))
 }
 
 func (ec *executionContext) _Relationship_source(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	var v *family.ContactRef = obj.Source
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Source)
 }
 func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8667,10 +8458,8 @@ func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, 
 }
 
 func (ec *executionContext) _Relationship_target(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	var v *family.ContactRef = obj.Target
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Target)
 }
 func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8686,37 +8475,32 @@ func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, 
 }
 
 func (ec *executionContext) _Relationship_percentage(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	var v *float64 = obj.Percentage
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
-	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, v)
+	return gqlrun.Nullable((*gqlrun.Float)(obj.Percentage))
 }
 func (ec *executionContext) fieldContext_Relationship_percentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	var v string = obj.VaultID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_SourceDocument_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_name(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	var v *string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Name))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Name))
 }
 func (ec *executionContext) fieldContext_SourceDocument_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_extension(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	var v *string = obj.Extension
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Extension))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Extension))
 }
 func (ec *executionContext) fieldContext_SourceDocument_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type String does not have child fields"))
@@ -8808,27 +8592,24 @@ func (ec *executionContext) fieldContext_Subscription_events(ctx context.Context
 }
 
 func (ec *executionContext) _TaxJobCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -8853,36 +8634,32 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_timestamp(_ context.Con
 }
 
 func (ec *executionContext) _TaxJobCompleted_externalId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.CorrelationID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_jobId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.JobID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v string = obj.DocumentWid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -8921,10 +8698,8 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_document(_ context.Cont
 }
 
 func (ec *executionContext) _TaxJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v *event.SourceDocument = obj.SourceDocument
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false})
-	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, v)
+	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8940,45 +8715,40 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ contex
 }
 
 func (ec *executionContext) _TaxJobCompleted_category(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v *string = obj.Category
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Category))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Category))
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_presentationStatus(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	var v *event.PresentationStatus = obj.PresentationStatus
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOPresentationStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐPresentationStatus(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.PresentationStatus))
+	return gqlrun.Nullable(obj.PresentationStatus)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_presentationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type PresentationStatus does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_wid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_eventType(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -9003,36 +8773,32 @@ func (ec *executionContext) fieldContext_TaxJobFailed_timestamp(_ context.Contex
 }
 
 func (ec *executionContext) _TaxJobFailed_externalId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.CorrelationID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_jobId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.JobID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v string = obj.DocumentWid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -9071,36 +8837,32 @@ func (ec *executionContext) fieldContext_TaxJobFailed_document(_ context.Context
 }
 
 func (ec *executionContext) _TaxJobFailed_reason(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	var v event.TaxFailureReason = obj.Reason
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐTaxFailureReason(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Reason)) + 2)
+	return &obj.Reason
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type TaxFailureReason does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_wid(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	var v string = obj.WID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.WID)) + 2)
+	return (*gqlrun.String)(&obj.WID)
 }
 func (ec *executionContext) fieldContext_TopAccount_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_externalId(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	var v string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
+	return (*gqlrun.String)(&obj.ExternalID)
 }
 func (ec *executionContext) fieldContext_TopAccount_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_name(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	var v string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_TopAccount_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type String does not have child fields"))
@@ -9315,10 +9077,8 @@ func (ec *executionContext) fieldContext_TopAccount_relationships(_ context.Cont
 }
 
 func (ec *executionContext) _TopAccountPage_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	var v []*family.TopAccount = obj.Nodes
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false})
-	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx, field.Selections, v)
+	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
 }
 func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9334,10 +9094,8 @@ func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context,
 }
 
 func (ec *executionContext) _TopAccountPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	var v family.OffsetPageInfo = obj.PageInfo
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false})
-	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx, field.Selections, v)
+	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9353,27 +9111,24 @@ func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Conte
 }
 
 func (ec *executionContext) _Trust_id(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Trust_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Trust_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_type(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v family.ContactType = obj.Type
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Trust_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type ContactType does not have child fields"))
@@ -9389,10 +9144,8 @@ func (ec *executionContext) fieldContext_Trust_displayName(_ context.Context, fi
 }
 
 func (ec *executionContext) _Trust_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v []*family.Relationship = obj.Relationships()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9408,28 +9161,24 @@ func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, 
 }
 
 func (ec *executionContext) _Trust_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v string = obj.LegalName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Trust_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustType(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v *family.TrustType = obj.TrustType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOTrustType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTrustType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TrustType))
+	return gqlrun.Nullable(obj.TrustType)
 }
 func (ec *executionContext) fieldContext_Trust_trustType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type TrustType does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustCreators(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v []*family.ContactRef = obj.TrustCreators()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.TrustCreators())
 }
 func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9445,10 +9194,8 @@ func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, 
 }
 
 func (ec *executionContext) _Trust_initialTrustees(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v []*family.ContactRef = obj.InitialTrustees()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.InitialTrustees())
 }
 func (ec *executionContext) fieldContext_Trust_initialTrustees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9467,7 +9214,7 @@ func (ec *executionContext) _Trust_trustCreator(ctx context.Context, field graph
 	var v []string = obj.TrustCreator
 	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
 	if v == nil { // the error says where
-		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
 	}
 	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
@@ -9479,7 +9226,7 @@ func (ec *executionContext) _Trust_initialTrustee(ctx context.Context, field gra
 	var v []string = obj.InitialTrustee
 	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
 	if v == nil { // the error says where
-		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
 	}
 	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
@@ -9488,45 +9235,40 @@ func (ec *executionContext) fieldContext_Trust_initialTrustee(_ context.Context,
 }
 
 func (ec *executionContext) _Trust_governingState(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v *string = obj.GoverningState
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.GoverningState))
+	return gqlrun.Nullable((*gqlrun.String)(obj.GoverningState))
 }
 func (ec *executionContext) fieldContext_Trust_governingState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustCreationDate(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v *string = obj.TrustCreationDate
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TrustCreationDate))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TrustCreationDate))
 }
 func (ec *executionContext) fieldContext_Trust_trustCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -9551,36 +9293,32 @@ func (ec *executionContext) fieldContext_UserSubscriptionCanceled_timestamp(_ co
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	var v string = obj.OldPlan
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.OldPlan)) + 2)
+	return (*gqlrun.String)(&obj.OldPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -9605,45 +9343,40 @@ func (ec *executionContext) fieldContext_UserSubscriptionChanged_timestamp(_ con
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	var v string = obj.OldPlan
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.OldPlan)) + 2)
+	return (*gqlrun.String)(&obj.OldPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_newPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	var v string = obj.NewPlan
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.NewPlan)) + 2)
+	return (*gqlrun.String)(&obj.NewPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_newPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -9668,36 +9401,32 @@ func (ec *executionContext) fieldContext_UserSubscriptionCreated_timestamp(_ con
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_newPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	var v string = obj.NewPlan
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.NewPlan)) + 2)
+	return (*gqlrun.String)(&obj.NewPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_newPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	var v string = obj.Wid
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	var v event.EventType = obj.EventType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type EventType does not have child fields"))
@@ -9722,36 +9451,32 @@ func (ec *executionContext) fieldContext_UserSubscriptionReactivated_timestamp(_
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	var v string = obj.OldPlan
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.OldPlan)) + 2)
+	return (*gqlrun.String)(&obj.OldPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_id(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v string = obj.ID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Will_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Will_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v *string = obj.ExternalID
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Will_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_type(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v family.ContactType = obj.Type
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Will_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type ContactType does not have child fields"))
@@ -9767,10 +9492,8 @@ func (ec *executionContext) fieldContext_Will_displayName(_ context.Context, fie
 }
 
 func (ec *executionContext) _Will_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v []*family.Relationship = obj.Relationships()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, v)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9786,46 +9509,40 @@ func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, f
 }
 
 func (ec *executionContext) _Will_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v string = obj.LegalName
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Will_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_willType(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v family.WillType = obj.WillType
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNWillType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐWillType(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.WillType)) + 2)
+	return &obj.WillType
 }
 func (ec *executionContext) fieldContext_Will_willType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type WillType does not have child fields"))
 }
 
 func (ec *executionContext) _Will_governingState(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v *string = obj.GoverningState
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.GoverningState))
+	return gqlrun.Nullable((*gqlrun.String)(obj.GoverningState))
 }
 func (ec *executionContext) fieldContext_Will_governingState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_willCreationDate(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v *string = obj.WillCreationDate
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.WillCreationDate))
+	return gqlrun.Nullable((*gqlrun.String)(obj.WillCreationDate))
 }
 func (ec *executionContext) fieldContext_Will_willCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_testators(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v []*family.ContactRef = obj.Testators()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Testators())
 }
 func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9841,10 +9558,8 @@ func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field
 }
 
 func (ec *executionContext) _Will_executors(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v []*family.ContactRef = obj.Executors()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, v)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Executors())
 }
 func (ec *executionContext) fieldContext_Will_executors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9863,7 +9578,7 @@ func (ec *executionContext) _Will_testator(ctx context.Context, field graphql.Co
 	var v []string = obj.Testator
 	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
 	if v == nil { // the error says where
-		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
 	}
 	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
@@ -9875,7 +9590,7 @@ func (ec *executionContext) _Will_executor(ctx context.Context, field graphql.Co
 	var v []string = obj.Executor
 	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
 	if v == nil { // the error says where
-		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
 	}
 	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
@@ -9884,9 +9599,8 @@ func (ec *executionContext) fieldContext_Will_executor(_ context.Context, field 
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	var v string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type String does not have child fields"))
@@ -9902,9 +9616,8 @@ func (ec *executionContext) fieldContext___Directive_description(_ context.Conte
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	var v bool = obj.IsRepeatable
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
-	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
+	return (*gqlrun.Boolean)(&obj.IsRepeatable)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -9914,7 +9627,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	var v []string = obj.Locations
 	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
 	if v == nil { // the error says where
-		ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Directive", Field: field, IsMethod: false})
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Directive", Field: field, IsMethod: false})
 	}
 	return ec.marshalN__DirectiveLocation2ᚕstringᚄ(ctx, field.Selections, v)
 }
@@ -9966,9 +9679,8 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	var v string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errors.New("field of type String does not have child fields"))
@@ -10002,9 +9714,8 @@ func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	var v string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, false, false, errors.New("field of type String does not have child fields"))
@@ -10063,10 +9774,8 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 }
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	var v *introspection.Type = obj.Type
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false})
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false}), field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10100,9 +9809,8 @@ func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	var v string = obj.Name
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNString2string(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
@@ -10118,10 +9826,8 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	var v *introspection.Type = obj.Type
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false})
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false}), field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10137,9 +9843,8 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	var v *string = obj.DefaultValue
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.DefaultValue))
+	return gqlrun.Nullable((*gqlrun.String)(obj.DefaultValue))
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
@@ -10173,10 +9878,8 @@ func (ec *executionContext) fieldContext___Schema_description(_ context.Context,
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	var v []introspection.Type = obj.Types()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
-	return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, v)
+	return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Types())
 }
 func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10192,10 +9895,8 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 }
 
 func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	var v *introspection.Type = obj.QueryType()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.QueryType())
 }
 func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10211,10 +9912,8 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 }
 
 func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	var v *introspection.Type = obj.MutationType()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.MutationType())
 }
 func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10230,10 +9929,8 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 }
 
 func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	var v *introspection.Type = obj.SubscriptionType()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.SubscriptionType())
 }
 func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10249,10 +9946,8 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 }
 
 func (ec *executionContext) ___Schema_directives(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	var v []introspection.Directive = obj.Directives()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
-	return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx, field.Selections, v)
+	return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Directives())
 }
 func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10348,10 +10043,8 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 }
 
 func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	var v []introspection.Type = obj.Interfaces()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
-	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, v)
+	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.Interfaces())
 }
 func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10367,10 +10060,8 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 }
 
 func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	var v []introspection.Type = obj.PossibleTypes()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
-	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, v)
+	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.PossibleTypes())
 }
 func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10430,10 +10121,8 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 }
 
 func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	var v []introspection.InputValue = obj.InputFields()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
-	return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, field.Selections, v)
+	return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.InputFields())
 }
 func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10449,10 +10138,8 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 }
 
 func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	var v *introspection.Type = obj.OfType()
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, v)
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.OfType())
 }
 func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12025,7 +11712,7 @@ var assetAddedImplementors = []string{"AssetAdded", "Event"}
 func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetAdded) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assetAddedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12098,7 +11785,7 @@ var assetBeneficiaryAddedImplementors = []string{"AssetBeneficiaryAdded", "Event
 func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetBeneficiaryAdded) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assetBeneficiaryAddedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12171,7 +11858,7 @@ var assetBeneficiaryDeletedImplementors = []string{"AssetBeneficiaryDeleted", "E
 func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetBeneficiaryDeleted) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assetBeneficiaryDeletedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12244,7 +11931,7 @@ var assetDeletedImplementors = []string{"AssetDeleted", "Event"}
 func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetDeleted) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assetDeletedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12312,7 +11999,7 @@ var assetOwnershipAddedImplementors = []string{"AssetOwnershipAdded", "Event"}
 func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetOwnershipAdded) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assetOwnershipAddedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12390,7 +12077,7 @@ var assetOwnershipDeletedImplementors = []string{"AssetOwnershipDeleted", "Event
 func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetOwnershipDeleted) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assetOwnershipDeletedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12463,7 +12150,7 @@ var assistantJobCompletedImplementors = []string{"AssistantJobCompleted", "Event
 func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantJobCompleted) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assistantJobCompletedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12602,7 +12289,7 @@ var assistantJobFailedImplementors = []string{"AssistantJobFailed", "Event", "An
 func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantJobFailed) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assistantJobFailedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12731,7 +12418,7 @@ var assistantMultiDocumentRequiresReviewImplementors = []string{"AssistantMultiD
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantMultiDocumentRequiresReview) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, assistantMultiDocumentRequiresReviewImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12865,7 +12552,7 @@ var charityImplementors = []string{"Charity", "Contact", "ContactCard"}
 func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, obj *family.Charity) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, charityImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -12958,7 +12645,7 @@ var classImplementors = []string{"Class", "Contact", "ContactCard"}
 func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, obj *family.Class) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, classImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13036,7 +12723,7 @@ var classPartiesImplementors = []string{"ClassParties"}
 func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.SelectionSet, obj *family.ClassParties) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, classPartiesImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13089,7 +12776,7 @@ var classPartyImplementors = []string{"ClassParty"}
 func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSet, obj *family.ClassParty) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, classPartyImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13147,7 +12834,7 @@ var clientImplementors = []string{"Client"}
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *family.Client) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, clientImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13282,7 +12969,7 @@ var clientAcceptedInvitationImplementors = []string{"ClientAcceptedInvitation", 
 func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel ast.SelectionSet, obj *event.ClientAcceptedInvitation) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, clientAcceptedInvitationImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13365,7 +13052,7 @@ var clientDeclinedInvitationImplementors = []string{"ClientDeclinedInvitation", 
 func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel ast.SelectionSet, obj *event.ClientDeclinedInvitation) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, clientDeclinedInvitationImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13448,7 +13135,7 @@ var clientProgressChangedImplementors = []string{"ClientProgressChanged", "Event
 func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.SelectionSet, obj *event.ClientProgressChanged) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, clientProgressChangedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13521,7 +13208,7 @@ var contactRefImplementors = []string{"ContactRef"}
 func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSet, obj *family.ContactRef) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, contactRefImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13569,7 +13256,7 @@ var deleteDocumentPayloadImplementors = []string{"DeleteDocumentPayload"}
 func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.SelectionSet, obj *vault.DeleteDocumentPayload) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, deleteDocumentPayloadImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13612,7 +13299,7 @@ var documentImplementors = []string{"Document"}
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *vault.Document) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13787,7 +13474,7 @@ var documentCategoryOptionImplementors = []string{"DocumentCategoryOption"}
 func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentCategoryOption) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentCategoryOptionImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13835,7 +13522,7 @@ var documentCompletedImplementors = []string{"DocumentCompleted", "Event"}
 func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentCompleted) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentCompletedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13923,7 +13610,7 @@ var documentConnectionImplementors = []string{"DocumentConnection"}
 func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentConnection) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentConnectionImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -13976,7 +13663,7 @@ var documentOwnerInfoImplementors = []string{"DocumentOwnerInfo"}
 func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentOwnerInfo) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentOwnerInfoImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14039,7 +13726,7 @@ var documentPayloadImplementors = []string{"DocumentPayload"}
 func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentPayload) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentPayloadImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14087,7 +13774,7 @@ var documentPendingValidationImplementors = []string{"DocumentPendingValidation"
 func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentPendingValidation) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentPendingValidationImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14175,7 +13862,7 @@ var documentStartedImplementors = []string{"DocumentStarted", "Event"}
 func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentStarted) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentStartedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14268,7 +13955,7 @@ var documentSubCategoryOptionImplementors = []string{"DocumentSubCategoryOption"
 func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentSubCategoryOption) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentSubCategoryOptionImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14316,7 +14003,7 @@ var entityImplementors = []string{"Entity", "Contact", "ContactCard"}
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, obj *family.Entity) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, entityImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14399,7 +14086,7 @@ var fractionImplementors = []string{"Fraction"}
 func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet, obj *family.Fraction) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, fractionImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14447,7 +14134,7 @@ var generatedDocumentImplementors = []string{"GeneratedDocument"}
 func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.SelectionSet, obj *event.GeneratedDocument) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, generatedDocumentImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14541,7 +14228,7 @@ var individualImplementors = []string{"Individual", "Contact", "ContactCard"}
 func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSet, obj *family.Individual) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, individualImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14627,7 +14314,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14733,7 +14420,7 @@ var nameImplementors = []string{"Name"}
 func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj *event.Name) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, nameImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14776,7 +14463,7 @@ var offsetPageInfoImplementors = []string{"OffsetPageInfo"}
 func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.SelectionSet, obj *family.OffsetPageInfo) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, offsetPageInfoImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14834,7 +14521,7 @@ var ownershipImplementors = []string{"Ownership"}
 func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet, obj *family.Ownership) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, ownershipImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14897,7 +14584,7 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *vault.PageInfo) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -14948,7 +14635,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -15173,7 +14860,7 @@ var relationshipImplementors = []string{"Relationship"}
 func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *family.Relationship) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, relationshipImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -15231,7 +14918,7 @@ var sourceDocumentImplementors = []string{"SourceDocument"}
 func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.SelectionSet, obj *event.SourceDocument) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, sourceDocumentImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -15350,7 +15037,7 @@ var taxJobCompletedImplementors = []string{"TaxJobCompleted", "Event", "Analysis
 func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.TaxJobCompleted) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, taxJobCompletedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -15489,7 +15176,7 @@ var taxJobFailedImplementors = []string{"TaxJobFailed", "Event", "AnalysisEvent"
 func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.SelectionSet, obj *event.TaxJobFailed) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, taxJobFailedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -15618,7 +15305,7 @@ var topAccountImplementors = []string{"TopAccount"}
 func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccount) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, topAccountImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -15876,7 +15563,7 @@ var topAccountPageImplementors = []string{"TopAccountPage"}
 func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountPage) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, topAccountPageImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -15924,7 +15611,7 @@ var trustImplementors = []string{"Trust", "Contact", "ContactCard"}
 func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, obj *family.Trust) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, trustImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16027,7 +15714,7 @@ var userSubscriptionCanceledImplementors = []string{"UserSubscriptionCanceled", 
 func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionCanceled) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionCanceledImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16095,7 +15782,7 @@ var userSubscriptionChangedImplementors = []string{"UserSubscriptionChanged", "E
 func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionChanged) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionChangedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16168,7 +15855,7 @@ var userSubscriptionCreatedImplementors = []string{"UserSubscriptionCreated", "E
 func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionCreated) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionCreatedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16236,7 +15923,7 @@ var userSubscriptionReactivatedImplementors = []string{"UserSubscriptionReactiva
 func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionReactivated) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionReactivatedImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16304,7 +15991,7 @@ var willImplementors = []string{"Will", "Contact", "ContactCard"}
 func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj *family.Will) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, willImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16407,7 +16094,7 @@ var __DirectiveImplementors = []string{"__Directive"}
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16470,7 +16157,7 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16528,7 +16215,7 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16596,7 +16283,7 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16664,7 +16351,7 @@ var __SchemaImplementors = []string{"__Schema"}
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -16732,7 +16419,7 @@ var __TypeImplementors = []string{"__Type"}
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := gqlrun.NewFieldSet(fields)
+	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {

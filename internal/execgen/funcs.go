@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/codegen"
 	"github.com/99designs/gqlgen/codegen/config"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // funcs are the template functions our changes to gqlgen's templates use.
@@ -18,6 +19,8 @@ func funcs() template.FuncMap {
 		"ioFields":          ioFields,
 		"leafAlwaysNeedsFC": leafAlwaysNeedsFC,
 		"leafSize":          leafSize,
+		"inPlace":           inPlace,
+		"read":              read,
 	}
 }
 
@@ -35,6 +38,14 @@ func fromMemory(f *codegen.Field) bool {
 		return f.NoErr && !f.VOkFunc
 	}
 	return f.IsVariable()
+}
+
+// read is the Go expression that reads a field fromMemory answers.
+func read(f *codegen.Field) string {
+	if f.IsMethod() {
+		return f.GoReceiverName + "." + f.GoFieldName + "()"
+	}
+	return f.GoReceiverName + "." + f.GoFieldName
 }
 
 // ioFields lists, quoted for a case clause, the fields of an object that do I/O: those gqlgen
@@ -105,4 +116,63 @@ func basicSize(b *types.Basic, v string) string {
 		return "24"
 	}
 	return "8"
+}
+
+// inPlace is a Go expression for the marshaller of a field's scalar or enum value written
+// where it lies in its object, through a pointer, which costs no allocation; or "" when the
+// field's value is not a struct field of that kind, or is one that may be null although the
+// schema says it cannot (its error needs the field's context).
+func inPlace(f *codegen.Field) string {
+	if !f.IsVariable() {
+		return ""
+	}
+	if _, ok := f.Object.Reference().(*types.Pointer); !ok {
+		return "" // the field of a copy: taking its address would allocate the copy
+	}
+	t := f.TypeReference
+	if t.IsSlice() {
+		return ""
+	}
+	field := f.GoReceiverName + "." + f.GoFieldName
+	ptr, isPtr := t.GO.(*types.Pointer)
+	if isPtr && t.GQL.NonNull {
+		return ""
+	}
+	if t.Definition.Kind == ast.Enum && t.IsMarshaler && !t.IsContext && t.Marshaler == nil {
+		if isPtr {
+			return fmt.Sprintf("gqlrun.Nullable(%s)", field)
+		}
+		return "&" + field
+	}
+	if t.Marshaler == nil {
+		return ""
+	}
+	var value types.Type = t.GO
+	if isPtr {
+		value = ptr.Elem()
+	}
+	b, ok := value.(*types.Basic)
+	if !ok {
+		return ""
+	}
+	writer := inPlaceWriters[t.Marshaler.FullName()+" "+b.Name()]
+	switch {
+	case writer == "":
+		return ""
+	case isPtr:
+		return fmt.Sprintf("gqlrun.Nullable((*gqlrun.%s)(%s))", writer, field)
+	default:
+		return fmt.Sprintf("(*gqlrun.%s)(&%s)", writer, field)
+	}
+}
+
+// inPlaceWriters are gqlrun's in-place writers by the gqlgen marshaller they stand for and
+// the Go type they write.
+var inPlaceWriters = map[string]string{
+	"github.com/99designs/gqlgen/graphql.MarshalString string":        "String",
+	"github.com/99designs/gqlgen/graphql.MarshalID string":            "String",
+	"github.com/99designs/gqlgen/graphql.MarshalFloatContext float64": "Float",
+	"github.com/99designs/gqlgen/graphql.MarshalInt int":              "Int",
+	"github.com/99designs/gqlgen/graphql.MarshalInt64 int64":          "Int64",
+	"github.com/99designs/gqlgen/graphql.MarshalBoolean bool":         "Boolean",
 }

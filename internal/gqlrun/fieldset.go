@@ -30,13 +30,47 @@ type delayed struct {
 
 // NewFieldSet is an object with the fields CollectFields gave for it.
 func NewFieldSet(fields []graphql.CollectedField) *FieldSet {
-	fs := &FieldSet{fields: fields}
-	if len(fields) <= len(fs.small) {
-		fs.Values = fs.small[:len(fields)]
-	} else {
-		fs.Values = make([]graphql.Marshaler, len(fields))
-	}
+	fs := &FieldSet{}
+	fs.init(fields)
 	return fs
+}
+
+func (m *FieldSet) init(fields []graphql.CollectedField) {
+	m.fields = fields
+	if len(fields) <= len(m.small) {
+		m.Values = m.small[:len(fields)]
+	} else {
+		m.Values = make([]graphql.Marshaler, len(fields))
+	}
+}
+
+// maxChunk bounds the field sets State.NewFieldSet allocates at once.
+const maxChunk = 256
+
+// NewFieldSet is an object with the fields CollectFields gave for it. The execution's objects
+// are allocated in chunks, growing from 8 to maxChunk: a response's objects all live until it
+// is written, so one allocation may as well hold many.
+func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
+	s.mu.Lock()
+	if len(s.sets) == 0 {
+		s.chunk = min(max(2*s.chunk, 8), maxChunk)
+		s.sets = make([]FieldSet, s.chunk)
+	}
+	fs := &s.sets[0]
+	if s.sets = s.sets[1:]; len(s.sets) == 0 {
+		s.sets = nil
+	}
+	s.mu.Unlock()
+	fs.init(fields)
+	return fs
+}
+
+// End says the response is written: the rest of the chunk of field sets is let go, so that
+// an idle subscription holds nothing of its last event.
+func (s *State) End() {
+	s.mu.Lock()
+	s.sets, s.chunk = nil, 0
+	s.mu.Unlock()
 }
 
 // Concurrently has Dispatch resolve field i with f.

@@ -48,6 +48,9 @@ type State struct {
 	mu     sync.Mutex
 	fields map[selection][]graphql.CollectedField
 	io     map[selection]bool
+	// sets is what is left of the chunk NewFieldSet allocates from, chunk its size.
+	sets  []FieldSet
+	chunk int
 	// Begin sets these for each response.
 	guard   Guard
 	done    <-chan struct{}
@@ -193,18 +196,4 @@ func reachesIO(schema *ast.Schema, sel ast.SelectionSet, typ string, doesIO Does
 
 func deferred(d ast.DirectiveList) bool {
 	return d.ForName("defer") != nil
-}
-
-// Element is the field context of one element of a list, as graphql.MarshalSliceConcurrently
-// makes it; a list's elements are allocated together.
-type Element struct {
-	fc    graphql.FieldContext
-	index int
-}
-
-// Context is ctx with e the field context of element i, whose value is result.
-func (e *Element) Context(ctx context.Context, i int, result any) context.Context {
-	e.index = i
-	e.fc = graphql.FieldContext{Index: &e.index, Result: result}
-	return graphql.WithFieldContext(ctx, &e.fc)
 }

@@ -1,0 +1,109 @@
+package gqlrun
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// gqlgen marshals a scalar by wrapping its value in a closure, one allocation per value. The
+// executor instead writes a field's value where it lies, in its object, through these pointer
+// types: a pointer in an interface costs nothing. They write what gqlgen's marshallers write.
+
+// String writes a String or ID as graphql.MarshalString does.
+type String string
+
+func (s *String) MarshalGQL(w io.Writer) { writeQuoted(w, string(*s)) }
+
+// Float writes a Float as graphql.MarshalFloatContext does. A value JSON cannot hold (NaN,
+// infinity) is written as null: gqlgen reports an error there, but the executor reads values
+// decoded from JSON, which holds none.
+type Float float64
+
+func (f *Float) MarshalGQL(w io.Writer) {
+	v := float64(*f)
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		io.WriteString(w, "null")
+		return
+	}
+	if b, ok := w.(*bytes.Buffer); ok {
+		b.Write(strconv.AppendFloat(b.AvailableBuffer(), v, 'g', -1, 64))
+		return
+	}
+	io.WriteString(w, strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// Int writes an Int as graphql.MarshalInt does.
+type Int int
+
+func (i *Int) MarshalGQL(w io.Writer) { writeInt(w, int64(*i)) }
+
+// Int64 writes an Int bound to int64 as graphql.MarshalInt64 does.
+type Int64 int64
+
+func (i *Int64) MarshalGQL(w io.Writer) { writeInt(w, int64(*i)) }
+
+// Boolean writes a Boolean as graphql.MarshalBoolean does.
+type Boolean bool
+
+func (b *Boolean) MarshalGQL(w io.Writer) {
+	if *b {
+		io.WriteString(w, "true")
+	} else {
+		io.WriteString(w, "false")
+	}
+}
+
+// Nullable is the marshaller of a value that may be null: p as M, or null.
+func Nullable[T any, M interface {
+	*T
+	graphql.Marshaler
+}](p *T) graphql.Marshaler {
+	if p == nil {
+		return graphql.Null
+	}
+	return M(p)
+}
+
+func writeInt(w io.Writer, v int64) {
+	if b, ok := w.(*bytes.Buffer); ok {
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), v, 10))
+		return
+	}
+	io.WriteString(w, strconv.FormatInt(v, 10))
+}
+
+// writeQuoted is gqlgen's writeQuotedString: the same escapes, so the same bytes.
+func writeQuoted(w io.Writer, s string) {
+	const hex = "0123456789ABCDEF"
+	start := 0
+	io.WriteString(w, `"`)
+	for i, c := range s {
+		if c >= 0x20 && c != '\\' && c != '"' {
+			continue
+		}
+		io.WriteString(w, s[start:i])
+		switch c {
+		case '\t':
+			io.WriteString(w, `\t`)
+		case '\r':
+			io.WriteString(w, `\r`)
+		case '\n':
+			io.WriteString(w, `\n`)
+		case '\\':
+			io.WriteString(w, `\\`)
+		case '"':
+			io.WriteString(w, `\"`)
+		default:
+			io.WriteString(w, `\u00`)
+			io.WriteString(w, hex[c>>4:c>>4+1])
+			io.WriteString(w, hex[c&0xf:c&0xf+1])
+		}
+		start = i + 1
+	}
+	io.WriteString(w, s[start:])
+	io.WriteString(w, `"`)
+}

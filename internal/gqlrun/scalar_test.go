@@ -1,0 +1,69 @@
+package gqlrun
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// The in-place writers stand in for gqlgen's marshallers, so a response's bytes must not
+// depend on which wrote them: to a bytes.Buffer, as the executor writes, and to any writer.
+func TestInPlaceWritersWriteWhatGqlgenWrites(t *testing.T) {
+	t.Parallel()
+	str := func(s string) graphql.Marshaler { v := String(s); return &v }
+	flt := func(f float64) graphql.Marshaler { v := Float(f); return &v }
+	for _, tc := range []struct {
+		name       string
+		ours, want graphql.Marshaler
+	}{
+		{"a plain string", str("Eleanor Hartwell"), graphql.MarshalString("Eleanor Hartwell")},
+		{"escapes", str("a\"b\\c\nd\re\tf\x01g\x1f"), graphql.MarshalString("a\"b\\c\nd\re\tf\x01g\x1f")},
+		{"unicode", str("Zoë — 信託 \u2028"), graphql.MarshalString("Zoë — 信託 \u2028")},
+		{"empty", str(""), graphql.MarshalString("")},
+		{"a whole float", flt(50), contextual(graphql.MarshalFloatContext(50))},
+		{"a fraction", flt(33.333333333333336), contextual(graphql.MarshalFloatContext(33.333333333333336))},
+		{"a tiny float", flt(1e-7), contextual(graphql.MarshalFloatContext(1e-7))},
+		{"a huge float", flt(1e21), contextual(graphql.MarshalFloatContext(1e21))},
+		{"a negative int", func() graphql.Marshaler { v := Int(-42); return &v }(), graphql.MarshalInt(-42)},
+		{"a big int64", func() graphql.Marshaler { v := Int64(math.MaxInt64); return &v }(), graphql.MarshalInt64(math.MaxInt64)},
+		{"true", func() graphql.Marshaler { v := Boolean(true); return &v }(), graphql.MarshalBoolean(true)},
+		{"false", func() graphql.Marshaler { v := Boolean(false); return &v }(), graphql.MarshalBoolean(false)},
+		{"null", Nullable((*String)(nil)), graphql.Null},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want bytes.Buffer
+			tc.want.MarshalGQL(&want)
+			var buf bytes.Buffer
+			tc.ours.MarshalGQL(&buf)
+			var sb strings.Builder
+			tc.ours.MarshalGQL(&sb)
+			if buf.String() != want.String() || sb.String() != want.String() {
+				t.Fatalf("wrote %q and %q, gqlgen writes %q", buf.String(), sb.String(), want.String())
+			}
+		})
+	}
+}
+
+func TestFloatWritesNullForWhatJSONCannotHold(t *testing.T) {
+	t.Parallel()
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		v := Float(f)
+		var buf bytes.Buffer
+		v.MarshalGQL(&buf)
+		if buf.String() != "null" {
+			t.Errorf("%v: wrote %q, want null", f, buf.String())
+		}
+	}
+}
+
+// contextual is a context marshaller as gqlgen writes it when it succeeds.
+func contextual(m graphql.ContextMarshaler) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_ = m.MarshalGQLContext(context.Background(), w)
+	})
+}
