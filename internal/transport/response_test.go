@@ -28,6 +28,10 @@ func TestWriteResponseWritesWhatTheEncoderWrites(t *testing.T) {
 		{"data the encoder escapes", &graphql.Response{Data: json.RawMessage(`{"a":"<b>&c"}`)}, false},
 		{"data with U+2028", &graphql.Response{Data: json.RawMessage("{\"a\":\"x\u2028y\"}")}, false},
 		{"data with whitespace between tokens", &graphql.Response{Data: json.RawMessage("{ \"a\" :\n[1, 2]}")}, false},
+		{"whitespace after a string that ends in escaped backslashes", &graphql.Response{Data: json.RawMessage(`{"a":"x\\\\", "b":1}`)}, false},
+		{"an escaped quote, then whitespace in the same string", &graphql.Response{Data: json.RawMessage(`{"a":"x\" y","b":[1,2]}`)}, true},
+		{"whitespace after the last string", &graphql.Response{Data: json.RawMessage(`{"a":"x","b":[1, 2]}`)}, false},
+		{"other non-ASCII", &graphql.Response{Data: json.RawMessage(`{"a":"Zoë — 信託"}`)}, true},
 		{"no data", &graphql.Response{Errors: gqlerror.List{{Message: "bad"}}}, false},
 		{"nil", nil, false},
 	} {
