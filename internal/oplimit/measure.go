@@ -24,10 +24,9 @@ type measures struct {
 // unlimitedWork bounds the measuring when no cost limit does.
 const unlimitedWork = 1 << 20
 
-// measure counts query's tokens, refusing it over l.Tokens, then parses it and measures the
-// operation named operation. It returns no measures for a document gqlgen will refuse anyway:
-// one that does not parse or that has no such operation.
-func measure(schema *ast.Schema, l Limits, query, operation string, vars map[string]any) (*measures, *gqlerror.Error) {
+// parse counts query's tokens, refusing it over l.Tokens, then parses it. It returns no
+// document for one gqlgen will refuse anyway, one that does not parse.
+func parse(l Limits, query string) (*ast.QueryDocument, *gqlerror.Error) {
 	if l.Tokens > 0 {
 		if n := countTokens(query); n > l.Tokens {
 			return nil, refusal("The operation has %d tokens; at most %d are allowed (GRAPHQL_MAX_TOKENS)", n, l.Tokens)
@@ -37,9 +36,15 @@ func measure(schema *ast.Schema, l Limits, query, operation string, vars map[str
 	if err != nil {
 		return nil, nil
 	}
+	return doc, nil
+}
+
+// measure measures the operation named operation of doc, which it does not change. It returns
+// no measures when there is no such operation: gqlgen refuses it.
+func measure(schema *ast.Schema, l Limits, doc *ast.QueryDocument, operation string, vars map[string]any) *measures {
 	op := doc.Operations.ForName(operation)
 	if op == nil {
-		return nil, nil
+		return nil
 	}
 	w := &walker{schema: schema, doc: doc, sizes: l.ListSizes, vars: vars, op: op, work: unlimitedWork}
 	if l.Cost > 0 && l.Cost < (unlimitedWork-1000)/2 {
@@ -66,7 +71,7 @@ func measure(schema *ast.Schema, l Limits, query, operation string, vars map[str
 		m.cost = add(m.cost, w.cost(w.collect([]source{{set: f.SelectionSet, parent: f.TypeCondition}}), 0, 0, false))
 	}
 	m.unfinished = w.work < 0
-	return m, nil
+	return m
 }
 
 // countTokens counts the tokens as gqlgen's parser does: comments count, the end does not. A

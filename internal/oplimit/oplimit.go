@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -95,7 +96,14 @@ func Install(srv Server, l Limits) {
 type Extension struct {
 	limits Limits
 	schema *ast.Schema
+	// docs keeps the documents of the operations measured lately, by their text: clients send
+	// the same few again and again, and parsing one costs more than measuring it.
+	docs *lru.LRU[*ast.QueryDocument]
 }
+
+// cachedDocuments is how many documents Extension keeps parsed, as many as gqlgen's own
+// query cache in the gateway.
+const cachedDocuments = 1000
 
 var _ interface {
 	graphql.HandlerExtension
@@ -109,7 +117,7 @@ func New(l Limits) *Extension {
 	if l.ListSizes == nil {
 		l.ListSizes = Defaults().ListSizes
 	}
-	return &Extension{limits: l}
+	return &Extension{limits: l, docs: lru.New[*ast.QueryDocument](cachedDocuments)}
 }
 
 // ExtensionName names the extension in gqlgen's stats.
@@ -123,14 +131,23 @@ func (e *Extension) Validate(es graphql.ExecutableSchema) error {
 
 // MutateOperationParameters refuses an operation over a static limit. It runs before gqlgen
 // parses and validates the document, so a refusal costs one pass of the lexer and one of the
-// parser. A document that does not parse, or names no operation, is left to gqlgen to refuse.
-func (e *Extension) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+// parser, and a document seen lately neither. A document that does not parse, or names no
+// operation, is left to gqlgen to refuse.
+func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if p.Query == "" {
 		return nil
 	}
-	m, err := measure(e.schema, e.limits, p.Query, p.OperationName, p.Variables)
-	if err != nil || m == nil {
-		return err
+	doc, ok := e.docs.Get(ctx, p.Query)
+	if !ok {
+		var err *gqlerror.Error
+		if doc, err = parse(e.limits, p.Query); err != nil || doc == nil {
+			return err
+		}
+		e.docs.Add(ctx, p.Query, doc)
+	}
+	m := measure(e.schema, e.limits, doc, p.OperationName, p.Variables)
+	if m == nil {
+		return nil
 	}
 	l := e.limits
 	switch {

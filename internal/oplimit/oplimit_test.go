@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 )
@@ -173,9 +174,12 @@ func TestTheTokenCountAgreesWithTheParser(t *testing.T) {
 // ofType unwraps a list or non-null type; GraphiQL's introspection query nests it nine deep.
 func TestOfTypeAddsNoLevel(t *testing.T) {
 	t.Parallel()
-	m, err := measure(newLibrary(t).schema, Limits{}, "{ __schema { types { ofType { ofType { ofType { name } } } } } }", "", nil)
-	if err != nil || m.depth != 3 {
-		t.Errorf("got depth %+v (%v), want 3", m, err)
+	doc, err := parse(Limits{}, "{ __schema { types { ofType { ofType { ofType { name } } } } } }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := measure(newLibrary(t).schema, Limits{}, doc, "", nil); m.depth != 3 {
+		t.Errorf("got depth %+v, want 3", m)
 	}
 }
 
@@ -202,5 +206,26 @@ func TestAHugeCostLimitStillMeasures(t *testing.T) {
 	resp := run(context.Background(), lib.executor(l), bomb, nil)
 	if len(resp.Errors) == 0 || !strings.Contains(resp.Errors[0].Message, "at most 1099511627776 is allowed (GRAPHQL_MAX_COST)") {
 		t.Errorf("a fragment bomb under a cost limit of 2^40: %v, want it refused by its cost", resp.Errors)
+	}
+}
+
+// Documents are parsed once and kept, but an operation is measured each time: its variables
+// may size its lists.
+func TestAKeptDocumentIsMeasuredWithEachRequestsVariables(t *testing.T) {
+	t.Parallel()
+	e := New(Limits{Cost: 1000})
+	lib := newLibrary(t)
+	if err := e.Validate(&graphql.ExecutableSchemaMock{SchemaFunc: func() *ast.Schema { return lib.schema }}); err != nil {
+		t.Fatal(err)
+	}
+	query := `query($n: Int) { books(limit: $n) { title } }`
+	for _, tc := range []struct {
+		n       int
+		refused bool
+	}{{10, false}, {100000, true}, {10, false}} {
+		err := e.MutateOperationParameters(context.Background(), &graphql.RawParams{Query: query, Variables: map[string]any{"n": tc.n}})
+		if (err != nil) != tc.refused {
+			t.Errorf("limit %d: got %v, want refused %v", tc.n, err, tc.refused)
+		}
 	}
 }
