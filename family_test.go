@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -13,8 +13,8 @@ func TestFamilyQueryCostsTwoUpstreamRequests(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, false)
 	gw := newGateway(t, up, nil)
-	for _, n := range []int{5, 200} {
-		wid := up.family(t, "FAMILY-"+strings.Repeat("X", n%7), n)
+	for _, n := range []int{5, 200, 2000} {
+		wid := up.family(t, fmt.Sprintf("FAMILY-%d", n), n)
 		up.ResetRequests()
 		var got struct {
 			TopAccount struct {
