@@ -2908,6 +2908,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				}
 			}
 			var buf bytes.Buffer
+			buf.Grow(ec.run.Size())
 			data.MarshalGQL(&buf)
 			ec.run.End()
 			response.Data = buf.Bytes()
@@ -2928,6 +2929,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ec.run.Begin(ctx)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			buf.Grow(ec.run.Size())
 			data.MarshalGQL(&buf)
 			ec.run.End()
 

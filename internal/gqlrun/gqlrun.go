@@ -55,6 +55,7 @@ type State struct {
 	guard   Guard
 	done    <-chan struct{}
 	stopped atomic.Bool
+	size    atomic.Int64
 }
 
 // selection names a selection set as the type it selects on sees it. Selection sets are
@@ -77,13 +78,26 @@ func (s *State) Begin(ctx context.Context) {
 	s.guard = GuardOf(ctx)
 	s.done = ctx.Done()
 	s.stopped.Store(false)
+	s.size.Store(0)
 }
 
 // Charge adds n bytes to the response being resolved.
 func (s *State) Charge(n int64) {
+	s.size.Add(n)
 	if s.guard != nil {
 		s.guard.Charge(n)
 	}
+}
+
+// maxPresize bounds Size: the charges estimate, and a response larger than this is rare enough
+// to grow as it is written.
+const maxPresize = 32 << 20
+
+// Size is about what the response will take written, from the charges of the fields resolved
+// since Begin (the fields that go through the middleware are charged there, not here), so its
+// buffer can be made once instead of doubling as it is written.
+func (s *State) Size() int {
+	return int(min(max(s.size.Load(), 0), maxPresize))
 }
 
 // Stop reports whether the response's context has ended, its client gone or its budget
