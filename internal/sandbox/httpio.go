@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 )
@@ -21,12 +23,20 @@ func errorf(status int, message string) *apiError {
 	return &apiError{status: status, ErrorBody: advisorspec.ErrorBody{Message: message}}
 }
 
+// writeJSON answers v as JSON with its Content-Length, as a service does for a body it has
+// whole, so a client can read it into one buffer of that size.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // upload addresses carry '&', which should read as itself
-	_ = enc.Encode(v)        // the client went away; nothing to tell it
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, "encode the answer: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes()) // the client went away; nothing to tell it
 }
 
 func writeError(w http.ResponseWriter, status int, message string) {
