@@ -65,9 +65,10 @@ func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	return fs
 }
 
-// End says the response is written: the rest of the chunk of field sets is let go, so that
-// an idle subscription holds nothing of its last event.
+// End says the response is written: the rest of the chunk of field sets is let go, so that an
+// idle subscription holds nothing of its last event, and the guard sees the last charges.
 func (s *State) End() {
+	s.forward(s.size.Load())
 	s.mu.Lock()
 	s.sets, s.chunk = nil, 0
 	s.mu.Unlock()

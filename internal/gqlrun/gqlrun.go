@@ -55,7 +55,8 @@ type State struct {
 	guard   Guard
 	done    <-chan struct{}
 	stopped atomic.Bool
-	size    atomic.Int64
+	// size adds up the charges, of which the guard has seen forwarded.
+	size, forwarded atomic.Int64
 }
 
 // selection names a selection set as the type it selects on sees it. Selection sets are
@@ -79,13 +80,25 @@ func (s *State) Begin(ctx context.Context) {
 	s.done = ctx.Done()
 	s.stopped.Store(false)
 	s.size.Store(0)
+	s.forwarded.Store(0)
 }
+
+// chargeStep is how many bytes of charges State gathers before it passes them to the guard:
+// one call per field would cost more than the field, and a budget is megabytes.
+const chargeStep = 32 << 10
 
 // Charge adds n bytes to the response being resolved.
 func (s *State) Charge(n int64) {
-	s.size.Add(n)
-	if s.guard != nil {
-		s.guard.Charge(n)
+	total := s.size.Add(n)
+	if total/chargeStep != (total-n)/chargeStep {
+		s.forward(total)
+	}
+}
+
+// forward passes the guard the charges gathered up to total that it has not seen.
+func (s *State) forward(total int64) {
+	if seen := s.forwarded.Swap(total); s.guard != nil && total > seen {
+		s.guard.Charge(total - seen)
 	}
 }
 

@@ -133,6 +133,7 @@ func TestStopEndsAResponseWhoseContextEnded(t *testing.T) {
 		if !st.Stop(ctx) || !st.Stop(ctx) {
 			t.Fatal("Stop after the context ended said go on")
 		}
+		st.End() // passes the guard what it gathered
 		if g.charged != 7 || g.stops != 2 || len(graphql.GetErrors(ctx)) != 2 {
 			t.Fatalf("charged %d, stops %d, errors %v", g.charged, g.stops, graphql.GetErrors(ctx))
 		}
@@ -163,5 +164,26 @@ func TestElementContextGivesTheElementsPath(t *testing.T) {
 	}
 	if got := graphql.GetPath(last).String(); got != "people[2]" {
 		t.Fatalf("path %s, want people[2]", got)
+	}
+}
+
+// Charges reach the guard in steps, at the latest when the response ends, and all of them.
+func TestChargesReachTheGuardInSteps(t *testing.T) {
+	t.Parallel()
+	g := &guard{}
+	var st State
+	st.Begin(WithGuard(context.Background(), g))
+	st.Charge(100)
+	if g.charged != 0 {
+		t.Fatalf("the guard saw %d bytes of a 100-byte response before its end", g.charged)
+	}
+	st.Charge(chargeStep)
+	if g.charged != chargeStep+100 {
+		t.Fatalf("the guard saw %d bytes after a step, want %d", g.charged, chargeStep+100)
+	}
+	st.Charge(5)
+	st.End()
+	if g.charged != chargeStep+105 || st.Size() != chargeStep+105 {
+		t.Fatalf("the guard saw %d bytes, the state %d, want %d", g.charged, st.Size(), chargeStep+105)
 	}
 }
