@@ -69,6 +69,9 @@ func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 // idle subscription holds nothing of its last event, and the guard sees the last charges.
 func (s *State) End() {
 	s.forward(s.size.Load())
+	// A query's deferred fragments are written after it, each sized by what was charged since.
+	s.size.Store(0)
+	s.forwarded.Store(0)
 	s.mu.Lock()
 	s.sets, s.chunk = nil, 0
 	s.mu.Unlock()

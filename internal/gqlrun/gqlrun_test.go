@@ -182,8 +182,11 @@ func TestChargesReachTheGuardInSteps(t *testing.T) {
 		t.Fatalf("the guard saw %d bytes after a step, want %d", g.charged, chargeStep+100)
 	}
 	st.Charge(5)
+	if st.Size() != chargeStep+105 {
+		t.Fatalf("the state counted %d bytes, want %d", st.Size(), chargeStep+105)
+	}
 	st.End()
-	if g.charged != chargeStep+105 || st.Size() != chargeStep+105 {
-		t.Fatalf("the guard saw %d bytes, the state %d, want %d", g.charged, st.Size(), chargeStep+105)
+	if g.charged != chargeStep+105 || st.Size() != 0 {
+		t.Fatalf("the guard saw %d bytes, want %d; the state keeps %d, want 0", g.charged, chargeStep+105, st.Size())
 	}
 }
