@@ -3,6 +3,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -123,7 +124,36 @@ type Gateway struct {
 	// EventsOutageGrace is how long open subscriptions wait through an outage of the event
 	// store before they end with EVENTS_UNAVAILABLE (EVENTS_OUTAGE_GRACE).
 	EventsOutageGrace time.Duration
+
+	// Bulk is where bulk files are uploaded (BULK_SFTP_*); unset against the Advisor service
+	// leaves bulk uploads off, and against the embedded sandbox means its SFTP server.
+	Bulk BulkSFTP
 }
+
+// BulkSFTP is the SFTP server bulk files are uploaded to.
+type BulkSFTP struct {
+	// Addr is the server's host:port (BULK_SFTP_ADDR).
+	Addr string
+	// User logs in (BULK_SFTP_USER) with Password (BULK_SFTP_PASSWORD) or the private key in
+	// KeyFile (BULK_SFTP_KEY_FILE).
+	User     string
+	Password string `json:"-"`
+	KeyFile  string
+	// Dir is the remote directory the files go to (BULK_SFTP_DIR).
+	Dir string
+	// KnownHosts (BULK_SFTP_KNOWN_HOSTS, a known_hosts file) or HostKeyFingerprint
+	// (BULK_SFTP_HOST_KEY_FINGERPRINT, "SHA256:..." as ssh-keygen -l prints it) is the server's
+	// host key: nothing else is trusted.
+	KnownHosts         string
+	HostKeyFingerprint string
+}
+
+// Configured reports whether bulk uploads have a server.
+func (b BulkSFTP) Configured() bool { return b.Addr != "" }
+
+// DefaultBulkDir is where bulk files go on the server unless BULK_SFTP_DIR says otherwise: the
+// directory the login starts in.
+const DefaultBulkDir = "."
 
 // Sandboxed reports whether the gateway runs against its embedded sandbox.
 func (g Gateway) Sandboxed() bool { return g.AdvisorBaseURL == "" }
@@ -155,6 +185,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 		DedupWindow:               DefaultDedupWindow,
 		SubscriberBuffer:          DefaultSubscriberBuffer,
 		KeepAlive:                 DefaultKeepAlive,
+		Bulk:                      BulkSFTP{Dir: DefaultBulkDir},
 	}
 	var errs []error
 	set := func(name string, parse func(string) error) {
@@ -256,6 +287,8 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("STREAM_KEEPALIVE", durationSetting(&cfg.KeepAlive))
 	set("EVENTS_OUTAGE_GRACE", durationSetting(&cfg.EventsOutageGrace))
 
+	errs = append(errs, loadBulk(getenv, set, &cfg)...)
+
 	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
 		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
 			bytesize.Format(cfg.UploadDiskBudget), bytesize.Format(cfg.MaxUploadBytes)))
@@ -270,6 +303,85 @@ func Load(getenv func(string) string) (Gateway, error) {
 		errs = append(errs, errors.New("ADVISOR_BASE_URL: required when Advisor credentials are set (without it the gateway runs its embedded sandbox)"))
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// bulkSettings are the settings of bulk uploads, in the order their errors are reported.
+var bulkSettings = []string{"BULK_SFTP_ADDR", "BULK_SFTP_USER", "BULK_SFTP_PASSWORD", "BULK_SFTP_KEY_FILE",
+	"BULK_SFTP_DIR", "BULK_SFTP_KNOWN_HOSTS", "BULK_SFTP_HOST_KEY_FINGERPRINT"}
+
+// loadBulk reads the bulk SFTP settings through set and returns what is wrong with them as a
+// whole: against the Advisor service, a server needs a login and a host key; against the
+// embedded sandbox, its own server is used and none may be set.
+func loadBulk(getenv func(string) string, set func(string, func(string) error), cfg *Gateway) []error {
+	b := &cfg.Bulk
+	set("BULK_SFTP_ADDR", func(v string) error {
+		if host, port, err := net.SplitHostPort(v); err != nil || host == "" || port == "" {
+			return fmt.Errorf("%q is not a host:port such as sftp.advisor.example:22", v)
+		}
+		b.Addr = v
+		return nil
+	})
+	text := func(dst *string) func(string) error {
+		return func(v string) error { *dst = v; return nil }
+	}
+	set("BULK_SFTP_USER", text(&b.User))
+	set("BULK_SFTP_PASSWORD", text(&b.Password))
+	set("BULK_SFTP_KEY_FILE", text(&b.KeyFile))
+	set("BULK_SFTP_DIR", text(&b.Dir))
+	set("BULK_SFTP_KNOWN_HOSTS", text(&b.KnownHosts))
+	set("BULK_SFTP_HOST_KEY_FINGERPRINT", func(v string) error {
+		if !isSHA256Fingerprint(v) {
+			return errors.New(`must be a SHA256 fingerprint as ssh-keygen -lf prints it, such as "SHA256:" and 43 characters of base64`)
+		}
+		b.HostKeyFingerprint = v
+		return nil
+	})
+
+	var given []string
+	for _, name := range bulkSettings {
+		if getenv(name) != "" {
+			given = append(given, name)
+		}
+	}
+	if cfg.Sandboxed() {
+		if len(given) > 0 {
+			return []error{fmt.Errorf("ADVISOR_BASE_URL: required when %s is set (without it bulk files go to the embedded sandbox's SFTP server)", strings.Join(given, ", "))}
+		}
+		return nil
+	}
+	if len(given) == 0 {
+		return nil // bulk uploads off
+	}
+	var errs []error
+	if b.Addr == "" {
+		errs = append(errs, fmt.Errorf("BULK_SFTP_ADDR: required when %s is set", strings.Join(given, ", ")))
+	}
+	if b.User == "" {
+		errs = append(errs, errors.New("BULK_SFTP_USER: required for bulk uploads"))
+	}
+	switch {
+	case b.Password == "" && b.KeyFile == "":
+		errs = append(errs, errors.New("BULK_SFTP_PASSWORD: required for bulk uploads, or BULK_SFTP_KEY_FILE"))
+	case b.Password != "" && b.KeyFile != "":
+		errs = append(errs, errors.New("BULK_SFTP_KEY_FILE: set it or BULK_SFTP_PASSWORD, not both"))
+	}
+	switch {
+	case b.KnownHosts == "" && b.HostKeyFingerprint == "":
+		errs = append(errs, errors.New("BULK_SFTP_KNOWN_HOSTS: required for bulk uploads, or BULK_SFTP_HOST_KEY_FINGERPRINT: the server's host key is never trusted unseen"))
+	case b.KnownHosts != "" && b.HostKeyFingerprint != "":
+		errs = append(errs, errors.New("BULK_SFTP_HOST_KEY_FINGERPRINT: set it or BULK_SFTP_KNOWN_HOSTS, not both"))
+	}
+	return errs
+}
+
+// isSHA256Fingerprint reports whether s is "SHA256:" and the unpadded base64 of 32 bytes.
+func isSHA256Fingerprint(s string) bool {
+	b64, ok := strings.CutPrefix(s, "SHA256:")
+	if !ok || len(b64) != 43 {
+		return false
+	}
+	_, err := base64.RawStdEncoding.DecodeString(b64)
+	return err == nil
 }
 
 func durationSetting(dst *time.Duration) func(string) error {

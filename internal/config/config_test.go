@@ -3,6 +3,7 @@ package config_test
 import (
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -126,5 +127,52 @@ func TestOperationLimitDefaultsAgreeWithOplimit(t *testing.T) {
 		RootFields: cfg.MaxRootFields, Cost: cfg.MaxCost, ResponseBytes: cfg.MaxResponseBytes, ListSizes: want.ListSizes}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("config's limits %+v, oplimit.Defaults() %+v", got, want)
+	}
+}
+
+func TestBulkSFTPSettingsNeedALoginAndAHostKey(t *testing.T) {
+	t.Parallel()
+	prod := map[string]string{
+		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
+	}
+	fp := "SHA256:" + strings.Repeat("A", 43)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // in the error; empty: accepted
+	}{
+		{"none against the service: bulk off", nil, ""},
+		{"a password and a fingerprint", map[string]string{"BULK_SFTP_ADDR": "sftp.example:22", "BULK_SFTP_USER": "firm", "BULK_SFTP_PASSWORD": "pw", "BULK_SFTP_HOST_KEY_FINGERPRINT": fp}, ""},
+		{"a key and known hosts", map[string]string{"BULK_SFTP_ADDR": "sftp.example:22", "BULK_SFTP_USER": "firm", "BULK_SFTP_KEY_FILE": "/k", "BULK_SFTP_KNOWN_HOSTS": "/kh"}, ""},
+		{"no address", map[string]string{"BULK_SFTP_USER": "firm"}, "BULK_SFTP_ADDR: required when BULK_SFTP_USER is set"},
+		{"a bad address", map[string]string{"BULK_SFTP_ADDR": "sftp.example"}, "BULK_SFTP_ADDR: \"sftp.example\" is not a host:port"},
+		{"no user", map[string]string{"BULK_SFTP_ADDR": "s:22", "BULK_SFTP_PASSWORD": "pw", "BULK_SFTP_KNOWN_HOSTS": "/kh"}, "BULK_SFTP_USER: required"},
+		{"no password or key", map[string]string{"BULK_SFTP_ADDR": "s:22", "BULK_SFTP_USER": "u", "BULK_SFTP_KNOWN_HOSTS": "/kh"}, "BULK_SFTP_PASSWORD: required"},
+		{"both password and key", map[string]string{"BULK_SFTP_ADDR": "s:22", "BULK_SFTP_USER": "u", "BULK_SFTP_PASSWORD": "pw", "BULK_SFTP_KEY_FILE": "/k", "BULK_SFTP_KNOWN_HOSTS": "/kh"}, "BULK_SFTP_KEY_FILE: set it or BULK_SFTP_PASSWORD, not both"},
+		{"no host key", map[string]string{"BULK_SFTP_ADDR": "s:22", "BULK_SFTP_USER": "u", "BULK_SFTP_PASSWORD": "pw"}, "BULK_SFTP_KNOWN_HOSTS: required"},
+		{"both host keys", map[string]string{"BULK_SFTP_ADDR": "s:22", "BULK_SFTP_USER": "u", "BULK_SFTP_PASSWORD": "pw", "BULK_SFTP_KNOWN_HOSTS": "/kh", "BULK_SFTP_HOST_KEY_FINGERPRINT": fp}, "not both"},
+		{"a bad fingerprint", map[string]string{"BULK_SFTP_HOST_KEY_FINGERPRINT": "MD5:aa:bb"}, "BULK_SFTP_HOST_KEY_FINGERPRINT: must be a SHA256 fingerprint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{}
+			maps.Copy(env, prod)
+			maps.Copy(env, tc.env)
+			cfg, err := config.Load(func(k string) string { return env[k] })
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			case tc.want != "" && strings.Contains(err.Error(), "pw"):
+				t.Fatalf("the error shows the password: %v", err)
+			case tc.want == "" && cfg.Bulk.Configured() != (tc.env != nil):
+				t.Fatalf("configured %v for %v", cfg.Bulk.Configured(), tc.env)
+			}
+		})
+	}
+	// Against the embedded sandbox, its own SFTP server takes the files.
+	_, err := config.Load(func(k string) string { return map[string]string{"BULK_SFTP_ADDR": "s:22"}[k] })
+	if err == nil || !strings.Contains(err.Error(), "ADVISOR_BASE_URL: required when BULK_SFTP_ADDR is set") {
+		t.Errorf("bulk settings without the service: %v", err)
 	}
 }
