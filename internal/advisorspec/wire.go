@@ -138,3 +138,19 @@ type ErrorBody struct {
 type AnalysisStarted struct {
 	CorrelationID string `json:"correlation_id"`
 }
+
+// Client is the answer of Add Client, the endpoint the project's README decides
+// (POST /v1/clients): the client as the service keeps it. The specification shows no answer;
+// this one carries the service's wid, the caller's id as external_id, the advisor and team the
+// client belongs to, the ids of the contact cards made for it, whether the invitation has been
+// sent, and the row's fields with the values in effect (subscription_start_date always set).
+type Client struct {
+	WID              string `json:"wid"`
+	ExternalID       string `json:"external_id"`
+	AdvisorID        string `json:"advisor_id"`
+	TeamID           string `json:"team_id"`
+	PrimaryContactID string `json:"primary_contact_id"`
+	SpouseContactID  string `json:"spouse_contact_id,omitempty"`
+	InvitationSent   bool   `json:"invitation_sent"`
+	ClientFields
+}
