@@ -198,8 +198,15 @@ func (w *authWorld) probes(t *testing.T) []authProbe {
 		{name: "DELETE a contact (v1)", v1: true, method: "DELETE", path: v1Contact, want: 405},
 		{name: "PATCH the contacts of a client (v1)", v1: true, method: "PATCH", path: v1Contacts, body: map[string]any{"first_name": "x"}, want: 405},
 		// README decisions: Add Client and Delete Client.
-		{name: "Add Client", v1: true, method: "POST", path: "/v1/clients", body: map[string]any{"external_id": "INTRUDER"}},
+		{name: "Add Client", v1: true, method: "POST", path: "/v1/clients", body: map[string]any{"id": "INTRUDER", "first_name": "I", "last_name": "N"}},
+		{name: "Add Client with a malformed body", v1: true, method: "POST", path: "/v1/clients", body: malformed, want: 400},
+		{name: "Add Client with a field it does not have", v1: true, method: "POST", path: "/v1/clients", body: map[string]any{"external_id": "INTRUDER"}, want: 400},
+		{name: "Add Client as text/plain", v1: true, method: "POST", path: "/v1/clients", body: `{"id":"X","first_name":"I","last_name":"N"}`, contentType: text, want: 415},
+		{name: "Add Client over 1 MiB", v1: true, method: "POST", path: "/v1/clients", body: tooLarge(map[string]any{"id": "BIG", "first_name": "I", "last_name": "N"}), want: 413},
+		{name: "GET the clients", v1: true, method: "GET", path: "/v1/clients", want: 405},
 		{name: "Delete Client", v1: true, method: "DELETE", path: "/v1/clients/" + w.client},
+		{name: "Delete an unknown client", v1: true, method: "DELETE", path: "/v1/clients/NO-SUCH-CLIENT", want: 404},
+		{name: "PUT a client", v1: true, method: "PUT", path: "/v1/clients/" + w.client, body: map[string]any{"id": "x"}, want: 405},
 	}
 }
 

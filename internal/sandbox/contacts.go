@@ -52,15 +52,7 @@ func (s *Sandbox) contacts(sc contactScope) (*contactSet, *apiError) {
 // teams of every client; when that is more than one, it must say which it acts for. The caller
 // holds the lock.
 func (s *Sandbox) visibleClient(sc contactScope) (*client, *apiError) {
-	var advisors, teams []string
-	for _, c := range s.store.clients {
-		if !slices.Contains(advisors, c.AdvisorID) {
-			advisors = append(advisors, c.AdvisorID)
-		}
-		if !slices.Contains(teams, c.TeamID) {
-			teams = append(teams, c.TeamID)
-		}
-	}
+	advisors, teams := s.reachable()
 	for _, p := range []struct {
 		name, value string
 		reachable   []string

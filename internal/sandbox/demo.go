@@ -179,7 +179,7 @@ func demoFamilies() []demoFamily {
 
 func demoClients() []demoClient {
 	return []demoClient{{
-		externalID: "CL-1001", advisorID: "adv-001", teamID: "team-west",
+		externalID: "CL-1001", advisorID: DefaultAdvisorID, teamID: DefaultTeamID,
 		contacts: []map[string]any{
 			{"type": "Individual", "external_id": "cl-marcus", "first_name": "Marcus", "last_name": "Bell", "dob": "1968-04-22"},
 			{"type": "Individual", "external_id": "cl-dana", "first_name": "Dana", "last_name": "Bell", "dob": "1970-09-13"},

@@ -43,10 +43,14 @@ func writeError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, errorf(status, message))
 }
 
-// respond writes v with 200, or err.
+// respond writes v with 200 (201 when the operation marked it created), or err.
 func respond(w http.ResponseWriter, v any, err *apiError) {
 	if err != nil {
 		writeJSON(w, err.status, err)
+		return
+	}
+	if c, ok := v.(created); ok {
+		writeJSON(w, http.StatusCreated, c.v)
 		return
 	}
 	writeJSON(w, http.StatusOK, v)

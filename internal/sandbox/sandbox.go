@@ -262,8 +262,23 @@ func (s *Sandbox) routeV2(w http.ResponseWriter, r *http.Request, segs []string)
 	}
 }
 
-// routeV1 serves /v1/clients/{wid}/contacts and its items.
+// routeV1 serves /v1/clients (Add Client), /v1/clients/{external_id} (Delete Client), and
+// /v1/clients/{wid}/contacts and its items.
 func (s *Sandbox) routeV1(w http.ResponseWriter, r *http.Request, segs []string) {
+	switch {
+	case len(segs) == 1 && segs[0] == "clients":
+		sc := s.clientScope(r, "")
+		s.methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.putClient(sc, b) }),
+		})
+		return
+	case len(segs) == 2 && segs[0] == "clients":
+		sc := s.clientScope(r, segs[1])
+		s.methods(w, r, handlers{
+			http.MethodDelete: func() (any, *apiError) { return s.deleteClient(sc) },
+		})
+		return
+	}
 	if len(segs) < 3 || len(segs) > 4 || segs[0] != "clients" || segs[2] != "contacts" {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
@@ -387,8 +402,10 @@ v2 (top accounts, contacts by top account, documents):
 Webhook events (sent to the target the sandbox was started with):
   POST /sandbox/events   an event, an array of events, or {"scenario": "onboarding", "interval": "1s"}
 
-v1 (contacts by client, addressed by wid or external_id):
+v1 (clients, and contacts by client addressed by wid or external_id):
   Authorization: Basic <user:password>
+  POST   /v1/clients                    one Clients-file row: 201 added, 200 updated, with the client
+  DELETE /v1/clients/{external_id}      revokes access; POST the same id again to restore it
   GET  /v1/clients/{wid}/contacts           POST /v1/clients/{wid}/contacts
   GET  /v1/clients/{wid}/contacts/{id}      PUT  /v1/clients/{wid}/contacts/{id}
 

@@ -46,6 +46,35 @@ type client struct {
 	Client
 	WID      string
 	contacts contactSet
+	// fields is the client's record from Add Client rows, merged row by row; nil for a client
+	// made by AddClient until a row names it.
+	fields *advisorspec.ClientFields
+	// primaryCard and spouseCard are the ids of the cards Add Client made from the row's names;
+	// primaryLink and spouseLink the People-row ids those cards answer to ("" when unlinked).
+	primaryCard, spouseCard string
+	primaryLink, spouseLink string
+	invited                 bool
+	// revoked is set by Delete Client, which takes the advisor's access away without erasing
+	// anything, so that adding the client again gives it back whole.
+	revoked bool
+}
+
+// linkedCard finds the card a People row with this id updates: the card Add Client linked to
+// the id through primary_id or spouse_id, else the card whose external_id it is.
+func (c *client) linkedCard(peopleID string) (*contact, bool) {
+	switch {
+	case peopleID == "":
+		return nil, false
+	case peopleID == c.primaryLink:
+		return c.contacts.get(c.primaryCard)
+	case peopleID == c.spouseLink:
+		return c.contacts.get(c.spouseCard)
+	}
+	i, ok := c.contacts.byExternalID[peopleID]
+	if !ok {
+		return nil, false
+	}
+	return c.contacts.list[i], true
 }
 
 // contactSet holds the contact cards of one top account or client.
@@ -77,7 +106,9 @@ func (s *contactSet) put(c *contact) {
 		return
 	}
 	s.byID[c.ID] = len(s.list)
-	s.byExternalID[c.ExternalID] = len(s.list)
+	if c.ExternalID != "" { // a card Add Client made unlinked has none, and "" names nothing
+		s.byExternalID[c.ExternalID] = len(s.list)
+	}
 	s.list = append(s.list, c)
 }
 
@@ -177,17 +208,51 @@ func (s *store) topAccountByExternalID(externalID string) *topAccount {
 	return nil
 }
 
-// clientByRef finds a client by its wid or, failing that, by the caller's external_id.
+// clientByRef finds a client the advisor has access to by its wid or, failing that, by the
+// caller's external_id. A deleted client is not found.
 func (s *store) clientByRef(ref string) *client {
 	for _, c := range s.clients {
-		if c.WID == ref {
+		if c.WID == ref && !c.revoked {
 			return c
 		}
 	}
+	if c := s.clientByExternalID(ref); c != nil && !c.revoked {
+		return c
+	}
+	return nil
+}
+
+// clientByExternalID finds a client by the caller's id, deleted or not: external_ids stay
+// taken after Delete Client, which only revokes access.
+func (s *store) clientByExternalID(externalID string) *client {
 	for _, c := range s.clients {
-		if c.ExternalID == ref {
+		if c.ExternalID == externalID {
 			return c
 		}
 	}
 	return nil
+}
+
+// linkedCard finds the contact card of client clientID (its external_id) that a People-file row
+// with id peopleID updates in place: the primary or spouse card Add Client linked to that id,
+// else the card with that external_id. Cards of a deleted client are found too: a file may
+// update them, and adding the client again shows them. The caller holds the lock.
+func (s *store) linkedCard(clientID, peopleID string) (*client, *contact, bool) {
+	c := s.clientByExternalID(clientID)
+	if c == nil {
+		return nil, nil, false
+	}
+	card, ok := c.linkedCard(peopleID)
+	return c, card, ok
+}
+
+// LinkedCard is linkedCard for a caller outside the lock; it returns a copy of the card.
+func (s *Sandbox) LinkedCard(clientID, peopleID string) (advisorspec.Contact, bool) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	_, card, ok := s.store.linkedCard(clientID, peopleID)
+	if !ok {
+		return advisorspec.Contact{}, false
+	}
+	return *card, true
 }
