@@ -237,3 +237,14 @@ func (s *Sandbox) deleteClient(sc contactScope) (any, *apiError) {
 	c.revoked = true
 	return struct{}{}, nil
 }
+
+// LinkedCard is linkedCard for a caller outside the lock; it returns a copy of the card.
+func (s *Sandbox) LinkedCard(clientID, peopleID string) (advisorspec.Contact, bool) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	_, card, ok := s.store.linkedCard(clientID, peopleID)
+	if !ok {
+		return advisorspec.Contact{}, false
+	}
+	return *card, true
+}

@@ -245,14 +245,3 @@ func (s *store) linkedCard(clientID, peopleID string) (*client, *contact, bool) 
 	card, ok := c.linkedCard(peopleID)
 	return c, card, ok
 }
-
-// LinkedCard is linkedCard for a caller outside the lock; it returns a copy of the card.
-func (s *Sandbox) LinkedCard(clientID, peopleID string) (advisorspec.Contact, bool) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	_, card, ok := s.store.linkedCard(clientID, peopleID)
-	if !ok {
-		return advisorspec.Contact{}, false
-	}
-	return *card, true
-}
