@@ -9,27 +9,35 @@ import (
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 )
 
 // DefaultAddr is where `go run . sandbox` listens unless told otherwise, and where the gateway's
 // embedded sandbox listens when the address is free.
 const DefaultAddr = "127.0.0.1:9090"
 
+// DefaultSFTPAddr is where the sandbox's SFTP server listens unless told otherwise, and where
+// the embedded sandbox's does when the address is free.
+const DefaultSFTPAddr = sftpd.DefaultAddr
+
 // Config is how the sandbox runs alone (`go run . sandbox`).
 type Config struct {
-	Addr    string
-	Options Options
-	// TokenFromEnv and CredentialsFromEnv say the credentials were set by the environment, so
-	// their values are not printed.
-	TokenFromEnv       bool
-	CredentialsFromEnv bool
+	Addr string
+	// SFTPAddr is where the SFTP server for bulk files listens.
+	SFTPAddr string
+	Options  Options
+	// TokenFromEnv, CredentialsFromEnv and SFTPCredentialsFromEnv say the credentials were set
+	// by the environment, so their values are not printed.
+	TokenFromEnv           bool
+	CredentialsFromEnv     bool
+	SFTPCredentialsFromEnv bool
 }
 
 // ParseFlags reads the sandbox's flags from args and its credentials from the environment, as
 // a remote service reads its own configuration. Usage and flag errors are written to output.
 // It returns flag.ErrHelp when help was asked for.
 func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Config, error) {
-	cfg := Config{Addr: DefaultAddr}
+	cfg := Config{Addr: DefaultAddr, SFTPAddr: DefaultSFTPAddr}
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.Usage = func() {
@@ -38,6 +46,8 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 Serves the Advisor service's REST interface from memory, seeded with demo data.
 v2 paths take "Authorization: Bearer $SANDBOX_ACCESS_TOKEN" (default `+DefaultAccessToken+`);
 v1 paths take Basic credentials $SANDBOX_BASIC_CREDENTIALS (default `+DefaultBasicCredentials+`).
+Bulk files arrive over SFTP with the password of $SANDBOX_SFTP_CREDENTIALS (default `+DefaultSFTPCredentials+`)
+or a key of -sftp-authorized-keys; its host key is kept in -file-dir.
 
 Flags:
 `)
@@ -52,6 +62,8 @@ Flags:
 	fs.StringVar(&cfg.Options.FileDir, "file-dir", "", "directory for uploaded files (default: a temporary one, removed on exit)")
 	fs.StringVar(&cfg.Options.PublicURL, "public-url", "", "base `URL` of presigned addresses (default: the host each request came to)")
 	fs.StringVar(&cfg.Options.WebhookURL, "webhook-url", "", "`URL` to POST webhook events to, such as http://localhost:8080/webhooks (key: $SANDBOX_WEBHOOK_KEY)")
+	fs.StringVar(&cfg.SFTPAddr, "sftp-addr", DefaultSFTPAddr, "`host:port` the SFTP server for bulk files listens on")
+	fs.StringVar(&cfg.Options.SFTPAuthorizedKeys, "sftp-authorized-keys", "", "authorized_keys `file` of public keys that may log in to SFTP as the user of $SANDBOX_SFTP_CREDENTIALS")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -72,6 +84,12 @@ Flags:
 			return cfg, errors.New(`SANDBOX_BASIC_CREDENTIALS must have the form "user:password"`)
 		}
 		cfg.Options.BasicCredentials, cfg.CredentialsFromEnv = v, true
+	}
+	if v := getenv("SANDBOX_SFTP_CREDENTIALS"); v != "" {
+		if user, pass, ok := strings.Cut(v, ":"); !ok || user == "" || pass == "" {
+			return cfg, errors.New(`SANDBOX_SFTP_CREDENTIALS must have the form "user:password"`)
+		}
+		cfg.Options.SFTPCredentials, cfg.SFTPCredentialsFromEnv = v, true
 	}
 	cfg.Options.WebhookKey = getenv("SANDBOX_WEBHOOK_KEY")
 	if cfg.Options.WebhookURL != "" && cfg.Options.WebhookKey == "" {

@@ -17,18 +17,21 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("got %v, want no error", err)
 	}
-	want := sandbox.Config{Addr: "127.0.0.1:9090", Options: sandbox.Options{MaxFileSize: advisorspec.MaxFileSize}}
+	want := sandbox.Config{Addr: "127.0.0.1:9090", SFTPAddr: "127.0.0.1:2222", Options: sandbox.Options{MaxFileSize: advisorspec.MaxFileSize}}
 	if cfg.Addr != want.Addr || cfg.Options.MaxFileSize != want.Options.MaxFileSize || cfg.Options.AccessToken != "" ||
-		cfg.Options.BasicCredentials != "" || cfg.Options.WebhookURL != "" || cfg.TokenFromEnv || cfg.CredentialsFromEnv {
+		cfg.Options.BasicCredentials != "" || cfg.Options.WebhookURL != "" || cfg.TokenFromEnv || cfg.CredentialsFromEnv ||
+		cfg.SFTPAddr != want.SFTPAddr || cfg.Options.SFTPCredentials != "" || cfg.Options.SFTPAuthorizedKeys != "" || cfg.SFTPCredentialsFromEnv {
 		t.Errorf("got %+v, want %+v", cfg, want)
 	}
 }
 
 func TestParseFlagsReadsFlagsAndEnvironment(t *testing.T) {
 	args := []string{"-addr", "0.0.0.0:9999", "-seed", "7", "-empty", "-max-file-size", "2MiB", "-processing-delay", "3s",
-		"-file-dir", "/tmp/files", "-public-url", "https://sandbox.example", "-webhook-url", "http://localhost:8080/webhooks"}
+		"-file-dir", "/tmp/files", "-public-url", "https://sandbox.example", "-webhook-url", "http://localhost:8080/webhooks",
+		"-sftp-addr", "0.0.0.0:2022", "-sftp-authorized-keys", "/etc/keys"}
 	env := map[string]string{
 		"SANDBOX_ACCESS_TOKEN": "tok", "SANDBOX_BASIC_CREDENTIALS": "ann:pw", "SANDBOX_WEBHOOK_KEY": "key-1",
+		"SANDBOX_SFTP_CREDENTIALS": "bob:pw:with:colons",
 	}
 	cfg, err := sandbox.ParseFlags(args, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
@@ -52,6 +55,10 @@ func TestParseFlagsReadsFlagsAndEnvironment(t *testing.T) {
 		{"SANDBOX_WEBHOOK_KEY", o.WebhookKey, "key-1"},
 		{"token from the environment", cfg.TokenFromEnv, true},
 		{"credentials from the environment", cfg.CredentialsFromEnv, true},
+		{"sftp-addr", cfg.SFTPAddr, "0.0.0.0:2022"},
+		{"sftp-authorized-keys", o.SFTPAuthorizedKeys, "/etc/keys"},
+		{"SANDBOX_SFTP_CREDENTIALS", o.SFTPCredentials, "bob:pw:with:colons"},
+		{"SFTP credentials from the environment", cfg.SFTPCredentialsFromEnv, true},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
@@ -68,6 +75,9 @@ func TestParseFlagsRefusesWithTheSettingsName(t *testing.T) {
 	}{
 		{"basic credentials without a colon", nil, map[string]string{"SANDBOX_BASIC_CREDENTIALS": "nocolon"}, "SANDBOX_BASIC_CREDENTIALS"},
 		{"basic credentials without a password", nil, map[string]string{"SANDBOX_BASIC_CREDENTIALS": "ann:"}, "SANDBOX_BASIC_CREDENTIALS"},
+		{"SFTP credentials without a colon", nil, map[string]string{"SANDBOX_SFTP_CREDENTIALS": "nocolon"}, "SANDBOX_SFTP_CREDENTIALS"},
+		{"SFTP credentials without a user", nil, map[string]string{"SANDBOX_SFTP_CREDENTIALS": ":pw"}, "SANDBOX_SFTP_CREDENTIALS"},
+		{"SFTP credentials without a password", nil, map[string]string{"SANDBOX_SFTP_CREDENTIALS": "bob:"}, "SANDBOX_SFTP_CREDENTIALS"},
 		{"an access token with a space", nil, map[string]string{"SANDBOX_ACCESS_TOKEN": "a b"}, "SANDBOX_ACCESS_TOKEN"},
 		{"a webhook URL without a key", []string{"-webhook-url", "http://localhost:8080/webhooks"}, nil, "SANDBOX_WEBHOOK_KEY"},
 		{"a size that is not one", []string{"-max-file-size", "lots"}, nil, "max-file-size"},
@@ -89,7 +99,8 @@ func TestParseFlagsHelpNamesTheDefaultCredentials(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("got %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"Usage: go run . sandbox [flags]", sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials, "-webhook-url", "(default 5GiB)"} {
+	for _, want := range []string{"Usage: go run . sandbox [flags]", sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials, "-webhook-url", "(default 5GiB)",
+		"SANDBOX_SFTP_CREDENTIALS", "-sftp-addr", `(default "127.0.0.1:2222")`, "-sftp-authorized-keys"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help does not mention %q:\n%s", want, out.String())
 		}

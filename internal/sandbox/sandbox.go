@@ -15,15 +15,18 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 )
 
 // Defaults of the sandbox's settings.
 const (
 	DefaultAccessToken      = "sandbox-token"
 	DefaultBasicCredentials = "sandbox:sandbox"
+	DefaultSFTPCredentials  = "sandbox:sandbox"
 	DefaultUploadTTL        = 5 * time.Minute
 	DefaultDownloadTTL      = 15 * time.Minute
 	// maxJSONBody bounds a JSON request body; the largest valid one (a Class with notes and
@@ -70,6 +73,11 @@ type Options struct {
 	// WebhookRetryBase is the first wait between tries, doubling up to 30s; zero means
 	// DefaultWebhookRetryBase.
 	WebhookRetryBase time.Duration
+	// SFTPCredentials is the "user:password" of the SFTP server for bulk files.
+	SFTPCredentials string
+	// SFTPAuthorizedKeys, when set, is an authorized_keys file of public keys that log in to
+	// the SFTP server as its user.
+	SFTPAuthorizedKeys string
 }
 
 // Sandbox is the Advisor service in process. It is an http.Handler.
@@ -81,6 +89,9 @@ type Sandbox struct {
 	files     *fileStore
 	signer    signer
 	sender    *sender // nil without a webhook target
+
+	sftpMu sync.Mutex
+	sftp   *sftpd.Server // made by the first call of SFTP
 }
 
 // New returns a sandbox ready to serve, with the demo data unless opts.Empty.
@@ -94,6 +105,12 @@ func New(opts Options) (*Sandbox, error) {
 	user, pass, ok := strings.Cut(opts.BasicCredentials, ":")
 	if !ok || user == "" {
 		return nil, errors.New(`basic credentials must have the form "user:password"`)
+	}
+	if opts.SFTPCredentials == "" {
+		opts.SFTPCredentials = DefaultSFTPCredentials
+	}
+	if user, pass, ok := strings.Cut(opts.SFTPCredentials, ":"); !ok || user == "" || pass == "" {
+		return nil, errors.New(`SFTP credentials must have the form "user:password"`)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
