@@ -35,12 +35,18 @@ type files struct {
 	root   *os.Root
 	dir    string // the root's path on disk, for File.Path
 	onFile func(File)
+	*openFiles
+}
 
-	mu sync.Mutex
-	// writing holds the files open for writing, by path inside the root, so that a file is
-	// handed over when its last writer closes it and never while one still writes.
+// openFiles holds the files open for writing, by path inside the root, so that a file is
+// handed over when its last writer closes it and never while one still writes. Its lock also
+// makes each change of the tree and its record one step.
+type openFiles struct {
+	mu      sync.Mutex
 	writing map[string]*writing
 }
+
+func newOpenFiles() *openFiles { return &openFiles{writing: map[string]*writing{}} }
 
 // writing is one file's open writers.
 type writing struct {
@@ -48,10 +54,6 @@ type writing struct {
 	writers int
 	changed atomic.Bool // written, or opened truncated: closing makes a new version
 	aborted bool        // a writer's connection ended with the file open
-}
-
-func newFiles(root *os.Root, onFile func(File)) *files {
-	return &files{root: root, dir: root.Name(), onFile: onFile, writing: map[string]*writing{}}
 }
 
 func (fs *files) handlers() sftp.Handlers {

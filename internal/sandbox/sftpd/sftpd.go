@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,9 @@ type Server struct {
 	ssh         *ssh.ServerConfig
 	fingerprint string
 	log         *slog.Logger
+	// open is shared by every Serve, so that a file is not complete while a writer on any
+	// listener still has it open.
+	open *openFiles
 }
 
 // New checks cfg, makes the root directory and reads or makes the host key.
@@ -103,6 +107,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Password == "" && len(keys) == 0 {
 		return nil, errors.New("sftp: a password or an authorized key is required")
 	}
+	// Absolute, so that File.Path still names the file if the process changes directory.
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("the SFTP root %s: %w", cfg.Dir, err)
+	}
+	cfg.Dir = dir
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("make the SFTP root %s: %w", cfg.Dir, err)
 	}
@@ -110,7 +120,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, fingerprint: ssh.FingerprintSHA256(hostKey.PublicKey())}
+	s := &Server{cfg: cfg, log: log, fingerprint: ssh.FingerprintSHA256(hostKey.PublicKey()), open: newOpenFiles()}
 	s.ssh = &ssh.ServerConfig{
 		AuthLogCallback: func(md ssh.ConnMetadata, method string, err error) {
 			// "none" is every client's first probe for the methods on offer, not a failure.
@@ -148,27 +158,28 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// readAuthorizedKeys reads the public keys of an authorized_keys file. Options such as
-// from= are not honoured, so a file that has any is refused rather than half obeyed.
+// readAuthorizedKeys reads the public keys of an authorized_keys file, one per line, with
+// blank lines and # comments. A line that is not a key is refused with its number rather than
+// skipped, and so are options such as from=, which this server would not honour.
 func readAuthorizedKeys(path string) ([][]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read the SFTP authorized keys: %w", err)
 	}
 	var keys [][]byte
-	for line := 1; len(bytes.TrimSpace(data)) > 0; line++ {
-		var key ssh.PublicKey
-		var options []string
-		var rest []byte
-		key, _, options, rest, err = ssh.ParseAuthorizedKey(data)
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		key, _, options, _, err := ssh.ParseAuthorizedKey(line)
 		if err != nil {
-			return nil, fmt.Errorf("the SFTP authorized keys %s: %w", path, err)
+			return nil, fmt.Errorf("the SFTP authorized keys %s, line %d: %w", path, i+1, err)
 		}
 		if len(options) > 0 {
-			return nil, fmt.Errorf("the SFTP authorized keys %s: key options such as %q are not supported", path, options[0])
+			return nil, fmt.Errorf("the SFTP authorized keys %s, line %d: key options such as %q are not supported", path, i+1, options[0])
 		}
 		keys = append(keys, key.Marshal())
-		data = rest
 	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("the SFTP authorized keys %s: no key in the file", path)
@@ -182,7 +193,7 @@ func (s *Server) Fingerprint() string { return s.fingerprint }
 
 // Serve accepts connections on ln until ctx ends or ln fails, then closes ln, ends every
 // connection and returns once all of them and their goroutines are gone. It returns nil when
-// ctx ended it. Serve may be called again after it returns.
+// ctx ended it. Serve may run on several listeners at once, and again after it returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer ln.Close()
 	root, err := os.OpenRoot(s.cfg.Dir)
@@ -190,7 +201,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("open the SFTP root: %w", err)
 	}
 	defer root.Close()
-	fs := newFiles(root, s.cfg.OnFile)
+	fs := &files{root: root, dir: s.cfg.Dir, onFile: s.cfg.OnFile, openFiles: s.open}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

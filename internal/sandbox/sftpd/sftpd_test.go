@@ -44,7 +44,7 @@ func newKey(t *testing.T) ssh.Signer {
 func TestLogin(t *testing.T) {
 	key, otherKey := newKey(t), newKey(t)
 	keys := filepath.Join(t.TempDir(), "authorized_keys")
-	if err := os.WriteFile(keys, append([]byte("# the gateway\n"), ssh.MarshalAuthorizedKey(key.PublicKey())...), 0o600); err != nil {
+	if err := os.WriteFile(keys, []byte("# the gateway\n\n"+string(ssh.MarshalAuthorizedKey(key.PublicKey()))+"  # the end\n\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := startServer(t, sftpd.Config{AuthorizedKeysFile: keys})
@@ -97,7 +97,8 @@ func TestNewRefusesWhatItCannotUse(t *testing.T) {
 	}
 	corrupt := write("corrupt_key", "-----BEGIN OPENSSH PRIVATE KEY-----\nnot base64\n-----END OPENSSH PRIVATE KEY-----\n")
 	empty := write("empty_key", "")
-	badKeys := write("bad_keys", "ssh-ed25519 notakey\n")
+	badKeys := write("bad_keys", string(ssh.MarshalAuthorizedKey(newKey(t).PublicKey()))+"ssh-ed25519 notakey\n")
+	noKeys := write("no_keys", "# none yet\n")
 	optionKeys := write("option_keys", `from="10.0.0.1" `+string(ssh.MarshalAuthorizedKey(newKey(t).PublicKey())))
 	for _, tc := range []struct {
 		name string
@@ -106,7 +107,8 @@ func TestNewRefusesWhatItCannotUse(t *testing.T) {
 	}{
 		{"a corrupt host key", sftpd.Config{HostKeyFile: corrupt}, "corrupt_key is not an unencrypted OpenSSH private key (remove it to make a new one)"},
 		{"an empty host key", sftpd.Config{HostKeyFile: empty}, "empty_key is not an unencrypted OpenSSH private key"},
-		{"an unreadable authorized keys file", sftpd.Config{AuthorizedKeysFile: badKeys}, "bad_keys"},
+		{"a line that is not a key", sftpd.Config{AuthorizedKeysFile: badKeys}, "bad_keys, line 2"},
+		{"an authorized keys file without keys", sftpd.Config{AuthorizedKeysFile: noKeys}, "no_keys: no key in the file"},
 		{"authorized keys with options", sftpd.Config{AuthorizedKeysFile: optionKeys}, "not supported"},
 		{"a missing authorized keys file", sftpd.Config{AuthorizedKeysFile: filepath.Join(dir, "none")}, "read the SFTP authorized keys"},
 		{"no user", sftpd.Config{User: "", Password: "x"}, "user is required"},
@@ -631,5 +633,43 @@ func TestServeStopsWhenItsContextEnds(t *testing.T) {
 	c = s.login(t)
 	if _, err := c.Stat(clientsName); err != nil {
 		t.Errorf("got %v, want the earlier file still there", err)
+	}
+}
+
+// Uploads on many connections at once each hand over their own file, once.
+func TestConcurrentUploads(t *testing.T) {
+	s := startServer(t, sftpd.Config{})
+	const n = 8
+	at := time.Date(2026, 11, 23, 20, 45, 0, 0, time.UTC)
+	want := make([]string, n)
+	errs := make(chan error, n)
+	for i := range n {
+		name := sftpd.Name(sftpd.People, at.Add(time.Duration(i)*time.Second))
+		want[i] = "/" + name
+		c := s.login(t)
+		go func() {
+			f, err := c.Create(name + ".part")
+			if err == nil {
+				_, err = f.Write([]byte(strings.Repeat(`{"id":"p"}`+"\n", 5000)))
+				err = errors.Join(err, f.Close())
+			}
+			if err == nil {
+				err = c.PosixRename(name+".part", name)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	var got []string
+	for _, f := range s.files() {
+		got = append(got, f.Name)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("got handed over %q, want %q", got, want)
 	}
 }
