@@ -144,9 +144,10 @@ func (fs *files) release(w *writing, aborted bool) {
 		delete(fs.writing, w.path)
 	}
 	handOver := last && w.path != "" && w.changed.Load() && !w.aborted
+	p := w.path // read under the lock: a rename may move it
 	fs.mu.Unlock()
 	if handOver {
-		fs.handOver(w.path)
+		fs.handOver(p)
 	}
 }
 
