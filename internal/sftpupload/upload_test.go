@@ -1,0 +1,522 @@
+package sftpupload_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/advisorhq/gateway/internal/clock"
+	"github.com/advisorhq/gateway/internal/sftpupload"
+)
+
+var start = time.Date(2026, 11, 23, 20, 45, 0, 0, time.UTC)
+
+const stamp = "20261123T204500Z"
+
+func passwordConfig(s *testServer) sftpupload.Config {
+	return sftpupload.Config{
+		Addr: s.addr, User: testUser, Password: testPassword, Dir: remoteDir,
+		HostKeyFingerprint: s.fingerprint(),
+		DialTimeout:        2 * time.Second, HandshakeTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second,
+	}
+}
+
+func newUploader(t *testing.T, cfg sftpupload.Config) *sftpupload.Uploader {
+	t.Helper()
+	u, err := sftpupload.New(cfg, clock.NewSettable(start).Now)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return u
+}
+
+// body returns n bytes of JSONL that differ from line to line, so that a misplaced chunk shows.
+func body(kind string, n int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "{\"id\":\"%s-%07d\",\"first_name\":\"Name %d\"}\n", kind, i, i*7919)
+	}
+	return b.Bytes()[:n]
+}
+
+// noLeaks fails the test if, once it has finished, more goroutines run or more descriptors are
+// open than when noLeaks was called. Both are polled for a while: closed connections' goroutines
+// end shortly after Close returns. Register it after the test server, so it runs first.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			g, f := runtime.NumGoroutine(), openFDs(t)
+			if g <= goroutines && f <= fds {
+				return
+			}
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				t.Errorf("leak: %d goroutines and %d descriptors, want at most %d and %d\n%s",
+					g, f, goroutines, fds, buf[:runtime.Stack(buf, true)])
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+func openFDs(t *testing.T) int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("counting descriptors: %v", err)
+	}
+	return len(entries)
+}
+
+func both(clients, people []byte) []sftpupload.File {
+	return []sftpupload.File{
+		// People first on purpose: Upload must put the Clients file in place first anyway.
+		{Kind: sftpupload.People, Body: bytes.NewReader(people)},
+		{Kind: sftpupload.Clients, Body: bytes.NewReader(clients)},
+	}
+}
+
+func wantReason(t *testing.T, err error, want sftpupload.Reason) *sftpupload.Error {
+	t.Helper()
+	var e *sftpupload.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got error %v (%T), want *sftpupload.Error with reason %s", err, err, want)
+	}
+	t.Logf("error: %v", err)
+	if e.Reason != want {
+		t.Fatalf("got reason %s (%v), want %s", e.Reason, err, want)
+	}
+	if strings.Contains(err.Error(), testPassword) {
+		t.Errorf("error %q holds the password", err)
+	}
+	return e
+}
+
+// wantNoFinalFiles fails if anything but ".part" files is in the remote directory: a failed
+// upload must never leave a file the service would ingest.
+func wantNoFinalFiles(t *testing.T, s *testServer) {
+	t.Helper()
+	for _, n := range s.names() {
+		if !strings.HasSuffix(n, ".part") {
+			t.Errorf("after a failed upload the directory holds %s, want only .part files or none", n)
+		}
+	}
+	for _, op := range s.operations() {
+		if strings.HasPrefix(op, "rename ") {
+			t.Errorf("after a failed upload the server saw %q, want no rename", op)
+		}
+	}
+}
+
+func TestUploadPutsBothFilesClientsFirstByteIdentical(t *testing.T) {
+	s := newTestServer(t)
+	noLeaks(t)
+	u := newUploader(t, passwordConfig(s))
+	clients, people := body("c", 700_000), body("p", 1_300_001)
+
+	var progress []int64
+	files := both(clients, people)
+	files[1].Progress = func(n int64) { progress = append(progress, n) }
+	got, err := u.Upload(context.Background(), files...)
+	if err != nil {
+		t.Fatalf("Upload: %v", err)
+	}
+
+	want := []sftpupload.Uploaded{
+		{Kind: sftpupload.Clients, Name: "clients-" + stamp + ".jsonl", Path: remoteDir + "/clients-" + stamp + ".jsonl", Bytes: int64(len(clients))},
+		{Kind: sftpupload.People, Name: "people-" + stamp + ".jsonl", Path: remoteDir + "/people-" + stamp + ".jsonl", Bytes: int64(len(people))},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Upload returned %+v, want %+v", got, want)
+	}
+	remote := s.files()
+	if len(remote) != 2 {
+		t.Errorf("remote directory holds %v, want the two files only", s.names())
+	}
+	if !bytes.Equal(remote["clients-"+stamp+".jsonl"], clients) {
+		t.Errorf("clients file on the server differs from the one uploaded (%d bytes, want %d)", len(remote["clients-"+stamp+".jsonl"]), len(clients))
+	}
+	if !bytes.Equal(remote["people-"+stamp+".jsonl"], people) {
+		t.Errorf("people file on the server differs from the one uploaded (%d bytes, want %d)", len(remote["people-"+stamp+".jsonl"]), len(people))
+	}
+	wantOps := []string{
+		"create clients-" + stamp + ".jsonl.part",
+		"create people-" + stamp + ".jsonl.part",
+		"rename clients-" + stamp + ".jsonl.part clients-" + stamp + ".jsonl",
+		"rename people-" + stamp + ".jsonl.part people-" + stamp + ".jsonl",
+	}
+	if ops := s.operations(); !slices.Equal(ops, wantOps) {
+		t.Errorf("server saw %q, want %q", ops, wantOps)
+	}
+	if len(progress) == 0 || progress[len(progress)-1] != int64(len(clients)) || !slices.IsSorted(progress) {
+		t.Errorf("clients progress went %v, want rising to %d", progress, len(clients))
+	}
+}
+
+func TestUploadLogsInWithAKey(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		authorised bool
+		password   string
+		want       sftpupload.Reason // "" for success
+		wantText   string
+	}{
+		{name: "authorised key", authorised: true},
+		{name: "unauthorised key", want: sftpupload.ReasonAuth, wantText: "BULK_SFTP_KEY_FILE"},
+		{name: "unauthorised key falls back to the password", password: testPassword},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t)
+			noLeaks(t)
+			keyFile, pub := newClientKey(t, "")
+			if tc.authorised {
+				s.keys = append(s.keys, pub)
+			}
+			cfg := passwordConfig(s)
+			cfg.Password, cfg.KeyFile = tc.password, keyFile
+			_, err := newUploader(t, cfg).Upload(context.Background(), sftpupload.File{Kind: sftpupload.Clients, Body: strings.NewReader("{}\n")})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Upload: %v", err)
+				}
+				if got := s.names(); !slices.Equal(got, []string{"clients-" + stamp + ".jsonl"}) {
+					t.Errorf("remote directory holds %v, want the clients file", got)
+				}
+				return
+			}
+			e := wantReason(t, err, tc.want)
+			if !strings.Contains(e.Error(), tc.wantText) {
+				t.Errorf("error %q does not name %s", e, tc.wantText)
+			}
+		})
+	}
+}
+
+func TestUploadFailsBeforeWritingAnything(t *testing.T) {
+	down := func(t *testing.T) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}
+	otherKey := func(t *testing.T) ssh.PublicKey {
+		_, pub := newClientKey(t, "")
+		return pub
+	}
+	knownHosts := func(t *testing.T, lines ...string) string {
+		f := filepath.Join(t.TempDir(), "known_hosts")
+		if err := os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		name     string
+		edit     func(t *testing.T, s *testServer, c *sftpupload.Config)
+		want     sftpupload.Reason // "" for success
+		wantText string
+	}{
+		{
+			name:     "wrong password",
+			edit:     func(_ *testing.T, _ *testServer, c *sftpupload.Config) { c.Password = "not-it" },
+			want:     sftpupload.ReasonAuth,
+			wantText: `refused user "advisor" with the configured password: check BULK_SFTP_USER and BULK_SFTP_PASSWORD`,
+		},
+		{
+			name:     "unknown user",
+			edit:     func(_ *testing.T, _ *testServer, c *sftpupload.Config) { c.User = "nobody" },
+			want:     sftpupload.ReasonAuth,
+			wantText: "BULK_SFTP_USER",
+		},
+		{
+			name: "pinned fingerprint of another key",
+			edit: func(t *testing.T, _ *testServer, c *sftpupload.Config) {
+				c.HostKeyFingerprint = ssh.FingerprintSHA256(otherKey(t))
+			},
+			want:     sftpupload.ReasonHostKey,
+			wantText: "which is not BULK_SFTP_HOST_KEY_FINGERPRINT",
+		},
+		{
+			name: "host missing from known_hosts",
+			edit: func(t *testing.T, _ *testServer, c *sftpupload.Config) {
+				c.HostKeyFingerprint = ""
+				c.KnownHostsFile = knownHosts(t, knownhosts.Line([]string{"other.example:22"}, otherKey(t)))
+			},
+			want:     sftpupload.ReasonHostKey,
+			wantText: "is not in BULK_SFTP_KNOWN_HOSTS",
+		},
+		{
+			name: "known_hosts holds another key for the host",
+			edit: func(t *testing.T, s *testServer, c *sftpupload.Config) {
+				c.HostKeyFingerprint = ""
+				c.KnownHostsFile = knownHosts(t, knownhosts.Line([]string{knownhosts.Normalize(s.addr)}, otherKey(t)))
+			},
+			want:     sftpupload.ReasonHostKey,
+			wantText: "someone may be intercepting the connection",
+		},
+		{
+			name: "known_hosts holds the host's key",
+			edit: func(t *testing.T, s *testServer, c *sftpupload.Config) {
+				c.HostKeyFingerprint = ""
+				c.KnownHostsFile = knownHosts(t, knownhosts.Line([]string{knownhosts.Normalize(s.addr)}, s.hostKey.PublicKey()))
+			},
+		},
+		{
+			name: "known_hosts and pinned fingerprint both accept",
+			edit: func(t *testing.T, s *testServer, c *sftpupload.Config) {
+				c.KnownHostsFile = knownHosts(t, knownhosts.Line([]string{knownhosts.Normalize(s.addr)}, s.hostKey.PublicKey()))
+			},
+		},
+		{
+			name:     "server down",
+			edit:     func(t *testing.T, _ *testServer, c *sftpupload.Config) { c.Addr = down(t) },
+			want:     sftpupload.ReasonUnreachable,
+			wantText: "connection refused): is the SFTP server running, and is BULK_SFTP_ADDR right?",
+		},
+		{
+			name: "not an SSH server: the handshake times out",
+			edit: func(t *testing.T, _ *testServer, c *sftpupload.Config) {
+				c.Addr = silentServer(t)
+				c.HandshakeTimeout = 200 * time.Millisecond
+			},
+			want:     sftpupload.ReasonTimeout,
+			wantText: "did not finish within 200ms",
+		},
+		{
+			name:     "remote directory missing",
+			edit:     func(_ *testing.T, _ *testServer, c *sftpupload.Config) { c.Dir = "/nowhere" },
+			want:     sftpupload.ReasonRemote,
+			wantText: `the directory "/nowhere" does not exist on the server`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t)
+			noLeaks(t)
+			cfg := passwordConfig(s)
+			tc.edit(t, s, &cfg)
+			_, err := newUploader(t, cfg).Upload(context.Background(), both(body("c", 10_000), body("p", 10_000))...)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Upload: %v", err)
+				}
+				if got := len(s.names()); got != 2 {
+					t.Errorf("remote directory holds %v, want two files", s.names())
+				}
+				return
+			}
+			e := wantReason(t, err, tc.want)
+			if !strings.Contains(e.Error(), tc.wantText) {
+				t.Errorf("got error %q, want it to say %q", e, tc.wantText)
+			}
+			if ops := s.operations(); len(ops) != 0 {
+				t.Errorf("server saw %q, want nothing written", ops)
+			}
+		})
+	}
+}
+
+// silentServer accepts connections and never says a word, like a service that is not SSH.
+func silentServer(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
+func TestUploadDroppedMidUploadRenamesNothingAndRetrySucceeds(t *testing.T) {
+	s := newTestServer(t)
+	noLeaks(t)
+	u := newUploader(t, passwordConfig(s))
+	clients, people := body("c", 600_000), body("p", 900_000)
+
+	s.dropAfter.Store(300_000) // inside the Clients file
+	_, err := u.Upload(context.Background(), both(clients, people)...)
+	e := wantReason(t, err, sftpupload.ReasonConnectionLost)
+	if !strings.Contains(e.Step, "write clients-"+stamp+".jsonl.part") {
+		t.Errorf("failed step %q, want the write of the clients .part file", e.Step)
+	}
+	wantNoFinalFiles(t, s)
+
+	s.dropAfter.Store(0)
+	got, err := u.Upload(context.Background(), both(clients, people)...)
+	if err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	// The dropped upload's .part may still be there, so the retry moves one second on.
+	retry := "20261123T204501Z"
+	if got[0].Name != "clients-"+retry+".jsonl" || got[1].Name != "people-"+retry+".jsonl" {
+		t.Errorf("retry uploaded %+v, want the %s names", got, retry)
+	}
+	remote := s.files()
+	if !bytes.Equal(remote["clients-"+retry+".jsonl"], clients) || !bytes.Equal(remote["people-"+retry+".jsonl"], people) {
+		t.Errorf("files after the retry differ from the ones uploaded")
+	}
+}
+
+func TestUploadFailureAfterClientsWrittenRemovesBothParts(t *testing.T) {
+	s := newTestServer(t)
+	noLeaks(t)
+	u := newUploader(t, passwordConfig(s))
+	readErr := errors.New("disk read error")
+	_, err := u.Upload(context.Background(),
+		sftpupload.File{Kind: sftpupload.Clients, Body: bytes.NewReader(body("c", 50_000))},
+		sftpupload.File{Kind: sftpupload.People, Body: io.MultiReader(bytes.NewReader(body("p", 70_000)), iotestErrReader{readErr})},
+	)
+	e := wantReason(t, err, sftpupload.ReasonInput)
+	if !errors.Is(err, readErr) || !strings.Contains(e.Step, "read the people file (after 70000 bytes)") {
+		t.Errorf("got %v, want the people file's read error after 70000 bytes", err)
+	}
+	if names := s.names(); len(names) != 0 {
+		t.Errorf("remote directory holds %v after the failure, want both .part files removed", names)
+	}
+	wantNoFinalFiles(t, s)
+}
+
+type iotestErrReader struct{ err error }
+
+func (r iotestErrReader) Read([]byte) (int, error) { return 0, r.err }
+
+func TestUploadCancelledMidUpload(t *testing.T) {
+	s := newTestServer(t)
+	noLeaks(t)
+	u := newUploader(t, passwordConfig(s))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The reader cancels once 300 kB have been read and goes on giving data, as a live request
+	// body would.
+	r := &cancellingReader{r: bytes.NewReader(body("c", 2_000_000)), after: 300_000, cancel: cancel}
+	_, err := u.Upload(ctx, sftpupload.File{Kind: sftpupload.Clients, Body: r})
+	wantReason(t, err, sftpupload.ReasonCancelled)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want it to wrap context.Canceled", err)
+	}
+	wantNoFinalFiles(t, s)
+
+	// The same Uploader works again at once: the cancelled upload gave back its turn.
+	if _, err := u.Upload(context.Background(), sftpupload.File{Kind: sftpupload.Clients, Body: strings.NewReader("{}\n")}); err != nil {
+		t.Fatalf("upload after a cancelled one: %v", err)
+	}
+}
+
+type cancellingReader struct {
+	r      io.Reader
+	n      int
+	after  int
+	cancel func()
+}
+
+func (c *cancellingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += n
+	if c.n >= c.after {
+		c.cancel()
+	}
+	return n, err
+}
+
+func TestUploadStalledServerTimesOut(t *testing.T) {
+	s := newTestServer(t)
+	cfg := passwordConfig(s)
+	cfg.IdleTimeout = 300 * time.Millisecond
+	u := newUploader(t, cfg)
+	s.stall.Store(true)
+	began := time.Now()
+	_, err := u.Upload(context.Background(), sftpupload.File{Kind: sftpupload.Clients, Body: bytes.NewReader(body("c", 100_000))})
+	e := wantReason(t, err, sftpupload.ReasonTimeout)
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("Upload took %v against a stalled server, want about the 300ms idle timeout", took)
+	}
+	if !strings.Contains(e.Msg, "did not answer within 300ms") {
+		t.Errorf("got %q, want it to name the idle timeout", e.Msg)
+	}
+	if len(e.Leftover) != 1 {
+		t.Errorf("Leftover = %v, want the one .part file the closed connection could not remove", e.Leftover)
+	}
+	wantNoFinalFiles(t, s)
+}
+
+func TestUploadNeverOverwritesAnExistingFile(t *testing.T) {
+	s := newTestServer(t)
+	u := newUploader(t, passwordConfig(s))
+	old := []byte("{\"id\":\"old\"}\n")
+	s.put("clients-"+stamp+".jsonl", old)
+	s.put("people-20261123T204501Z.jsonl", old)
+
+	got, err := u.Upload(context.Background(), both(body("c", 100), body("p", 100))...)
+	if err != nil {
+		t.Fatalf("Upload: %v", err)
+	}
+	// Both names are taken at :00 (clients) and :01 (people), so the pair goes to :02.
+	if got[0].Name != "clients-20261123T204502Z.jsonl" || got[1].Name != "people-20261123T204502Z.jsonl" {
+		t.Errorf("uploaded as %s and %s, want the first second free for both", got[0].Name, got[1].Name)
+	}
+	remote := s.files()
+	if !bytes.Equal(remote["clients-"+stamp+".jsonl"], old) || !bytes.Equal(remote["people-20261123T204501Z.jsonl"], old) {
+		t.Errorf("an existing file was overwritten")
+	}
+}
+
+func TestUploadRejectsWrongCalls(t *testing.T) {
+	s := newTestServer(t)
+	u := newUploader(t, passwordConfig(s))
+	r := strings.NewReader("{}\n")
+	for _, tc := range []struct {
+		name  string
+		files []sftpupload.File
+		want  string
+	}{
+		{"no file", nil, "no file to upload"},
+		{"kind twice", []sftpupload.File{{Kind: sftpupload.Clients, Body: r}, {Kind: sftpupload.Clients, Body: r}}, "the clients file is given 2 times"},
+		{"unknown kind", []sftpupload.File{{Kind: "trusts", Body: r}}, `unknown file kind "trusts"`},
+		{"no body", []sftpupload.File{{Kind: sftpupload.People}}, "the people file has no body"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := u.Upload(context.Background(), tc.files...)
+			e := wantReason(t, err, sftpupload.ReasonUsage)
+			if !strings.Contains(e.Msg, tc.want) {
+				t.Errorf("got %q, want %q", e.Msg, tc.want)
+			}
+		})
+	}
+	if ops := s.operations(); len(ops) != 0 {
+		t.Errorf("server saw %q, want no connection used", ops)
+	}
+}
