@@ -51,6 +51,9 @@ func (c Config) String() string {
 		c.Addr, c.User, pw, c.KeyFile, c.Dir, c.KnownHostsFile, c.HostKeyFingerprint)
 }
 
+// GoString is String, so that %#v hides the password too.
+func (c Config) GoString() string { return c.String() }
+
 // Validate reports every missing or malformed setting at once, each error naming the setting,
 // so that start-up can stop with a message an operator can act on. It does not read the key
 // or known_hosts files; New does, and names the setting when they are unusable.

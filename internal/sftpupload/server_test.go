@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/pkg/sftp"
@@ -34,6 +35,7 @@ type testServer struct {
 
 	dropAfter atomic.Int64 // 0: never; else a connection is closed once it has read this many bytes
 	stall     atomic.Bool  // writes block until the server is closed
+	failWrite atomic.Bool  // writes fail as on a full disk
 	done      chan struct{}
 
 	mu  sync.Mutex
@@ -202,6 +204,9 @@ func (w stallWriter) WriteAt(b []byte, off int64) (int, error) {
 	if w.s.stall.Load() {
 		<-w.s.done
 		return 0, io.ErrClosedPipe
+	}
+	if w.s.failWrite.Load() {
+		return 0, syscall.ENOSPC
 	}
 	return w.WriterAt.WriteAt(b, off)
 }

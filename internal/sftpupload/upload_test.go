@@ -410,6 +410,32 @@ func TestUploadFailureAfterClientsWrittenRemovesBothParts(t *testing.T) {
 	wantNoFinalFiles(t, s)
 }
 
+func TestUploadWriteRefusedByServerRemovesThePart(t *testing.T) {
+	s := newTestServer(t)
+	noLeaks(t)
+	u := newUploader(t, passwordConfig(s))
+	s.failWrite.Store(true)
+	_, err := u.Upload(context.Background(), both(body("c", 50_000), body("p", 50_000))...)
+	e := wantReason(t, err, sftpupload.ReasonRemote)
+	if !strings.HasPrefix(e.Step, "write clients-"+stamp+".jsonl.part") || len(e.Leftover) != 0 {
+		t.Errorf("got step %q and leftovers %v, want the clients write to fail and nothing left", e.Step, e.Leftover)
+	}
+	if names := s.names(); len(names) != 0 {
+		t.Errorf("remote directory holds %v, want the .part file removed", names)
+	}
+	wantNoFinalFiles(t, s)
+
+	// Retrying once the disk has room is safe and uses the same names, which are free again.
+	s.failWrite.Store(false)
+	got, err := u.Upload(context.Background(), both(body("c", 50_000), body("p", 50_000))...)
+	if err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if got[0].Name != "clients-"+stamp+".jsonl" {
+		t.Errorf("retry uploaded %s, want clients-%s.jsonl", got[0].Name, stamp)
+	}
+}
+
 type iotestErrReader struct{ err error }
 
 func (r iotestErrReader) Read([]byte) (int, error) { return 0, r.err }
