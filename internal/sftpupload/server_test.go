@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -32,13 +33,15 @@ type testServer struct {
 	dir      string
 	password string
 	keys     []ssh.PublicKey
+	// extraHostKeys are offered besides hostKey, as OpenSSH offers several.
+	extraHostKeys []ssh.Signer
 
 	dropAfter atomic.Int64 // 0: never; else a connection is closed once it has read this many bytes
 	stall     atomic.Bool  // writes block until the server is closed
 	failWrite atomic.Bool  // writes fail as on a full disk
 	done      chan struct{}
 
-	mu  sync.Mutex
+	mu  sync.Mutex // guards ops, keys and extraHostKeys
 	ops []string
 
 	wg sync.WaitGroup
@@ -84,7 +87,26 @@ func (s *testServer) close() {
 
 func (s *testServer) fingerprint() string { return ssh.FingerprintSHA256(s.hostKey.PublicKey()) }
 
+// authorise lets key log in from the next connection on.
+func (s *testServer) authorise(key ssh.PublicKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys = append(s.keys, key)
+}
+
+// addHostKey makes the server offer key too from the next connection on.
+func (s *testServer) addHostKey(key ssh.Signer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.extraHostKeys = append(s.extraHostKeys, key)
+}
+
+// config is built for each connection from the settings of the moment, which tests change
+// while the server runs.
 func (s *testServer) config() *ssh.ServerConfig {
+	s.mu.Lock()
+	keys, extra := slices.Clone(s.keys), slices.Clone(s.extraHostKeys)
+	s.mu.Unlock()
 	cfg := &ssh.ServerConfig{
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
 			if c.User() == testUser && string(pw) == s.password {
@@ -93,7 +115,7 @@ func (s *testServer) config() *ssh.ServerConfig {
 			return nil, errRefused
 		},
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-			for _, k := range s.keys {
+			for _, k := range keys {
 				if c.User() == testUser && string(k.Marshal()) == string(key.Marshal()) {
 					return nil, nil
 				}
@@ -102,6 +124,9 @@ func (s *testServer) config() *ssh.ServerConfig {
 		},
 	}
 	cfg.AddHostKey(s.hostKey)
+	for _, k := range extra {
+		cfg.AddHostKey(k)
+	}
 	return cfg
 }
 
@@ -113,14 +138,13 @@ func (*refusedError) Error() string { return "refused" }
 
 func (s *testServer) accept() {
 	defer s.wg.Done()
-	cfg := s.config()
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {
 			return
 		}
 		s.wg.Add(1)
-		go s.serve(cfg, &dropConn{Conn: nc, limit: s.dropAfter.Load()})
+		go s.serve(s.config(), &dropConn{Conn: nc, limit: s.dropAfter.Load()})
 	}
 }
 

@@ -241,15 +241,15 @@ func (u *Uploader) connect(ctx context.Context) (*session, error) {
 
 	_ = conn.SetDeadline(time.Now().Add(cfg.HandshakeTimeout))
 	hk := &hostKeyCheck{addr: cfg.Addr, known: u.known, knownFile: cfg.KnownHostsFile, pin: cfg.HostKeyFingerprint}
-	cc, chans, reqs, err := ssh.NewClientConn(conn, cfg.Addr, &ssh.ClientConfig{
-		User:            cfg.User,
-		Auth:            u.auth,
-		HostKeyCallback: hk.check,
-	})
+	cc := &ssh.ClientConfig{User: cfg.User, Auth: u.auth, HostKeyCallback: hk.check}
+	if u.known != nil {
+		cc.HostKeyAlgorithms = knownAlgorithms(u.known, cfg.Addr, conn.RemoteAddr())
+	}
+	c, chans, reqs, err := ssh.NewClientConn(conn, cfg.Addr, cc)
 	if err != nil {
 		return fail(handshakeError(ctx, cfg, hk, err))
 	}
-	client := ssh.NewClient(cc, chans, reqs)
+	client := ssh.NewClient(c, chans, reqs)
 	sc, err := sftp.NewClient(client, sftp.UseConcurrentWrites(true))
 	if err != nil {
 		client.Close()

@@ -3,6 +3,9 @@ package sftpupload_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,7 +190,7 @@ func TestUploadLogsInWithAKey(t *testing.T) {
 			noLeaks(t)
 			keyFile, pub := newClientKey(t, "")
 			if tc.authorised {
-				s.keys = append(s.keys, pub)
+				s.authorise(pub)
 			}
 			cfg := passwordConfig(s)
 			cfg.Password, cfg.KeyFile = tc.password, keyFile
@@ -334,30 +338,56 @@ func TestUploadFailsBeforeWritingAnything(t *testing.T) {
 	}
 }
 
-// silentServer accepts connections and never says a word, like a service that is not SSH.
+func TestUploadKnownHostsPicksTheKnownKeyOfSeveral(t *testing.T) {
+	s := newTestServer(t)
+	// x/crypto prefers ECDSA to Ed25519: unless the client asks for the algorithm known_hosts
+	// holds, the server presents its ECDSA key and the check fails.
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecSigner, err := ssh.NewSignerFromKey(ecKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addHostKey(ecSigner)
+	cfg := passwordConfig(s)
+	cfg.HostKeyFingerprint = ""
+	cfg.KnownHostsFile = filepath.Join(t.TempDir(), "known_hosts")
+	line := knownhosts.Line([]string{knownhosts.Normalize(s.addr)}, s.hostKey.PublicKey()) + "\n"
+	if err := os.WriteFile(cfg.KnownHostsFile, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newUploader(t, cfg).Upload(context.Background(), sftpupload.File{Kind: sftpupload.People, Body: strings.NewReader("{}\n")}); err != nil {
+		t.Fatalf("Upload with the server's Ed25519 key in known_hosts: %v", err)
+	}
+}
+
+// silentServer accepts connections and never says a word, like a service that is not SSH. It
+// closes its side when the client closes, so that it holds no descriptor after the client.
 func silentServer(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer close(done)
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
+		defer wg.Done()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			conns = append(conns, c)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				_, _ = io.Copy(io.Discard, c)
+			}()
 		}
 	}()
-	t.Cleanup(func() { ln.Close(); <-done })
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
 	return ln.Addr().String()
 }
 
@@ -459,6 +489,59 @@ func TestUploadCancelledMidUpload(t *testing.T) {
 	// The same Uploader works again at once: the cancelled upload gave back its turn.
 	if _, err := u.Upload(context.Background(), sftpupload.File{Kind: sftpupload.Clients, Body: strings.NewReader("{}\n")}); err != nil {
 		t.Fatalf("upload after a cancelled one: %v", err)
+	}
+}
+
+func TestUploadCancelledDuringHandshakeReturnsAtOnce(t *testing.T) {
+	s := newTestServer(t)
+	cfg := passwordConfig(s)
+	cfg.Addr, cfg.HandshakeTimeout = silentServer(t), time.Minute
+	noLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err := newUploader(t, cfg).Upload(ctx, sftpupload.File{Kind: sftpupload.Clients, Body: strings.NewReader("{}\n")})
+	wantReason(t, err, sftpupload.ReasonCancelled)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want it to wrap context.DeadlineExceeded", err)
+	}
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("Upload took %v after its context ended, want it to close the connection at once", took)
+	}
+}
+
+func TestConcurrentUploadsTakeTurnsAndGetDistinctNames(t *testing.T) {
+	s := newTestServer(t)
+	noLeaks(t)
+	u := newUploader(t, passwordConfig(s)) // its clock stands still: both uploads see the same second
+	errs := make(chan error, 3)
+	var got [3][]sftpupload.Uploaded
+	var bodies [3][]byte
+	for i := range got {
+		bodies[i] = body(fmt.Sprint(i), 200_000)
+		go func() {
+			var err error
+			got[i], err = u.Upload(context.Background(), sftpupload.File{Kind: sftpupload.Clients, Body: bytes.NewReader(bodies[i])})
+			errs <- err
+		}()
+	}
+	for range got {
+		if err := <-errs; err != nil {
+			t.Fatalf("Upload: %v", err)
+		}
+	}
+	names := map[string]bool{}
+	for _, g := range got {
+		names[g[0].Name] = true
+	}
+	if len(names) != 3 {
+		t.Fatalf("three uploads got names %v, want three distinct names", names)
+	}
+	remote := s.files()
+	for i, g := range got {
+		if !bytes.Equal(remote[g[0].Name], bodies[i]) {
+			t.Errorf("%s differs from upload %d's body", g[0].Name, i)
+		}
 	}
 }
 
