@@ -32,6 +32,7 @@ type Config struct {
 	// The server's host key is checked against a known_hosts file, a pinned fingerprint in
 	// ssh.FingerprintSHA256 form ("SHA256:..."), or both (then both must accept it). With
 	// neither the Uploader refuses to connect: no host key is trusted without configuration.
+	// The embedded sandbox is trusted by its caller passing the sandbox's fingerprint here.
 	KnownHostsFile     string // BULK_SFTP_KNOWN_HOSTS
 	HostKeyFingerprint string // BULK_SFTP_HOST_KEY_FINGERPRINT
 

@@ -140,8 +140,12 @@ func readKey(file string) (ssh.Signer, error) {
 //
 // On failure Upload removes the ".part" files it wrote when the connection still allows it,
 // and returns an *Error, together with the files already renamed into place (only when a later
-// rename failed). Retrying is safe: a retry writes under new names, and the service treats the
-// rows of a file as add-or-update.
+// rename failed). Retrying is safe: a retry picks names free at that moment, the service
+// ignores ".part" files, and it treats the rows of a file as add-or-update, so even a rename
+// the server did just before the connection broke does no harm when the retry repeats it.
+//
+// Renames use SSH_FXP_RENAME, which OpenSSH refuses when the target exists; with the check
+// of free names before writing, nothing is overwritten even on servers that would.
 func (u *Uploader) Upload(ctx context.Context, files ...File) ([]Uploaded, error) {
 	files, err := ordered(files)
 	if err != nil {
@@ -299,6 +303,11 @@ func (u *Uploader) put(ctx context.Context, s *session, files []File) (done []Up
 		}
 	}
 	for _, p := range parts {
+		// The cancelled context closes the connection on its own goroutine; checking here
+		// keeps a rename from slipping out in between.
+		if err := ctx.Err(); err != nil {
+			return done, s.opError(ctx, "rename "+p.name+".part", err)
+		}
 		from, to := path.Join(dir, p.name+".part"), path.Join(dir, p.name)
 		if err := s.do(func() error { return s.sftp.Rename(from, to) }); err != nil {
 			e := s.opError(ctx, fmt.Sprintf("rename %s to %s", p.name+".part", p.name), err)
