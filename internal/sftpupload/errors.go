@@ -140,7 +140,7 @@ func (s *session) opError(ctx context.Context, step string, err error) *Error {
 	case errors.Is(err, fs.ErrNotExist):
 		e.Reason, e.Msg = ReasonRemote, "no such file or directory on the server: check BULK_SFTP_DIR"
 	case errors.As(err, &status):
-		e.Reason, e.Msg = ReasonRemote, "the server refused the operation (is its disk full?)"
+		e.Reason, e.Msg = ReasonRemote, "the server refused the operation: check that BULK_SFTP_USER may write to BULK_SFTP_DIR and that the server's disk has room"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
 		errors.Is(err, os.ErrClosed), errors.Is(err, sftp.ErrSSHFxConnectionLost), errors.Is(err, syscall.ECONNRESET):
 		e.Reason, e.Msg = ReasonConnectionLost, "the connection to the server was lost; retrying is safe"

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,8 +42,13 @@ type testServer struct {
 	failWrite atomic.Bool  // writes fail as on a full disk
 	done      chan struct{}
 
-	mu  sync.Mutex // guards ops, keys and extraHostKeys
+	mu  sync.Mutex // guards ops, keys, extraHostKeys, keyboardOnly and refuseRename
 	ops []string
+	// keyboardOnly takes the password through keyboard-interactive only, as servers with
+	// "PasswordAuthentication no" do.
+	keyboardOnly bool
+	// refuseRename makes renames of files whose name starts with it fail.
+	refuseRename string
 
 	wg sync.WaitGroup
 }
@@ -105,7 +111,7 @@ func (s *testServer) addHostKey(key ssh.Signer) {
 // while the server runs.
 func (s *testServer) config() *ssh.ServerConfig {
 	s.mu.Lock()
-	keys, extra := slices.Clone(s.keys), slices.Clone(s.extraHostKeys)
+	keys, extra, keyboardOnly := slices.Clone(s.keys), slices.Clone(s.extraHostKeys), s.keyboardOnly
 	s.mu.Unlock()
 	cfg := &ssh.ServerConfig{
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
@@ -122,6 +128,16 @@ func (s *testServer) config() *ssh.ServerConfig {
 			}
 			return nil, errRefused
 		},
+	}
+	if keyboardOnly {
+		cfg.PasswordCallback = nil
+		cfg.KeyboardInteractiveCallback = func(c ssh.ConnMetadata, ask ssh.KeyboardInteractiveChallenge) (*ssh.Permissions, error) {
+			answers, err := ask(c.User(), "", []string{"Password: "}, []bool{false})
+			if err == nil && c.User() == testUser && len(answers) == 1 && answers[0] == s.password {
+				return nil, nil
+			}
+			return nil, errRefused
+		}
 	}
 	cfg.AddHostKey(s.hostKey)
 	for _, k := range extra {
@@ -213,6 +229,12 @@ func (s *testServer) Filecmd(r *sftp.Request) error {
 	switch r.Method {
 	case "Rename", "PosixRename":
 		s.record("rename " + path.Base(r.Filepath) + " " + path.Base(r.Target))
+		s.mu.Lock()
+		refuse := s.refuseRename != "" && strings.HasPrefix(path.Base(r.Filepath), s.refuseRename)
+		s.mu.Unlock()
+		if refuse {
+			return os.ErrPermission
+		}
 	case "Remove":
 		s.record("remove " + path.Base(r.Filepath))
 	}

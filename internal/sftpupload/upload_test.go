@@ -173,17 +173,19 @@ func TestUploadPutsBothFilesClientsFirstByteIdentical(t *testing.T) {
 	}
 }
 
-func TestUploadLogsInWithAKey(t *testing.T) {
+func TestUploadLogsInWithAKeyOrPassword(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		authorised bool
-		password   string
-		want       sftpupload.Reason // "" for success
-		wantText   string
+		name         string
+		authorised   bool
+		password     string
+		keyboardOnly bool
+		want         sftpupload.Reason // "" for success
+		wantText     string
 	}{
 		{name: "authorised key", authorised: true},
 		{name: "unauthorised key", want: sftpupload.ReasonAuth, wantText: "BULK_SFTP_KEY_FILE"},
 		{name: "unauthorised key falls back to the password", password: testPassword},
+		{name: "password through keyboard-interactive", password: testPassword, keyboardOnly: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestServer(t)
@@ -192,6 +194,9 @@ func TestUploadLogsInWithAKey(t *testing.T) {
 			if tc.authorised {
 				s.authorise(pub)
 			}
+			s.mu.Lock()
+			s.keyboardOnly = tc.keyboardOnly
+			s.mu.Unlock()
 			cfg := passwordConfig(s)
 			cfg.Password, cfg.KeyFile = tc.password, keyFile
 			_, err := newUploader(t, cfg).Upload(context.Background(), sftpupload.File{Kind: sftpupload.Clients, Body: strings.NewReader("{}\n")})
@@ -463,6 +468,29 @@ func TestUploadWriteRefusedByServerRemovesThePart(t *testing.T) {
 	}
 	if got[0].Name != "clients-"+stamp+".jsonl" {
 		t.Errorf("retry uploaded %s, want clients-%s.jsonl", got[0].Name, stamp)
+	}
+}
+
+func TestUploadPeopleRenameRefusedReportsTheClientsFileUploaded(t *testing.T) {
+	s := newTestServer(t)
+	noLeaks(t)
+	s.mu.Lock()
+	s.refuseRename = "people-"
+	s.mu.Unlock()
+	clients := body("c", 40_000)
+	got, err := newUploader(t, passwordConfig(s)).Upload(context.Background(), both(clients, body("p", 40_000))...)
+	e := wantReason(t, err, sftpupload.ReasonRemote)
+	if !strings.HasPrefix(e.Step, "rename people-"+stamp+".jsonl.part") || !strings.Contains(e.Msg, "clients-"+stamp+".jsonl was already uploaded") {
+		t.Errorf("got %q, want the people rename to fail and the clients file reported", err)
+	}
+	if len(got) != 1 || got[0].Name != "clients-"+stamp+".jsonl" {
+		t.Errorf("Upload returned %+v, want the clients file that is in place", got)
+	}
+	if names := s.names(); !slices.Equal(names, []string{"clients-" + stamp + ".jsonl"}) {
+		t.Errorf("remote directory holds %v, want the clients file only, the people .part removed", names)
+	}
+	if !bytes.Equal(s.files()["clients-"+stamp+".jsonl"], clients) {
+		t.Errorf("clients file differs from the one uploaded")
 	}
 }
 
