@@ -26,7 +26,7 @@ import (
 // directory, and two faults on demand: dropping a connection after it has read N bytes, and
 // stalling writes.
 type testServer struct {
-	t        *testing.T
+	t        testing.TB
 	addr     string
 	hostKey  ssh.Signer
 	ln       net.Listener
@@ -40,6 +40,7 @@ type testServer struct {
 	dropAfter atomic.Int64 // 0: never; else a connection is closed once it has read this many bytes
 	stall     atomic.Bool  // writes block until the server is closed
 	failWrite atomic.Bool  // writes fail as on a full disk
+	discard   atomic.Bool  // writes are dropped: pkg/sftp's in-memory files sleep 1µs a byte
 	done      chan struct{}
 
 	mu  sync.Mutex // guards ops, keys, extraHostKeys, keyboardOnly and refuseRename
@@ -59,7 +60,7 @@ const (
 	remoteDir    = "/upload"
 )
 
-func newTestServer(t *testing.T) *testServer {
+func newTestServer(t testing.TB) *testServer {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -254,6 +255,9 @@ func (w stallWriter) WriteAt(b []byte, off int64) (int, error) {
 	if w.s.failWrite.Load() {
 		return 0, syscall.ENOSPC
 	}
+	if w.s.discard.Load() {
+		return len(b), nil
+	}
 	return w.WriterAt.WriteAt(b, off)
 }
 
@@ -279,6 +283,14 @@ func (s *testServer) put(name string, body []byte) {
 		s.t.Fatal(err)
 	}
 	if _, err := w.WriteAt(body, 0); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// remove deletes a file from the remote directory.
+func (s *testServer) remove(name string) {
+	s.t.Helper()
+	if err := s.fs.FileCmd.Filecmd(sftp.NewRequest("Remove", path.Join(s.dir, name))); err != nil {
 		s.t.Fatal(err)
 	}
 }
