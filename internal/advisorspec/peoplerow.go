@@ -50,6 +50,8 @@ var BulkIncorporationForms = []string{
 // PeopleRowTypes are the values of a People row's type, which selects the row's kind.
 var PeopleRowTypes = []ContactType{Individual, Trust, Entity}
 
+var peopleRowTypeNames = []string{string(Individual), string(Trust), string(Entity)}
+
 // PeopleRow is one row of the People/Trusts/Entities file, decoded and checked. Only the fields
 // of its Type are set; ClientID or TopAccountID is set as the file's model says.
 type PeopleRow struct {
@@ -143,7 +145,7 @@ func (r *PeopleRow) References() iter.Seq[RowRef] {
 			}
 		}
 		for i, o := range r.Ownership {
-			field := indexed("ownership", i) + ".owner_id"
+			_, field := ownershipAt(i)
 			for _, id := range o.OwnerID {
 				if !yield(RowRef{RefCard, field, id}) {
 					return
@@ -154,6 +156,22 @@ func (r *PeopleRow) References() iter.Seq[RowRef] {
 }
 
 func indexed(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
+// ownershipNames holds "ownership[i]" and "ownership[i].owner_id" for the first entries, which
+// every Entity row names, so that a million rows do not build them a million times.
+var ownershipNames = func() (names [16][2]string) {
+	for i := range names {
+		names[i] = [2]string{indexed("ownership", i), indexed("ownership", i) + ".owner_id"}
+	}
+	return names
+}()
+
+func ownershipAt(i int) (entry, ownerID string) {
+	if i < len(ownershipNames) {
+		return ownershipNames[i][0], ownershipNames[i][1]
+	}
+	return indexed("ownership", i), indexed("ownership", i) + ".owner_id"
+}
 
 // The fields a People row may carry, with the kinds that have them. Checks run in this order so
 // that a row's errors always come in the same order.
@@ -214,7 +232,7 @@ var peopleFieldTypes = map[peopleField][]ContactType{
 // every mistake of a line, not only the first.
 type peopleCheck struct {
 	model BulkModel
-	row   PeopleRow
+	row   *PeopleRow
 	errs  []*Error
 }
 
@@ -227,7 +245,16 @@ func (c *peopleCheck) fail(field, format string, args ...any) {
 // carries a usable id, even when other fields are wrong, so that errors can name the row. A null
 // optional field is taken as absent; a null required field as missing.
 func DecodePeopleRow(line []byte, model BulkModel) (PeopleRow, []*Error) {
-	c := peopleCheck{model: model}
+	var row PeopleRow
+	errs := row.Decode(line, model)
+	return row, errs
+}
+
+// Decode is DecodePeopleRow into r, which it resets first; a caller decoding a file reuses one
+// row for every line.
+func (r *PeopleRow) Decode(line []byte, model BulkModel) []*Error {
+	*r = PeopleRow{}
+	c := peopleCheck{model: model, row: r}
 	if !json.Valid(line) {
 		var v struct{}
 		err := json.Unmarshal(line, &v)
@@ -235,7 +262,7 @@ func DecodePeopleRow(line []byte, model BulkModel) (PeopleRow, []*Error) {
 		if se, ok := err.(*json.SyntaxError); ok {
 			msg = fmt.Sprintf("row is not valid JSON: %s at byte %d", se.Error(), se.Offset)
 		}
-		return c.row, []*Error{{Kind: Malformed, Message: msg}}
+		return []*Error{{Kind: Malformed, Message: msg}}
 	}
 	var raw [numPeopleFields][]byte
 	isObject := eachMember(line, func(key string, val []byte) {
@@ -250,14 +277,14 @@ func DecodePeopleRow(line []byte, model BulkModel) (PeopleRow, []*Error) {
 		}
 	})
 	if !isObject {
-		return c.row, []*Error{{Kind: Malformed, Message: "row must be a JSON object"}}
+		return []*Error{{Kind: Malformed, Message: "row must be a JSON object"}}
 	}
 	c.check(&raw)
-	return c.row, c.errs
+	return c.errs
 }
 
 func (c *peopleCheck) check(raw *[numPeopleFields][]byte) {
-	r := &c.row
+	r := c.row
 	// The id first, so that every other error can name the row.
 	if s, ok := c.text(pfID, raw[pfID], MaxBulkID, true); ok {
 		r.ID = s
@@ -265,7 +292,7 @@ func (c *peopleCheck) check(raw *[numPeopleFields][]byte) {
 	typeKnown := false
 	if v := raw[pfType]; v == nil {
 		c.fail("type", "type is required")
-	} else if s, _ := scannedString(v); slices.Contains(PeopleRowTypes, ContactType(s)) {
+	} else if s, ok := constant(v, peopleRowTypeNames); ok {
 		r.Type, typeKnown = ContactType(s), true
 	} else {
 		c.fail("type", "type must be one of Individual, Trust, Entity")
@@ -358,6 +385,37 @@ func (c *peopleCheck) textAt(name string, raw []byte, max int, required bool) (s
 	return "", false
 }
 
+// element checks one id of an array of ids. Its field name is built only for an error, as
+// nearly every row has none.
+func (c *peopleCheck) element(name string, i int, raw []byte) (string, bool) {
+	if s, ok := scannedString(raw); ok && !isBlank(s) && utf8.RuneCountInString(s) <= MaxBulkID {
+		return s, true
+	}
+	return c.textAt(indexed(name, i), raw, MaxBulkID, true)
+}
+
+// constant returns the value of values that raw spells, without copying it: enumerations and
+// states are kept as the package's own strings.
+func constant(raw []byte, values []string) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if end, escaped := scanString(raw, 0); !escaped && end == len(raw) {
+		for _, v := range values {
+			if v == string(raw[1:len(raw)-1]) {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	s, _ := scannedString(raw)
+	i := slices.Index(values, s)
+	if i < 0 {
+		return "", false
+	}
+	return values[i], true
+}
+
 func (c *peopleCheck) enum(f peopleField, raw []byte, values []string, required bool) string {
 	name := peopleFieldNames[f]
 	if raw == nil {
@@ -367,7 +425,7 @@ func (c *peopleCheck) enum(f peopleField, raw []byte, values []string, required 
 		return ""
 	}
 	// Exactly as spelled: the specification's values are case-sensitive.
-	if s, ok := scannedString(raw); ok && slices.Contains(values, s) {
+	if s, ok := constant(raw, values); ok {
 		return s
 	}
 	c.fail(name, "%s must be one of %s", name, strings.Join(values, ", "))
@@ -379,7 +437,7 @@ func (c *peopleCheck) state(f peopleField, raw []byte) string {
 		return ""
 	}
 	name := peopleFieldNames[f]
-	if s, ok := scannedString(raw); ok && IsStateCode(s) {
+	if s, ok := constant(raw, StateCodes); ok {
 		return s
 	}
 	c.fail(name, "%s must be a valid two-letter US state abbreviation", name)
@@ -402,7 +460,7 @@ func (c *peopleCheck) ids(name string, raw []byte, nonEmpty bool) []string {
 	var out []string
 	bad := false
 	isArray := eachElement(raw, func(i int, v []byte) {
-		if s, ok := c.textAt(indexed(name, i), v, MaxBulkID, true); ok {
+		if s, ok := c.element(name, i, v); ok {
 			if slices.Contains(out, s) {
 				c.fail(indexed(name, i), "%s names %q more than once", name, s)
 				return
@@ -426,13 +484,13 @@ func (c *peopleCheck) ids(name string, raw []byte, nonEmpty bool) []string {
 }
 
 func (c *peopleCheck) ownership(raw []byte) {
-	r := &c.row
+	r := c.row
 	// Several ids in one owner_id mean joint ownership with right of survivorship; other shared
 	// ownership is several entries. An owner named in two entries would be both at once, so
 	// it is refused; seen remembers the entry that first named each owner.
 	seen := map[string]int{}
 	isArray := eachElement(raw, func(i int, v []byte) {
-		at := indexed("ownership", i)
+		at, ownerField := ownershipAt(i)
 		var entry [2][]byte // percentage, owner_id
 		isObject := eachMember(v, func(key string, val []byte) {
 			slot := -1
@@ -470,7 +528,7 @@ func (c *peopleCheck) ownership(raw []byte) {
 		if entry[1] == nil {
 			c.fail(at+".owner_id", "%s.owner_id is required", at)
 			okEntry = false
-		} else if o.OwnerID = c.ids(at+".owner_id", entry[1], true); o.OwnerID == nil {
+		} else if o.OwnerID = c.ids(ownerField, entry[1], true); o.OwnerID == nil {
 			okEntry = false
 		}
 		for _, id := range o.OwnerID {
@@ -493,7 +551,7 @@ func (c *peopleCheck) ownership(raw []byte) {
 // selfReferences refuses a row that names itself as its own creator, trustee or owner, as the
 // REST API refuses a contact that references itself.
 func (c *peopleCheck) selfReferences() {
-	r := &c.row
+	r := c.row
 	if r.ID == "" {
 		return
 	}

@@ -43,7 +43,8 @@ var (
 	ErrTooManyHeld = errors.New("too many rows name rows further down the file to write valid rows as they stream")
 )
 
-// Line is what a Format learns of one line of its file.
+// Line is what a Format learns of one line of its file. Validate is done with it before it
+// checks the next line, so a Format may reuse its slices.
 type Line struct {
 	ID     string               // the row's id; empty when the line has none that is usable
 	Refs   []advisorspec.RowRef // every id the row names
@@ -58,18 +59,22 @@ type Format struct {
 	Check  func(line []byte) Line
 }
 
-// People is the Format of the People/Trusts/Entities file in the given model.
+// People is the Format of the People/Trusts/Entities file in the given model. Its Check reuses
+// one row and one slice of references from line to line, so a Format serves one Validate call
+// at a time.
 func People(model advisorspec.BulkModel) Format {
+	var row advisorspec.PeopleRow
+	var refs []advisorspec.RowRef
 	return Format{
 		Name:   "People/Trusts/Entities",
 		IDKind: advisorspec.RefCard,
 		Check: func(line []byte) Line {
-			row, errs := advisorspec.DecodePeopleRow(line, model)
-			l := Line{ID: row.ID, Errors: errs}
+			errs := row.Decode(line, model)
+			refs = refs[:0]
 			for ref := range row.References() {
-				l.Refs = append(l.Refs, ref)
+				refs = append(refs, ref)
 			}
-			return l
+			return Line{ID: row.ID, Refs: refs, Errors: errs}
 		},
 	}
 }
@@ -158,7 +163,7 @@ const (
 
 func (u *Upload) hash(id string) uint64 { return maphash.String(u.seed, id) }
 
-// pendingRef is a reference to a row not read yet, or read and held itself.
+// pendingRef is a reference to an id no row of the file has defined yet.
 type pendingRef struct {
 	line  uint32
 	field string
