@@ -278,3 +278,16 @@ func TestGeneratedFileIsValid(t *testing.T) {
 		t.Fatalf("got %v, %d valid, errors %+v", err, rep.ValidRows, rep.Errors)
 	}
 }
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// A valid-rows writer that fails stops the file: an upload must not go on with rows missing.
+func TestAFailingValidRowsWriterStopsTheFile(t *testing.T) {
+	u := bulkfile.NewUpload(bulkfile.Options{Exists: existingClient})
+	_, err := u.Validate(context.Background(), strings.NewReader(lines(p1, p2)), bulkfile.People(advisorspec.ClientModel), failingWriter{})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("got %v, want the writer's error", err)
+	}
+}
