@@ -94,7 +94,7 @@ type Report struct {
 	InvalidRows int         // rows with at least one error
 	Written     int         // valid rows written to the valid-rows writer
 	Bytes       int64       // bytes read
-	Errors      []LineError // the first Options.MaxErrors errors, in the order found
+	Errors      []LineError // the first Options.MaxErrors errors found, in line order
 	ErrorCount  int         // every error, kept or not
 }
 
@@ -207,6 +207,9 @@ func (u *Upload) Validate(ctx context.Context, r io.Reader, format Format, valid
 	if err := f.finish(); err != nil {
 		return f.rep, err
 	}
+	// A row waiting on rows further down learns of its errors late; the report still reads from
+	// the top of the file down.
+	slices.SortStableFunc(f.rep.Errors, func(a, b LineError) int { return a.Line - b.Line })
 	if u.opts.Progress != nil {
 		u.opts.Progress(Progress{Rows: f.rep.Rows, Bytes: f.rep.Bytes})
 	}

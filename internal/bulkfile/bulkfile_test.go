@@ -81,8 +81,8 @@ func TestValidatePeopleFile(t *testing.T) {
 		{name: "a forward reference to an invalid row is an error", file: lines(strings.Replace(t1, `"p1","p2"`, `"x1"`, 1), bad, p2),
 			exists: existingClient, counts: [3]int{3, 1, 2},
 			errs: []bulkfile.LineError{
-				{Line: 2, ID: "x1", Field: "last_name", Message: "last_name is required"},
 				{Line: 1, ID: "t1", Field: "trust_creator", Message: `trust_creator "x1" names the row on line 2, which is invalid`},
+				{Line: 2, ID: "x1", Field: "last_name", Message: "last_name is required"},
 			},
 			written: lines(p2)},
 		{name: "a duplicate id names the line of the first", file: lines(p1, p2, p1), exists: existingClient,
