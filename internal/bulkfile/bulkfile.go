@@ -148,7 +148,7 @@ func NewUpload(opts Options) *Upload {
 }
 
 // An id's entry packs its row's state in the top two bits and its line in the rest, so that a
-// million ids cost about 18 MiB (see idTable). Ids are hashed to 64 bits with maphash rather than
+// million ids cost about 20 MiB (see idTable). Ids are hashed to 64 bits with maphash rather than
 // kept: by the birthday bound, n ids collide with probability about n²/2⁶⁵, 3·10⁻⁸ for a
 // million-row file and 3·10⁻⁶ for ten million. A collision would report a false duplicate (with
 // both lines, for a person to see) or resolve a reference to the wrong row; at those odds that

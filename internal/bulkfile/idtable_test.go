@@ -19,8 +19,8 @@ func TestIDTableFindsEveryKeyAcrossGrowth(t *testing.T) {
 		tab.set(k, uint32(i))
 	}
 	tab.set(keys[3], 42) // an update keeps one entry
-	if tab.n != len(keys) {
-		t.Fatalf("got %d entries, want %d", tab.n, len(keys))
+	if tab.len() != len(keys) {
+		t.Fatalf("got %d entries, want %d", tab.len(), len(keys))
 	}
 	for i, k := range keys {
 		want := uint32(i)
@@ -36,7 +36,9 @@ func TestIDTableFindsEveryKeyAcrossGrowth(t *testing.T) {
 			t.Fatal("got a key that was never set")
 		}
 	}
-	if load := float64(tab.n) / float64(len(tab.keys)); load > 0.8 {
-		t.Errorf("got load %.2f, want at most 0.80", load)
+	for i, sh := range tab.shards {
+		if load := float64(sh.n) / float64(len(sh.keys)); load > 0.8 {
+			t.Errorf("shard %d: got load %.2f, want at most 0.80", i, load)
+		}
 	}
 }
