@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 	"github.com/advisorhq/gateway/internal/vault"
 	"github.com/advisorhq/gateway/internal/webhook"
 )
@@ -83,12 +85,54 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
 	if cfg.CredentialsFromEnv {
 		creds = "$SANDBOX_BASIC_CREDENTIALS"
 	}
+	sftpLogin := "user and password " + sandbox.DefaultSFTPCredentials
+	if cfg.SFTPCredentialsFromEnv {
+		sftpLogin = "user and password $SANDBOX_SFTP_CREDENTIALS"
+	}
+	sftpSrv, sftpLn, err := listenSFTP(sb, cfg.SFTPAddr, cfg.SFTPAddr != sandbox.DefaultSFTPAddr)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	fmt.Fprintf(stdout, `Advisor sandbox serving http://%[1]s
   v2 paths: Authorization: Bearer %[2]s
   v1 paths: Basic credentials %[3]s
   try:      curl -H "Authorization: Bearer %[2]s" http://%[1]s/v2/top-accounts/
-`, ln.Addr(), token, creds)
-	return serve(ctx, sandboxServer(sb), ln)
+  bulk:     sftp://%[4]s (%[5]s), host key %[6]s
+`, ln.Addr(), token, creds, sftpLn.Addr(), sftpLogin, sftpSrv.Fingerprint())
+	return serveSandbox(ctx, sb, ln, sftpSrv, sftpLn)
+}
+
+// listenSFTP makes the sandbox's SFTP server and its listener: on addr, or, unless exact (an
+// address the user asked for), on a free loopback port when addr is taken.
+func listenSFTP(sb *sandbox.Sandbox, addr string, exact bool) (*sftpd.Server, net.Listener, error) {
+	srv, err := sb.SFTP()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the sandbox's SFTP server: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil && !exact {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on -sftp-addr %s: %w", addr, err)
+	}
+	return srv, ln, nil
+}
+
+// serveSandbox serves the sandbox's HTTP interface and its SFTP server until ctx ends, and
+// returns once both have stopped.
+func serveSandbox(ctx context.Context, sb *sandbox.Sandbox, ln net.Listener, sftpSrv *sftpd.Server, sftpLn net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sftpDone := make(chan error, 1)
+	go func() { sftpDone <- sftpSrv.Serve(ctx, sftpLn) }()
+	err := serve(ctx, sandboxServer(sb), ln)
+	cancel()
+	if serr := <-sftpDone; serr != nil && err == nil {
+		err = fmt.Errorf("serve SFTP: %w", serr)
+	}
+	return err
 }
 
 func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -134,15 +178,21 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		if webhookKey == "" {
 			webhookKey = randomKey()
 		}
-		sbBase, stop, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", webhookKey)
+		sb, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", webhookKey)
 		if err != nil {
 			return err
 		}
 		// Deferred before the gateway serves, so the sandbox stops after the gateway has drained.
-		defer stop()
+		defer sb.stop()
+		sbBase := sb.url
 		upstream.BaseURL = sbBase
 		upstream.AccessToken, upstream.BasicCredentials = sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
+		// Bulk files go to the sandbox's own SFTP server, whose host key is trusted because the
+		// gateway made it; nothing else is ever trusted without configuration.
+		user, pass, _ := strings.Cut(sandbox.DefaultSFTPCredentials, ":")
+		cfg.Bulk = config.BulkSFTP{Addr: sb.sftpAddr, User: user, Password: pass, Dir: config.DefaultBulkDir, HostKeyFingerprint: sb.fingerprint}
 		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s\n", sbBase)
+		fmt.Fprintf(stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
 		fmt.Fprintf(stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
 			sandbox.DefaultAccessToken, sbBase)
 	}
@@ -273,9 +323,15 @@ func loopbackURL(a net.Addr) string {
 	return "http://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
 }
 
+// embeddedSandbox is the sandbox the gateway runs when it has no ADVISOR_BASE_URL.
+type embeddedSandbox struct {
+	url, sftpAddr, fingerprint string
+	stop                       func()
+}
+
 // startEmbeddedSandbox serves a demo sandbox on a free loopback port, sending its webhook events
-// to the gateway, and returns its address and what stops it.
-func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, webhookKey string) (string, func(), error) {
+// to the gateway, and its SFTP server for bulk files.
+func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, webhookKey string) (*embeddedSandbox, error) {
 	sb, err := sandbox.New(sandbox.Options{
 		// Its request lines at debug: they would bury the gateway's own, which say the same.
 		Logger:     slog.New(loglevel.Demote(log.Handler())).With("component", "sandbox"),
@@ -283,29 +339,39 @@ func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, web
 		WebhookKey: webhookKey,
 	})
 	if err != nil {
-		return "", nil, fmt.Errorf("start the embedded sandbox: %w", err)
+		return nil, fmt.Errorf("start the embedded sandbox: %w", err)
 	}
-	// The sandbox's usual address, so the README's curl lines work as written; any free port
-	// when something else holds it (another gateway, or tests running in parallel).
+	// The sandbox's usual addresses, so the README's curl and sftp lines work as written; any
+	// free port when something else holds them (another gateway, or tests running in parallel).
 	ln, err := net.Listen("tcp", sandbox.DefaultAddr)
 	if err != nil {
 		ln, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	if err != nil {
 		_ = sb.Close()
-		return "", nil, fmt.Errorf("listen for the embedded sandbox: %w", err)
+		return nil, fmt.Errorf("listen for the embedded sandbox: %w", err)
+	}
+	sftpSrv, sftpLn, err := listenSFTP(sb, sandbox.DefaultSFTPAddr, false)
+	if err != nil {
+		_ = ln.Close()
+		_ = sb.Close()
+		return nil, fmt.Errorf("the embedded sandbox: %w", err)
 	}
 	// Not the signal's context: the gateway drains its in-flight requests after the signal, and
 	// they may still need the sandbox; the caller stops it (stop) once the gateway has stopped.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, sandboxServer(sb), ln) }()
-	stop := func() {
-		cancel()
-		<-done
-		_ = sb.Close()
-	}
-	return "http://" + ln.Addr().String(), stop, nil
+	go func() { done <- serveSandbox(ctx, sb, ln, sftpSrv, sftpLn) }()
+	return &embeddedSandbox{
+		url:         "http://" + ln.Addr().String(),
+		sftpAddr:    sftpLn.Addr().String(),
+		fingerprint: sftpSrv.Fingerprint(),
+		stop: func() {
+			cancel()
+			<-done
+			_ = sb.Close()
+		},
+	}, nil
 }
 
 // sandboxServer serves the sandbox. There is no read or write timeout: an upload of a large

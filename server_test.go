@@ -28,9 +28,25 @@ func startedURLs(t testing.TB, args []string, env map[string]string, markers ...
 	return urls
 }
 
+// startedLines runs the program and returns the first line holding each marker, in the order
+// the markers are given, once all have been printed.
+func startedLines(t testing.TB, args []string, env map[string]string, markers ...string) []string {
+	t.Helper()
+	lines, _ := launchFor(t, args, env, func(line string) string { return line }, markers...)
+	return lines
+}
+
+var urlPattern = regexp.MustCompile(`(?:https?|sftp)://\S+`)
+
 // launch is startedURLs that also returns what stops the program (as SIGTERM does) and
 // reports what run returned. The test's cleanup stops it too, if the test did not.
 func launch(t testing.TB, args []string, env map[string]string, markers ...string) ([]string, func() error) {
+	t.Helper()
+	return launchFor(t, args, env, urlPattern.FindString, markers...)
+}
+
+// launchFor is launch with what is taken of each marker's line.
+func launchFor(t testing.TB, args []string, env map[string]string, take func(line string) string, markers ...string) ([]string, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, outW := io.Pipe()
@@ -55,14 +71,14 @@ func launch(t testing.TB, args []string, env map[string]string, markers ...strin
 	})
 	urls := make(chan []string, 1)
 	go func() {
-		url := regexp.MustCompile(`https?://\S+`)
 		found := make([]string, len(markers))
 		left := len(markers)
 		sc := bufio.NewScanner(out)
-		for sc.Scan() && left > 0 {
+		// left first: Scan would wait for a line after the last one wanted, which may never come.
+		for left > 0 && sc.Scan() {
 			for i, m := range markers {
 				if found[i] == "" && strings.Contains(sc.Text(), m) {
-					found[i] = url.FindString(sc.Text())
+					found[i] = take(sc.Text())
 					left--
 				}
 			}
