@@ -106,6 +106,12 @@ func (p *idp) url() string { return p.srv.URL + "/.well-known/jwks.json" }
 // publish replaces the JWKS with the public halves of the named keys.
 func (p *idp) publish(t *testing.T, names ...string) {
 	t.Helper()
+	p.serve(http.StatusOK, p.jwks(t, names...))
+}
+
+// jwks is a JWK Set of the public halves of the named keys.
+func (p *idp) jwks(t *testing.T, names ...string) []byte {
+	t.Helper()
 	var set jwkset.JWKSMarshal
 	for _, n := range names {
 		k := key(n)
@@ -121,7 +127,7 @@ func (p *idp) publish(t *testing.T, names ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.serve(http.StatusOK, body)
+	return body
 }
 
 // serve makes the endpoint answer status and body from now on.

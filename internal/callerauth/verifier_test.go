@@ -546,3 +546,44 @@ func TestCloseAfterTheContextEnded(t *testing.T) {
 	_ = v.Close()
 	goleak.VerifyNone(t, ignore)
 }
+
+func TestWithdrawnKeyIsRefusedAfterTheBackgroundRefresh(t *testing.T) {
+	p := newIDP(t, "rsa", "ec")
+	cfg := p.config()
+	cfg.RefreshInterval = 20 * time.Millisecond
+	cfg.MinRefreshInterval = 10 * time.Millisecond
+	v := newVerifier(t, cfg)
+	token := sign(t, "rsa", goodClaims())
+	if _, err := v.Verify(context.Background(), token); err != nil {
+		t.Fatalf("before withdrawal: %v", err)
+	}
+
+	p.publish(t, "ec")
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		_, err := v.Verify(context.Background(), token)
+		if reason(err) == callerauth.ReasonUnknownKey {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after withdrawal: still %v, want %s", err, callerauth.ReasonUnknownKey)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestJWKSKeyTheGatewayCannotUseLeavesTheOthers(t *testing.T) {
+	p := newIDP(t, "ec")
+	// An encryption key and a symmetric key beside the ES256 key.
+	p.serve(http.StatusOK, []byte(`{"keys":[`+
+		`{"kty":"oct","kid":"hmac","k":"c2VjcmV0"},`+
+		`{"kty":"RSA","kid":"enc","use":"enc","n":"AQAB","e":"AQAB"},`+
+		strings.TrimSuffix(strings.TrimPrefix(string(p.jwks(t, "ec")), `{"keys":[`), `]}`)+`]}`))
+	v := newVerifier(t, p.config())
+	if err := v.Ready(context.Background()); err != nil {
+		t.Fatalf("Ready: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), sign(t, "ec", goodClaims())); err != nil {
+		t.Errorf("got %v, want the ES256 token accepted", err)
+	}
+}
