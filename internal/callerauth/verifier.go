@@ -314,7 +314,7 @@ func (v *Verifier) refreshLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		_, _ = v.refresh(ctx)
+		_, _ = v.refreshWith(ctx, ctx)
 	}
 }
 
@@ -323,6 +323,12 @@ func (v *Verifier) refreshLoop(ctx context.Context) {
 // was fetched because of the limit. The fetch does not end with the asking request, since
 // others may be waiting on it; FetchTimeout bounds it.
 func (v *Verifier) refresh(ctx context.Context) (fetched bool, err error) {
+	return v.refreshWith(ctx, context.WithoutCancel(ctx))
+}
+
+// refreshWith is refresh with the fetch's own context: the background loop passes its own, so
+// that Close cancels a fetch under way instead of waiting up to FetchTimeout for it.
+func (v *Verifier) refreshWith(ctx, fetchCtx context.Context) (fetched bool, err error) {
 	v.mu.Lock()
 	if f := v.inflight; f != nil {
 		v.mu.Unlock()
@@ -342,7 +348,7 @@ func (v *Verifier) refresh(ctx context.Context) (fetched bool, err error) {
 	v.lastAttempt = time.Now()
 	v.mu.Unlock()
 
-	if err := v.fetch(context.WithoutCancel(ctx)); err != nil {
+	if err := v.fetch(fetchCtx); err != nil {
 		f.err = &fetchError{err}
 	}
 

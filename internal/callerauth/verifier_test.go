@@ -587,3 +587,24 @@ func TestJWKSKeyTheGatewayCannotUseLeavesTheOthers(t *testing.T) {
 		t.Errorf("got %v, want the ES256 token accepted", err)
 	}
 }
+
+func TestCloseCancelsABackgroundFetch(t *testing.T) {
+	p := newIDP(t, "rsa")
+	cfg := p.config()
+	cfg.FetchTimeout = 10 * time.Second
+	cfg.RefreshInterval = 10 * time.Millisecond
+	cfg.MinRefreshInterval = time.Millisecond
+	v, err := callerauth.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.setDelay(time.Minute) // the next background fetch hangs
+	for p.hits.Load() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	_ = v.Close()
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Close took %s with a fetch under way, want it cancelled rather than waited for", took)
+	}
+}
