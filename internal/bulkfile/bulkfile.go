@@ -79,13 +79,9 @@ func People(model advisorspec.BulkModel) Format {
 	}
 }
 
-// LineError is a rule a line breaks: the spec README's per-line report.
-type LineError struct {
-	Line    int    `json:"line"`
-	ID      string `json:"id,omitempty"`
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-}
+// LineError is a rule a line breaks: the spec README's per-line report, as the service's
+// result file spells it too.
+type LineError = advisorspec.BulkLineError
 
 // Report is what Validate learned of one file.
 type Report struct {

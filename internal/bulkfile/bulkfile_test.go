@@ -3,7 +3,6 @@ package bulkfile_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -156,25 +155,11 @@ func TestValidatePeopleFile(t *testing.T) {
 	}
 }
 
-// clientsFormat stands in for the Clients file's Format, which another change provides: the
-// framework needs only each row's id, in the client namespace.
-var clientsFormat = bulkfile.Format{
-	Name:   "Clients",
-	IDKind: advisorspec.RefClient,
-	Check: func(line []byte) bulkfile.Line {
-		var row struct{ ID string }
-		if err := json.Unmarshal(line, &row); err != nil || row.ID == "" {
-			return bulkfile.Line{Errors: []*advisorspec.Error{{Kind: advisorspec.Invalid, Field: "id", Message: "id is required"}}}
-		}
-		return bulkfile.Line{ID: row.ID}
-	},
-}
-
 // A People row's client_id may name a client of the Clients file uploaded with it; a client
 // whose row is invalid cannot be named.
 func TestPeopleRowsNameClientsOfTheClientsFile(t *testing.T) {
 	u := bulkfile.NewUpload(bulkfile.Options{})
-	if _, err := u.Validate(context.Background(), strings.NewReader(lines(`{"id":"c1"}`, `{"id":""}`, `{"id":"c1"}`)), clientsFormat, nil); err != nil {
+	if _, err := u.Validate(context.Background(), strings.NewReader(lines(`{"id":"c1","first_name":"A","last_name":"L"}`, `{"id":"","first_name":"A","last_name":"L"}`, `{"id":"c1","first_name":"A","last_name":"L"}`)), bulkfile.Clients(), nil); err != nil {
 		t.Fatal(err)
 	}
 	p3 := strings.Replace(p2, `"id":"p2","client_id":"c1"`, `"id":"p3","client_id":"c2"`, 1)

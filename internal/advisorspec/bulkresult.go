@@ -1,0 +1,68 @@
+package advisorspec
+
+import (
+	"strings"
+	"time"
+)
+
+// BulkResult is what the service writes beside a bulk file once it has processed it, as
+// <name>.result.json (BulkResultName). The specification does not show how bulk rows that fail
+// are reported ("Errors"); this is the project's decision (spec README, "bulk row errors"), and
+// the sandbox writes it so that the gateway can read it back over SFTP.
+type BulkResult struct {
+	// File is the bulk file's name, such as "people-20261123T204500Z.jsonl".
+	File string `json:"file"`
+	// Kind is "clients" or "people".
+	Kind string `json:"kind"`
+	// Model is the People file's model, "clients" or "top_accounts" (the deprecated container
+	// model); empty for a Clients file.
+	Model string `json:"model,omitempty"`
+	// Rows counts the file's rows (non-blank lines); Applied those added or updated; Invalid
+	// those that were not, for a rule they break or because they could not be applied. Rows is
+	// Applied plus Invalid.
+	Rows    int `json:"rows"`
+	Applied int `json:"applied"`
+	Invalid int `json:"invalid"`
+	// Errors are the first MaxBulkResultErrors errors in line order; ErrorCount counts them all.
+	Errors     []BulkLineError `json:"errors"`
+	ErrorCount int             `json:"error_count"`
+	// FileError, when set, says why nothing of the file was applied: it is empty, every row is
+	// invalid, or it could not be read.
+	FileError string `json:"file_error,omitempty"`
+	// ProcessedAt is when processing ended, in UTC.
+	ProcessedAt time.Time `json:"processed_at"`
+}
+
+// BulkLineError is a rule one line of a bulk file breaks: the spec README's per-line report.
+type BulkLineError struct {
+	Line    int    `json:"line"`
+	ID      string `json:"id,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// MaxBulkResultErrors caps BulkResult.Errors, as the gateway's report caps its own.
+const MaxBulkResultErrors = 1000
+
+// Bulk file kinds and People-file models as BulkResult spells them.
+const (
+	BulkKindClients      = "clients"
+	BulkKindPeople       = "people"
+	BulkModelClients     = "clients"
+	BulkModelTopAccounts = "top_accounts"
+)
+
+// String is the model as BulkResult spells it.
+func (m BulkModel) String() string {
+	if m == TopAccountModel {
+		return BulkModelTopAccounts
+	}
+	return BulkModelClients
+}
+
+// BulkResultName is the name of the result written for the bulk file named name: its ".jsonl"
+// replaced by ".result.json", so "clients-20261123T204500Z.jsonl" has
+// "clients-20261123T204500Z.result.json".
+func BulkResultName(name string) string {
+	return strings.TrimSuffix(name, ".jsonl") + ".result.json"
+}
