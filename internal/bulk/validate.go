@@ -1,0 +1,154 @@
+// Package bulk loads a firm's book of business in bulk: a Clients file and a
+// People/Trusts/Entities file, checked against the specification as they stream, their
+// references resolved within the upload or against what the service already has, then sent to
+// the service's SFTP server.
+package bulk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/bulkfile"
+)
+
+// Existing answers whether an id the upload does not define names something the service
+// already has: a client, a top account (in the deprecated model) or a card.
+type Existing interface {
+	Exists(ctx context.Context, kind advisorspec.RefKind, id string) (bool, error)
+}
+
+// Input is the files of one load; a nil reader is a file not given.
+type Input struct {
+	Clients, People io.Reader
+	Model           advisorspec.BulkModel
+}
+
+// FileReport is what validation found in one file.
+type FileReport struct {
+	bulkfile.Report
+	// FileError says why the file as a whole is refused (it is empty, or no row is valid), in
+	// words for its user; empty when it is not.
+	FileError string
+}
+
+// Valid reports whether the file can be sent whole: no row breaks a rule.
+func (r *FileReport) Valid() bool { return r.FileError == "" && r.InvalidRows == 0 }
+
+// Report is what validation found in the files of one load; a file not given has no report.
+type Report struct {
+	Clients, People *FileReport
+}
+
+// Valid reports whether every file given can be sent whole.
+func (r *Report) Valid() bool {
+	return (r.Clients == nil || r.Clients.Valid()) && (r.People == nil || r.People.Valid())
+}
+
+// Options are what Validate does beside checking.
+type Options struct {
+	// Progress, when set, hears how far each file has been read.
+	Progress func(kind string, p bulkfile.Progress)
+	// ValidClients and ValidPeople, when set, receive each file's valid rows as they are known
+	// valid: what a load of the valid rows only sends.
+	ValidClients, ValidPeople io.Writer
+	// MaxLookups bounds the distinct ids Validate asks Existing about (DefaultMaxLookups when 0):
+	// each may cost the service a request.
+	MaxLookups int
+}
+
+// DefaultMaxLookups bounds the existing records one load may name: a firm's whole book is a
+// few thousand clients.
+const DefaultMaxLookups = 10_000
+
+// ErrTooManyLookups refuses a load that names more existing records than Options.MaxLookups.
+var ErrTooManyLookups = errors.New("the files name more existing records than can be checked")
+
+// Validate checks the files of in: the Clients file first, so that the People file's rows may
+// name its clients. It returns the report, and an error only when it could not finish: the
+// context ended, a file could not be read, or Existing failed. A file refused as a whole is
+// in its report, not an error.
+func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*Report, error) {
+	if in.Clients == nil && in.People == nil {
+		return nil, errors.New("no file to validate: give a Clients file, a People file or both")
+	}
+	max := opts.MaxLookups
+	if max <= 0 {
+		max = DefaultMaxLookups
+	}
+	look := &lookups{ctx: ctx, existing: existing, known: map[lookup]bool{}, max: max}
+	var current string // the kind of the file being read, for Progress
+	bopts := bulkfile.Options{Exists: look.exists}
+	if opts.Progress != nil {
+		bopts.Progress = func(p bulkfile.Progress) { opts.Progress(current, p) }
+	}
+	up := bulkfile.NewUpload(bopts)
+	rep := &Report{}
+	files := []struct {
+		kind   string
+		r      io.Reader
+		format bulkfile.Format
+		valid  io.Writer
+		into   **FileReport
+	}{
+		{advisorspec.BulkKindClients, in.Clients, bulkfile.Clients(), opts.ValidClients, &rep.Clients},
+		{advisorspec.BulkKindPeople, in.People, bulkfile.People(in.Model), opts.ValidPeople, &rep.People},
+	}
+	for _, f := range files {
+		if f.r == nil {
+			continue
+		}
+		current = f.kind
+		fr, err := up.Validate(ctx, f.r, f.format, f.valid)
+		if look.err != nil {
+			return rep, fmt.Errorf("check the %s file's references: %w", f.kind, look.err)
+		}
+		*f.into = &FileReport{Report: *fr}
+		switch {
+		case errors.Is(err, bulkfile.ErrEmpty), errors.Is(err, bulkfile.ErrNoValidRows), errors.Is(err, bulkfile.ErrTooManyHeld):
+			(*f.into).FileError = err.Error()
+		case err != nil:
+			return rep, fmt.Errorf("validate the %s file: %w", f.kind, err)
+		}
+	}
+	return rep, nil
+}
+
+type lookup struct {
+	kind advisorspec.RefKind
+	id   string
+}
+
+// lookups asks Existing about each id once. bulkfile asks synchronously and cannot fail, so
+// the first failure is kept, every later id answered "no", and Validate reports the failure
+// when the file ends.
+type lookups struct {
+	ctx      context.Context
+	existing Existing
+	known    map[lookup]bool
+	max      int
+	err      error
+}
+
+func (l *lookups) exists(kind advisorspec.RefKind, id string) bool {
+	if l.err != nil || l.existing == nil {
+		return false
+	}
+	k := lookup{kind, id}
+	if found, ok := l.known[k]; ok {
+		return found
+	}
+	if len(l.known) >= l.max {
+		l.err = fmt.Errorf("%w (at most %d)", ErrTooManyLookups, l.max)
+		return false
+	}
+	found, err := l.existing.Exists(l.ctx, kind, id)
+	if err != nil {
+		l.err = fmt.Errorf("look up %s %q: %w", kind, id, err)
+		return false
+	}
+	l.known[k] = found
+	return found
+}
