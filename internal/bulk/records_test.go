@@ -1,0 +1,47 @@
+package bulk_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/bulk"
+	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
+)
+
+// Records asks the service (here the sandbox with its demo data) what exists, and learns an
+// owner's cards when it looks the owner up.
+func TestRecordsAskTheServiceWhatExists(t *testing.T) {
+	t.Parallel()
+	up := sandboxtest.Start(t, sandbox.Options{Seed: 3})
+	api, err := advisor.New(advisor.Options{BaseURL: up.URL, AccessToken: sandbox.DefaultAccessToken, BasicCredentials: sandbox.DefaultBasicCredentials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bulk.NewRecords(api)
+	ctx := advisor.WithCache(context.Background()) // as every request to the gateway has
+	for _, tc := range []struct {
+		kind advisorspec.RefKind
+		id   string
+		want bool
+	}{
+		{advisorspec.RefCard, "hw-eleanor", false}, // no owner of it looked up yet
+		{advisorspec.RefClient, "CL-1001", true},
+		{advisorspec.RefClient, "CL-404", false},
+		{advisorspec.RefTopAccount, "HARTWELL-001", true},
+		{advisorspec.RefTopAccount, "NOBODY-001", false},
+		{advisorspec.RefCard, "hw-eleanor", true}, // a card of HARTWELL-001
+		{advisorspec.RefCard, "hw-nobody", false},
+	} {
+		got, err := r.Exists(ctx, tc.kind, tc.id)
+		if err != nil || got != tc.want {
+			t.Errorf("%s %s: got %v, %v; want %v", tc.kind, tc.id, got, err, tc.want)
+		}
+	}
+	up.Close() // the service gone: an error, not "does not exist"
+	if _, err := bulk.NewRecords(api).Exists(advisor.WithCache(context.Background()), advisorspec.RefClient, "CL-1001"); err == nil {
+		t.Error("a lookup with the service down said the client does not exist")
+	}
+}
