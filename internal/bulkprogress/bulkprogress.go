@@ -36,6 +36,8 @@ type Progress struct {
 	BytesTotal int64 `json:"bytesTotal"`
 	// Error says why a FAILED upload failed, in words for its user.
 	Error string `json:"error,omitempty"`
+	// Validation is what the gateway's checks found in the files, as bulk reports it.
+	Validation json.RawMessage `json:"validation,omitempty"`
 	// Result is what the service reported once it processed the files, as it wrote it.
 	Result    json.RawMessage `json:"result,omitempty"`
 	UpdatedAt time.Time       `json:"updatedAt"`

@@ -1,0 +1,244 @@
+package bulk_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/bulk"
+	"github.com/advisorhq/gateway/internal/bulkprogress"
+	"github.com/advisorhq/gateway/internal/sftpupload"
+)
+
+// fakeUploader keeps what it is sent, and has the service process each file after polls
+// reads of its result (never, when polls is negative).
+type fakeUploader struct {
+	mu       sync.Mutex
+	sent     map[sftpupload.Kind]string
+	reads    int
+	polls    int
+	fail     error
+	blocking chan struct{} // when set, Upload waits for it or the context
+}
+
+func (f *fakeUploader) Upload(ctx context.Context, files ...sftpupload.File) ([]sftpupload.Uploaded, error) {
+	if f.blocking != nil {
+		select {
+		case <-f.blocking:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	var out []sftpupload.Uploaded
+	for _, file := range files {
+		data, err := io.ReadAll(file.Body)
+		if err != nil {
+			return nil, err
+		}
+		if file.Progress != nil {
+			file.Progress(int64(len(data)))
+		}
+		f.mu.Lock()
+		f.sent[file.Kind] = string(data)
+		f.mu.Unlock()
+		out = append(out, sftpupload.Uploaded{Kind: file.Kind, Name: string(file.Kind) + "-x.jsonl", Path: "./" + string(file.Kind) + "-x.jsonl", Bytes: int64(len(data))})
+	}
+	return out, nil
+}
+
+func (f *fakeUploader) ReadResult(_ context.Context, up sftpupload.Uploaded) (advisorspec.BulkResult, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if f.polls < 0 || f.reads <= f.polls {
+		return advisorspec.BulkResult{}, false, nil
+	}
+	rows := strings.Count(f.sent[up.Kind], "\n")
+	return advisorspec.BulkResult{File: up.Name, Kind: string(up.Kind), Rows: rows, Applied: rows}, true, nil
+}
+
+// recording is a store that also keeps the phase of every Put, which a watcher, seeing the
+// latest progress, may not.
+type recording struct {
+	bulkprogress.Store
+	mu     sync.Mutex
+	phases []bulkprogress.Phase
+}
+
+func (r *recording) Put(ctx context.Context, p bulkprogress.Progress) error {
+	r.mu.Lock()
+	if len(r.phases) == 0 || r.phases[len(r.phases)-1] != p.Phase {
+		r.phases = append(r.phases, p.Phase)
+	}
+	r.mu.Unlock()
+	return r.Store.Put(ctx, p)
+}
+
+func (r *recording) seen() []bulkprogress.Phase {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.phases)
+}
+
+func newLoads(t *testing.T, up *fakeUploader, cfg bulk.LoadsConfig) (*bulk.Loads, *recording, string) {
+	t.Helper()
+	if up.sent == nil {
+		up.sent = map[sftpupload.Kind]string{}
+	}
+	spool := t.TempDir()
+	store := &recording{Store: bulkprogress.NewMemory(time.Now)}
+	cfg.Uploader, cfg.Progress, cfg.SpoolDir = up, store, spool
+	if cfg.PollEvery == 0 {
+		cfg.PollEvery = time.Millisecond
+	}
+	l := bulk.NewLoads(cfg)
+	t.Cleanup(l.Close)
+	return l, store, spool
+}
+
+// watch follows a load to its end and returns the phases it saw and its last progress.
+func watch(t *testing.T, store bulkprogress.Store, id string) ([]bulkprogress.Phase, bulkprogress.Progress) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var phases []bulkprogress.Phase
+	var last bulkprogress.Progress
+	if err := store.Watch(ctx, id, func(p bulkprogress.Progress) {
+		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
+			phases = append(phases, p.Phase)
+		}
+		last = p
+	}); err != nil {
+		t.Fatalf("watch load %s: %v", id, err)
+	}
+	return phases, last
+}
+
+func TestALoadIsValidatedSentAndFollowedUntilProcessed(t *testing.T) {
+	t.Parallel()
+	up := &fakeUploader{polls: 2}
+	l, store, spool := newLoads(t, up, bulk.LoadsConfig{})
+	clients, people := sample(t, "clients.jsonl"), sample(t, "people.jsonl")
+	id, err := l.Start(context.Background(), bulk.Load{Clients: bytes.NewReader(clients), People: bytes.NewReader(people)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, last := watch(t, store, id)
+	want := []bulkprogress.Phase{bulkprogress.Validating, bulkprogress.Uploading, bulkprogress.Processing, bulkprogress.Done}
+	if phases := store.seen(); !slices.Equal(phases, want) {
+		t.Fatalf("phases %v, want %v", phases, want)
+	}
+	if up.sent[sftpupload.Clients] != string(clients) || up.sent[sftpupload.People] != string(people) {
+		t.Fatal("the files sent are not the files given")
+	}
+	if last.Bytes != int64(len(clients)+len(people)) || last.BytesTotal != last.Bytes || last.RowsTotal != 8 ||
+		!strings.Contains(string(last.Result), `"rows":6`) {
+		t.Fatalf("the last progress %+v", last)
+	}
+	waitEmpty(t, spool)
+}
+
+func TestALoadWithInvalidRowsSendsNothingUnlessAskedForTheValidOnes(t *testing.T) {
+	t.Parallel()
+	people := `{"type":"Individual","id":"P-1","client_id":"C-1","first_name":"A","last_name":"B"}
+{"type":"Individual","id":"P-2","client_id":"C-1","first_name":"A"}
+`
+	clients := `{"id":"C-1","first_name":"A","last_name":"B"}` + "\n"
+	for _, validOnly := range []bool{false, true} {
+		up := &fakeUploader{}
+		l, store, spool := newLoads(t, up, bulk.LoadsConfig{})
+		id, err := l.Start(context.Background(), bulk.Load{Clients: strings.NewReader(clients), People: strings.NewReader(people), ValidRowsOnly: validOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, last := watch(t, store, id)
+		switch {
+		case !validOnly && (last.Phase != bulkprogress.Failed || !strings.Contains(last.Error, "1 rows are invalid") || len(up.sent) != 0 || !strings.Contains(string(last.Validation), `"line":2`)):
+			t.Fatalf("without validRowsOnly: %+v, sent %v", last, up.sent)
+		case validOnly && (last.Phase != bulkprogress.Done || strings.Count(up.sent[sftpupload.People], "\n") != 1 || !strings.Contains(up.sent[sftpupload.People], `"P-1"`)):
+			t.Fatalf("with validRowsOnly: %+v, sent %q", last, up.sent[sftpupload.People])
+		}
+		waitEmpty(t, spool)
+	}
+}
+
+func TestALoadFailsSayingWhy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		up   *fakeUploader
+		cfg  bulk.LoadsConfig
+		want string
+	}{
+		{"the upload fails", &fakeUploader{fail: errors.New("wrong password")}, bulk.LoadsConfig{}, "wrong password"},
+		{"the service never processes the files", &fakeUploader{polls: -1}, bulk.LoadsConfig{ProcessingTimeout: 50 * time.Millisecond}, "had not processed the files after 50ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, store, _ := newLoads(t, tc.up, tc.cfg)
+			id, err := l.Start(context.Background(), bulk.Load{Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, last := watch(t, store, id); last.Phase != bulkprogress.Failed || !strings.Contains(last.Error, tc.want) {
+				t.Fatalf("ended %s: %q, want FAILED saying %q", last.Phase, last.Error, tc.want)
+			}
+		})
+	}
+}
+
+// Loads beyond the limit are refused rather than spooled; Close ends the ones under way, which
+// end FAILED, and leaves nothing behind.
+func TestLoadsAreBoundedAndEndWithClose(t *testing.T) {
+	t.Parallel()
+	up := &fakeUploader{blocking: make(chan struct{})}
+	l, store, spool := newLoads(t, up, bulk.LoadsConfig{MaxRunning: 1})
+	file := func() bulk.Load {
+		return bulk.Load{Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}`)}
+	}
+	id, err := l.Start(context.Background(), file())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Start(context.Background(), file()); !errors.Is(err, bulk.ErrBusy) {
+		t.Fatalf("a second load while one runs: %v, want ErrBusy", err)
+	}
+	if _, err := l.Start(context.Background(), bulk.Load{}); err == nil {
+		t.Fatal("a load of no file started")
+	}
+	l.Close()
+	if p, ok, _ := store.Get(context.Background(), id); !ok || p.Phase != bulkprogress.Failed || !strings.Contains(p.Error, "gateway stopped") {
+		t.Fatalf("after Close the load is %+v, want FAILED saying the gateway stopped", p)
+	}
+	waitEmpty(t, spool)
+}
+
+// waitEmpty waits for a load's files kept aside to be removed.
+func waitEmpty(t *testing.T, dir string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		entries, err := os.ReadDir(dir)
+		if err == nil && len(entries) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			names := []string{}
+			for _, e := range entries {
+				names = append(names, filepath.Join(dir, e.Name()))
+			}
+			t.Fatalf("files kept aside remain: %v (%v)", names, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
