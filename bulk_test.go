@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +80,147 @@ func TestTheSandboxCommandTakesBulkFilesWithTheConfiguredLogin(t *testing.T) {
 				t.Fatalf("upload: %v, want success %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// bulkPost sends a bulk mutation with the files given (field "clients" and/or "people").
+func bulkPost(t *testing.T, gw *gateway, query string, vars map[string]any, files map[string][]byte) *result {
+	t.Helper()
+	fileMap := map[string][]string{}
+	var parts []uplFile
+	for _, name := range []string{"clients", "people"} {
+		if data, ok := files[name]; ok {
+			vars[name] = nil
+			fileMap[name] = []string{"variables." + name}
+			parts = append(parts, uplFile{field: name, filename: name + ".jsonl", contentType: "application/x-ndjson", data: data})
+		}
+	}
+	body, ct := uplBody(t, map[string]any{"query": query, "variables": vars}, fileMap, parts...)
+	return uplPost(t, gw, body, ct, false)
+}
+
+const validateBulkQuery = `mutation($clients: Upload, $people: Upload, $model: BulkModel) {
+  validateBulkFiles(clients: $clients, people: $people, model: $model) {
+    valid
+    clients { rows validRows invalidRows errorCount fileError }
+    people { rows validRows invalidRows errors { line id field message } errorCount fileError }
+  }
+}`
+
+func TestValidateBulkFilesReportsEveryRowItBreaks(t *testing.T) {
+	t.Parallel()
+	gw, _ := sandboxed(t)
+	clients, people := readSample(t, "clients.jsonl"), readSample(t, "people.jsonl")
+	type fileReport struct {
+		Rows, ValidRows, InvalidRows, ErrorCount int
+		FileError                                *string
+		Errors                                   []struct {
+			Line      int
+			ID, Field *string
+			Message   string
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		files     map[string][]byte
+		valid     bool
+		peopleErr string // in the People file's errors
+	}{
+		{"the README's sample files", map[string][]byte{"clients": clients, "people": people}, true, ""},
+		{"people of the demo client, which exists", map[string][]byte{"people": []byte(`{"type":"Individual","id":"P-9","client_id":"CL-1001","first_name":"A","last_name":"B"}` + "\n")}, true, ""},
+		{"people of a client nobody has", map[string][]byte{"people": people}, false, "C-1001"},
+		{"a row missing its last name", map[string][]byte{"clients": clients, "people": append(slices.Clone(people), []byte(`{"type":"Individual","id":"P-8","client_id":"C-1001","first_name":"A"}`+"\n")...)}, false, "last_name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got struct {
+				ValidateBulkFiles struct {
+					Valid           bool
+					Clients, People *fileReport
+				}
+			}
+			bulkPost(t, gw, validateBulkQuery, map[string]any{}, tc.files).ok(t, &got)
+			r := got.ValidateBulkFiles
+			if r.Valid != tc.valid {
+				t.Fatalf("valid %v, want %v: %+v", r.Valid, tc.valid, r.People)
+			}
+			if tc.peopleErr != "" && !strings.Contains(fmt.Sprint(r.People.Errors), tc.peopleErr) {
+				t.Fatalf("the People file's errors %+v do not name %q", r.People.Errors, tc.peopleErr)
+			}
+		})
+	}
+}
+
+func readSample(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "bulk", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A load through the gateway reaches the embedded sandbox over SFTP; its progress is followed
+// with bulkUpload until the sandbox has processed the files, and the new family is there.
+func TestUploadBulkFilesLoadsTheFamilyIntoTheSandbox(t *testing.T) {
+	t.Parallel()
+	gw, _ := sandboxed(t)
+	var started struct {
+		UploadBulkFiles struct{ ID, Phase string }
+	}
+	bulkPost(t, gw, `mutation($clients: Upload, $people: Upload) { uploadBulkFiles(clients: $clients, people: $people) { id phase } }`,
+		map[string]any{}, map[string][]byte{"clients": readSample(t, "clients.jsonl"), "people": readSample(t, "people.jsonl")}).ok(t, &started)
+	id := started.UploadBulkFiles.ID
+	if id == "" {
+		t.Fatalf("uploadBulkFiles answered %+v", started)
+	}
+	var load struct {
+		BulkUpload struct {
+			Phase   string
+			Error   *string
+			Results []struct {
+				Kind          string
+				Rows, Applied int
+				FileError     *string
+			}
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		gw.post(t, `query($id: ID!) { bulkUpload(id: $id) { phase error results { kind rows applied fileError } } }`, map[string]any{"id": id}).ok(t, &load)
+		if p := load.BulkUpload.Phase; p == "DONE" || p == "FAILED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the load is still %s after 30 s", load.BulkUpload.Phase)
+		}
+	}
+	if load.BulkUpload.Phase != "DONE" || len(load.BulkUpload.Results) != 2 || load.BulkUpload.Results[1].Applied != 6 {
+		t.Fatalf("the load ended %+v", load.BulkUpload)
+	}
+	var client struct {
+		Client struct {
+			Contacts []struct{ ExternalID, DisplayName string }
+		}
+	}
+	gw.post(t, `{ client(ref: "C-1001") { contacts { ... on ContactCard { externalId displayName } } } }`, nil).ok(t, &client)
+	names := fmt.Sprint(client.Client.Contacts)
+	for _, want := range []string{"P-1001", "T-1001", "E-1001", "Okafor Family Revocable Trust"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("client C-1001's cards %s lack %s", names, want)
+		}
+	}
+}
+
+// Against the Advisor service without BULK_SFTP_* settings, loads are refused, saying what to
+// set; checks still work, as they need no SFTP server.
+func TestBulkLoadsWithoutAnSFTPServerAreRefusedSayingWhatToSet(t *testing.T) {
+	t.Parallel()
+	gw := newGateway(t, newUpstream(t, false), nil)
+	r := bulkPost(t, gw, `mutation($clients: Upload) { uploadBulkFiles(clients: $clients) { id } }`,
+		map[string]any{}, map[string][]byte{"clients": readSample(t, "clients.jsonl")})
+	r.wantError(t, "BAD_USER_INPUT", "Bulk loads are not configured on this gateway: set BULK_SFTP_ADDR and the other BULK_SFTP_* settings")
+	var got struct{ ValidateBulkFiles struct{ Valid bool } }
+	bulkPost(t, gw, validateBulkQuery, map[string]any{}, map[string][]byte{"clients": readSample(t, "clients.jsonl")}).ok(t, &got)
+	if !got.ValidateBulkFiles.Valid {
+		t.Fatal("the sample Clients file did not validate")
 	}
 }

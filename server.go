@@ -26,6 +26,8 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/bulk"
+	"github.com/advisorhq/gateway/internal/bulkprogress"
 	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
@@ -36,6 +38,7 @@ import (
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
+	"github.com/advisorhq/gateway/internal/sftpupload"
 	"github.com/advisorhq/gateway/internal/vault"
 	"github.com/advisorhq/gateway/internal/webhook"
 )
@@ -151,7 +154,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	defer ln.Close()
 	base := "http://" + displayAddr(ln.Addr())
 
-	events, closeEvents, err := openEventLog(cfg)
+	events, bulkProgress, closeEvents, err := openEventLog(cfg)
 	if err != nil {
 		return err
 	}
@@ -202,8 +205,16 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	fam := family.NewService(api)
 	docs := vault.NewService(api, vault.DefaultDetailConcurrency)
+	bulkDeps, err := openBulk(cfg, api, bulkProgress, log)
+	if err != nil {
+		return err
+	}
+	if bulkDeps.Loads != nil {
+		// Deferred before the gateway serves: loads under way end when it has drained.
+		defer bulkDeps.Loads.Close()
+	}
 	schema := generated.NewExecutableSchema(generated.Config{
-		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub},
+		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps},
 	})
 	handler := httpserver.New(httpserver.Deps{
 		Log:     log,
@@ -275,20 +286,41 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	return err
 }
 
-// openEventLog opens the event log: a Redis Stream with REDIS_URL, in process without. The
-// function returned closes it.
-func openEventLog(cfg config.Gateway) (eventlog.Log, func(), error) {
+// openEventLog opens the event store: the event log and the progress of bulk loads, in Redis
+// with REDIS_URL, in process without. The function returned closes them.
+func openEventLog(cfg config.Gateway) (eventlog.Log, bulkprogress.Store, func(), error) {
 	if cfg.RedisURL == "" {
-		return eventlog.NewMemory(cfg.EventHistory, cfg.DedupWindow, nil), func() {}, nil
+		return eventlog.NewMemory(cfg.EventHistory, cfg.DedupWindow, nil), bulkprogress.NewMemory(time.Now), func() {}, nil
 	}
 	opts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	// A stalled Redis fails requests within eventlog.CallTimeout instead of hanging them.
 	eventlog.Bound(opts)
 	client := redis.NewClient(opts)
-	return eventlog.NewRedis(client, cfg.RedisKeyPrefix, cfg.EventHistory, cfg.DedupWindow), func() { _ = client.Close() }, nil
+	return eventlog.NewRedis(client, cfg.RedisKeyPrefix, cfg.EventHistory, cfg.DedupWindow),
+		bulkprogress.NewRedis(client, cfg.RedisKeyPrefix), func() { _ = client.Close() }, nil
+}
+
+// openBulk makes what the bulk fields need: loads run in the background when there is an SFTP
+// server to send them to (the embedded sandbox's, or BULK_SFTP_*), none otherwise.
+func openBulk(cfg config.Gateway, api *advisor.Client, progress bulkprogress.Store, log *slog.Logger) (graph.Bulk, error) {
+	b := graph.Bulk{Progress: progress, Existing: func() bulk.Existing { return bulk.NewRecords(api) }}
+	if !cfg.Bulk.Configured() {
+		return b, nil
+	}
+	up, err := sftpupload.New(sftpupload.Config{
+		Addr: cfg.Bulk.Addr, User: cfg.Bulk.User, Password: cfg.Bulk.Password, KeyFile: cfg.Bulk.KeyFile,
+		Dir: cfg.Bulk.Dir, KnownHostsFile: cfg.Bulk.KnownHosts, HostKeyFingerprint: cfg.Bulk.HostKeyFingerprint,
+	}, nil)
+	if err != nil {
+		return b, err
+	}
+	b.Loads = bulk.NewLoads(bulk.LoadsConfig{
+		Uploader: up, Progress: progress, Existing: b.Existing, Log: log.With("component", "bulk"),
+	})
+	return b, nil
 }
 
 // connectionLimit is how many client connections the gateway holds at once when MAX_CONNECTIONS

@@ -24,6 +24,8 @@ type Resolver struct {
 	Vault   *vault.Service
 	// Hub streams the webhook events to subscribers and answers recentEvents.
 	Hub *eventhub.Hub
+	// Bulk checks and runs bulk loads.
+	Bulk Bulk
 }
 
 // clientRef addresses a v1 client from a query's arguments.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/advisorhq/gateway/graph/model"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/gqlrun"
@@ -154,6 +155,54 @@ type ComplexityRoot struct {
 		Timestamp             func(childComplexity int) int
 		VaultLink             func(childComplexity int) int
 		Wid                   func(childComplexity int) int
+	}
+
+	BulkFileReport struct {
+		Bytes       func(childComplexity int) int
+		ErrorCount  func(childComplexity int) int
+		Errors      func(childComplexity int) int
+		FileError   func(childComplexity int) int
+		InvalidRows func(childComplexity int) int
+		Rows        func(childComplexity int) int
+		ValidRows   func(childComplexity int) int
+	}
+
+	BulkLineError struct {
+		Field   func(childComplexity int) int
+		ID      func(childComplexity int) int
+		Line    func(childComplexity int) int
+		Message func(childComplexity int) int
+	}
+
+	BulkReport struct {
+		Clients func(childComplexity int) int
+		People  func(childComplexity int) int
+		Valid   func(childComplexity int) int
+	}
+
+	BulkResult struct {
+		Applied     func(childComplexity int) int
+		ErrorCount  func(childComplexity int) int
+		Errors      func(childComplexity int) int
+		File        func(childComplexity int) int
+		FileError   func(childComplexity int) int
+		Invalid     func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		ProcessedAt func(childComplexity int) int
+		Rows        func(childComplexity int) int
+	}
+
+	BulkUpload struct {
+		Bytes      func(childComplexity int) int
+		BytesTotal func(childComplexity int) int
+		Error      func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Phase      func(childComplexity int) int
+		Results    func(childComplexity int) int
+		Rows       func(childComplexity int) int
+		RowsTotal  func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+		Validation func(childComplexity int) int
 	}
 
 	Charity struct {
@@ -376,6 +425,8 @@ type ComplexityRoot struct {
 		UpdateContact       func(childComplexity int, wid string, id string, input family.ContactPatch) int
 		UpdateDocument      func(childComplexity int, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) int
 		UpdateTopAccount    func(childComplexity int, wid string, input family.UpdateTopAccountInput) int
+		UploadBulkFiles     func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) int
+		ValidateBulkFiles   func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) int
 	}
 
 	Name struct {
@@ -403,6 +454,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		BulkUpload       func(childComplexity int, id string) int
 		Client           func(childComplexity int, ref string, advisorID *string, teamID *string) int
 		Contact          func(childComplexity int, wid string, id string) int
 		Document         func(childComplexity int, wid string, vaultID string) int
@@ -429,7 +481,8 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		Events func(childComplexity int, filter *event.Filter, after *string) int
+		BulkUploadProgress func(childComplexity int, id string) int
+		Events             func(childComplexity int, filter *event.Filter, after *string) int
 	}
 
 	TaxJobCompleted struct {
@@ -575,6 +628,8 @@ type GeneratedDocumentResolver interface {
 type MutationResolver interface {
 	CreateTopAccount(ctx context.Context, input family.CreateTopAccountInput) (*family.TopAccount, error)
 	UpdateTopAccount(ctx context.Context, wid string, input family.UpdateTopAccountInput) (*family.TopAccount, error)
+	ValidateBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) (*model.BulkReport, error)
+	UploadBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) (*model.BulkUpload, error)
 	CreateContact(ctx context.Context, wid string, input family.ContactInput) (family.Contact, error)
 	UpdateContact(ctx context.Context, wid string, id string, input family.ContactPatch) (family.Contact, error)
 	CreateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, input family.ContactInput) (family.Contact, error)
@@ -585,6 +640,7 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Version(ctx context.Context) (string, error)
+	BulkUpload(ctx context.Context, id string) (*model.BulkUpload, error)
 	Contact(ctx context.Context, wid string, id string) (family.Contact, error)
 	Client(ctx context.Context, ref string, advisorID *string, teamID *string) (*family.Client, error)
 	Document(ctx context.Context, wid string, vaultID string) (*vault.Document, error)
@@ -598,6 +654,7 @@ type SourceDocumentResolver interface {
 }
 type SubscriptionResolver interface {
 	Events(ctx context.Context, filter *event.Filter, after *string) (<-chan event.Event, error)
+	BulkUploadProgress(ctx context.Context, id string) (<-chan *model.BulkUpload, error)
 }
 type TaxJobCompletedResolver interface {
 	Document(ctx context.Context, obj *event.TaxJobCompleted) (*vault.Document, error)
@@ -1107,6 +1164,209 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Wid(childComplexity), true
+
+	case "BulkFileReport.bytes":
+		if e.ComplexityRoot.BulkFileReport.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFileReport.Bytes(childComplexity), true
+	case "BulkFileReport.errorCount":
+		if e.ComplexityRoot.BulkFileReport.ErrorCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFileReport.ErrorCount(childComplexity), true
+	case "BulkFileReport.errors":
+		if e.ComplexityRoot.BulkFileReport.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFileReport.Errors(childComplexity), true
+	case "BulkFileReport.fileError":
+		if e.ComplexityRoot.BulkFileReport.FileError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFileReport.FileError(childComplexity), true
+	case "BulkFileReport.invalidRows":
+		if e.ComplexityRoot.BulkFileReport.InvalidRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFileReport.InvalidRows(childComplexity), true
+	case "BulkFileReport.rows":
+		if e.ComplexityRoot.BulkFileReport.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFileReport.Rows(childComplexity), true
+	case "BulkFileReport.validRows":
+		if e.ComplexityRoot.BulkFileReport.ValidRows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkFileReport.ValidRows(childComplexity), true
+
+	case "BulkLineError.field":
+		if e.ComplexityRoot.BulkLineError.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkLineError.Field(childComplexity), true
+	case "BulkLineError.id":
+		if e.ComplexityRoot.BulkLineError.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkLineError.ID(childComplexity), true
+	case "BulkLineError.line":
+		if e.ComplexityRoot.BulkLineError.Line == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkLineError.Line(childComplexity), true
+	case "BulkLineError.message":
+		if e.ComplexityRoot.BulkLineError.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkLineError.Message(childComplexity), true
+
+	case "BulkReport.clients":
+		if e.ComplexityRoot.BulkReport.Clients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkReport.Clients(childComplexity), true
+	case "BulkReport.people":
+		if e.ComplexityRoot.BulkReport.People == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkReport.People(childComplexity), true
+	case "BulkReport.valid":
+		if e.ComplexityRoot.BulkReport.Valid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkReport.Valid(childComplexity), true
+
+	case "BulkResult.applied":
+		if e.ComplexityRoot.BulkResult.Applied == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.Applied(childComplexity), true
+	case "BulkResult.errorCount":
+		if e.ComplexityRoot.BulkResult.ErrorCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.ErrorCount(childComplexity), true
+	case "BulkResult.errors":
+		if e.ComplexityRoot.BulkResult.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.Errors(childComplexity), true
+	case "BulkResult.file":
+		if e.ComplexityRoot.BulkResult.File == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.File(childComplexity), true
+	case "BulkResult.fileError":
+		if e.ComplexityRoot.BulkResult.FileError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.FileError(childComplexity), true
+	case "BulkResult.invalid":
+		if e.ComplexityRoot.BulkResult.Invalid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.Invalid(childComplexity), true
+	case "BulkResult.kind":
+		if e.ComplexityRoot.BulkResult.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.Kind(childComplexity), true
+	case "BulkResult.processedAt":
+		if e.ComplexityRoot.BulkResult.ProcessedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.ProcessedAt(childComplexity), true
+	case "BulkResult.rows":
+		if e.ComplexityRoot.BulkResult.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkResult.Rows(childComplexity), true
+
+	case "BulkUpload.bytes":
+		if e.ComplexityRoot.BulkUpload.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.Bytes(childComplexity), true
+	case "BulkUpload.bytesTotal":
+		if e.ComplexityRoot.BulkUpload.BytesTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.BytesTotal(childComplexity), true
+	case "BulkUpload.error":
+		if e.ComplexityRoot.BulkUpload.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.Error(childComplexity), true
+	case "BulkUpload.id":
+		if e.ComplexityRoot.BulkUpload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.ID(childComplexity), true
+	case "BulkUpload.phase":
+		if e.ComplexityRoot.BulkUpload.Phase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.Phase(childComplexity), true
+	case "BulkUpload.results":
+		if e.ComplexityRoot.BulkUpload.Results == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.Results(childComplexity), true
+	case "BulkUpload.rows":
+		if e.ComplexityRoot.BulkUpload.Rows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.Rows(childComplexity), true
+	case "BulkUpload.rowsTotal":
+		if e.ComplexityRoot.BulkUpload.RowsTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.RowsTotal(childComplexity), true
+	case "BulkUpload.updatedAt":
+		if e.ComplexityRoot.BulkUpload.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.UpdatedAt(childComplexity), true
+	case "BulkUpload.validation":
+		if e.ComplexityRoot.BulkUpload.Validation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.Validation(childComplexity), true
 
 	case "Charity.addressFormatted":
 		if e.ComplexityRoot.Charity.AddressFormatted == nil {
@@ -2086,6 +2346,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTopAccount(childComplexity, args["wid"].(string), args["input"].(family.UpdateTopAccountInput)), true
+	case "Mutation.uploadBulkFiles":
+		if e.ComplexityRoot.Mutation.UploadBulkFiles == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadBulkFiles_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadBulkFiles(childComplexity, args["clients"].(*graphql.Upload), args["people"].(*graphql.Upload), args["model"].(*model.BulkModel), args["validRowsOnly"].(*bool)), true
+	case "Mutation.validateBulkFiles":
+		if e.ComplexityRoot.Mutation.ValidateBulkFiles == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_validateBulkFiles_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ValidateBulkFiles(childComplexity, args["clients"].(*graphql.Upload), args["people"].(*graphql.Upload), args["model"].(*model.BulkModel)), true
 
 	case "Name.name":
 		if e.ComplexityRoot.Name.Name == nil {
@@ -2163,6 +2445,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
 
+	case "Query.bulkUpload":
+		if e.ComplexityRoot.Query.BulkUpload == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bulkUpload_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BulkUpload(childComplexity, args["id"].(string)), true
 	case "Query.client":
 		if e.ComplexityRoot.Query.Client == nil {
 			break
@@ -2299,6 +2592,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SourceDocument.VaultID(childComplexity), true
 
+	case "Subscription.bulkUploadProgress":
+		if e.ComplexityRoot.Subscription.BulkUploadProgress == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_bulkUploadProgress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.BulkUploadProgress(childComplexity, args["id"].(string)), true
 	case "Subscription.events":
 		if e.ComplexityRoot.Subscription.Events == nil {
 			break
@@ -3004,7 +3308,7 @@ func fieldDoesIO(object, field string) bool {
 		}
 	case "Query":
 		switch field {
-		case "version", "contact", "client", "document", "documentTaxonomy", "recentEvents", "topAccounts", "topAccount":
+		case "version", "bulkUpload", "contact", "client", "document", "documentTaxonomy", "recentEvents", "topAccounts", "topAccount":
 			return true
 		}
 	case "SourceDocument":
@@ -3014,7 +3318,7 @@ func fieldDoesIO(object, field string) bool {
 		}
 	case "Subscription":
 		switch field {
-		case "events":
+		case "events", "bulkUploadProgress":
 			return true
 		}
 	case "TaxJobCompleted":
@@ -3057,6 +3361,131 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../../schema/bulk.graphqls", Input: `# Bulk loads: a Clients file and a People/Trusts/Entities file (JSONL, one record per line),
+# checked as they stream and sent to the service's SFTP server, which adds or updates every
+# record and never deletes one.
+
+extend type Mutation {
+  """
+  Checks bulk files without sending them: every row against the specification's rules, ids
+  unique within a file, and references resolved within the upload or against what the service
+  has. A People row's ` + "`" + `client_id` + "`" + ` names a client of the Clients file given with it or an
+  existing one; owners, creators and trustees name rows of the file or existing cards. Lines
+  are at most 1 MiB and UTF-8.
+  """
+  validateBulkFiles(clients: Upload, people: Upload, model: BulkModel = CLIENTS): BulkReport!
+  """
+  Starts a bulk load and answers at once: its ` + "`" + `id` + "`" + ` follows it with ` + "`" + `bulkUpload` + "`" + ` and
+  ` + "`" + `bulkUploadProgress` + "`" + `. The files are checked as ` + "`" + `validateBulkFiles` + "`" + ` checks them; a file with
+  an invalid row is sent only when ` + "`" + `validRowsOnly` + "`" + ` is true, and then only its valid rows. The
+  Clients file goes first. BAD_USER_INPUT when bulk loads are not configured or other loads
+  keep the gateway busy.
+  """
+  uploadBulkFiles(clients: Upload, people: Upload, model: BulkModel = CLIENTS, validRowsOnly: Boolean = false): BulkUpload!
+}
+
+extend type Query {
+  "A bulk load started by ` + "`" + `uploadBulkFiles` + "`" + `, on any replica; null when unknown or older than 48 hours."
+  bulkUpload(id: ID!): BulkUpload
+}
+
+extend type Subscription {
+  """
+  A bulk load's progress: where it stands now, then each change, until it is DONE or FAILED.
+  A subscriber that falls behind sees the latest progress, not every step.
+  """
+  bulkUploadProgress(id: ID!): BulkUpload!
+}
+
+"Which model a People file follows."
+enum BulkModel {
+  "Rows name their client with ` + "`" + `client_id` + "`" + ` (the current model)."
+  CLIENTS
+  "Rows name their top account with ` + "`" + `top_account_id` + "`" + ` (the deprecated container model)."
+  TOP_ACCOUNTS
+}
+
+"How far a bulk load has come."
+enum BulkPhase {
+  VALIDATING
+  UPLOADING
+  "Sent; the service is processing the files."
+  PROCESSING
+  DONE
+  FAILED
+}
+
+"What the checks of a load's files found."
+type BulkReport {
+  "True when every file given can be sent whole."
+  valid: Boolean!
+  clients: BulkFileReport
+  people: BulkFileReport
+}
+
+"What the checks of one file found."
+type BulkFileReport {
+  "Rows are the file's non-blank lines."
+  rows: Int!
+  validRows: Int!
+  invalidRows: Int!
+  "Bytes read (a whole number; Float as GraphQL's Int stops at 2 GiB)."
+  bytes: Float!
+  "The first 1,000 errors, in line order."
+  errors: [BulkLineError!]!
+  "Every error, kept or not."
+  errorCount: Int!
+  "Why the file as a whole is refused (it is empty, or no row is valid); null when it is not."
+  fileError: String
+}
+
+"A rule one line of a bulk file breaks."
+type BulkLineError {
+  line: Int!
+  "The row's id, when it has a usable one."
+  id: String
+  "The field at fault, as the file names it, such as ` + "`" + `ownership[1].owner_id` + "`" + `."
+  field: String
+  message: String!
+}
+
+"A bulk load and where it stands."
+type BulkUpload {
+  id: ID!
+  phase: BulkPhase!
+  "Rows checked so far; rowsTotal once they all are."
+  rows: Int!
+  rowsTotal: Int
+  "Bytes sent so far, of bytesTotal (whole numbers; Float as GraphQL's Int stops at 2 GiB)."
+  bytes: Float!
+  bytesTotal: Float
+  "Why the load FAILED, in words for its user."
+  error: String
+  "What the gateway's checks found, when the load was refused for them."
+  validation: BulkReport
+  "What the service made of each file, once it processed them (DONE)."
+  results: [BulkResult!]
+  updatedAt: DateTime!
+}
+
+"What the service made of one bulk file."
+type BulkResult {
+  "The file's name on the server, such as ` + "`" + `people-20261123T204500Z.jsonl` + "`" + `."
+  file: String!
+  "` + "`" + `clients` + "`" + ` or ` + "`" + `people` + "`" + `."
+  kind: String!
+  rows: Int!
+  "Rows added or updated."
+  applied: Int!
+  invalid: Int!
+  "The first 1,000 errors, in line order."
+  errors: [BulkLineError!]!
+  errorCount: Int!
+  "Why nothing of the file was applied; null when rows were."
+  fileError: String
+  processedAt: DateTime
+}
+`, BuiltIn: false},
 	{Name: "../../schema/contact.graphqls", Input: `"What a contact card is; it never changes after the card is created."
 enum ContactType {
   INDIVIDUAL
@@ -4337,6 +4766,102 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_BulkFileReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rows":
+		return ec.fieldContext_BulkFileReport_rows(ctx, field)
+	case "validRows":
+		return ec.fieldContext_BulkFileReport_validRows(ctx, field)
+	case "invalidRows":
+		return ec.fieldContext_BulkFileReport_invalidRows(ctx, field)
+	case "bytes":
+		return ec.fieldContext_BulkFileReport_bytes(ctx, field)
+	case "errors":
+		return ec.fieldContext_BulkFileReport_errors(ctx, field)
+	case "errorCount":
+		return ec.fieldContext_BulkFileReport_errorCount(ctx, field)
+	case "fileError":
+		return ec.fieldContext_BulkFileReport_fileError(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkFileReport", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkLineError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "line":
+		return ec.fieldContext_BulkLineError_line(ctx, field)
+	case "id":
+		return ec.fieldContext_BulkLineError_id(ctx, field)
+	case "field":
+		return ec.fieldContext_BulkLineError_field(ctx, field)
+	case "message":
+		return ec.fieldContext_BulkLineError_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkLineError", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "valid":
+		return ec.fieldContext_BulkReport_valid(ctx, field)
+	case "clients":
+		return ec.fieldContext_BulkReport_clients(ctx, field)
+	case "people":
+		return ec.fieldContext_BulkReport_people(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkReport", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "file":
+		return ec.fieldContext_BulkResult_file(ctx, field)
+	case "kind":
+		return ec.fieldContext_BulkResult_kind(ctx, field)
+	case "rows":
+		return ec.fieldContext_BulkResult_rows(ctx, field)
+	case "applied":
+		return ec.fieldContext_BulkResult_applied(ctx, field)
+	case "invalid":
+		return ec.fieldContext_BulkResult_invalid(ctx, field)
+	case "errors":
+		return ec.fieldContext_BulkResult_errors(ctx, field)
+	case "errorCount":
+		return ec.fieldContext_BulkResult_errorCount(ctx, field)
+	case "fileError":
+		return ec.fieldContext_BulkResult_fileError(ctx, field)
+	case "processedAt":
+		return ec.fieldContext_BulkResult_processedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkResult", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkUpload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BulkUpload_id(ctx, field)
+	case "phase":
+		return ec.fieldContext_BulkUpload_phase(ctx, field)
+	case "rows":
+		return ec.fieldContext_BulkUpload_rows(ctx, field)
+	case "rowsTotal":
+		return ec.fieldContext_BulkUpload_rowsTotal(ctx, field)
+	case "bytes":
+		return ec.fieldContext_BulkUpload_bytes(ctx, field)
+	case "bytesTotal":
+		return ec.fieldContext_BulkUpload_bytesTotal(ctx, field)
+	case "error":
+		return ec.fieldContext_BulkUpload_error(ctx, field)
+	case "validation":
+		return ec.fieldContext_BulkUpload_validation(ctx, field)
+	case "results":
+		return ec.fieldContext_BulkUpload_results(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_BulkUpload_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkUpload", field.Name)
+}
+
 func (ec *executionContext) childFields_ClassParties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "isDistributedEvenly":
@@ -5027,6 +5552,74 @@ func (ec *executionContext) field_Mutation_updateTopAccount_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_uploadBulkFiles_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clients",
+		func(ctx context.Context, v any) (*graphql.Upload, error) {
+			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clients"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "people",
+		func(ctx context.Context, v any) (*graphql.Upload, error) {
+			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["people"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+		func(ctx context.Context, v any) (*model.BulkModel, error) {
+			return ec.unmarshalOBulkModel2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkModel(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["model"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "validRowsOnly",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["validRowsOnly"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_validateBulkFiles_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clients",
+		func(ctx context.Context, v any) (*graphql.Upload, error) {
+			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clients"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "people",
+		func(ctx context.Context, v any) (*graphql.Upload, error) {
+			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["people"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+		func(ctx context.Context, v any) (*model.BulkModel, error) {
+			return ec.unmarshalOBulkModel2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkModel(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["model"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5038,6 +5631,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bulkUpload_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5170,6 +5777,20 @@ func (ec *executionContext) field_Query_topAccounts_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_bulkUploadProgress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -6110,6 +6731,326 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview_detectedDocume
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_detectedDocumentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkFileReport_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Rows)
+}
+func (ec *executionContext) fieldContext_BulkFileReport_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkFileReport_validRows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.ValidRows)
+}
+func (ec *executionContext) fieldContext_BulkFileReport_validRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkFileReport_invalidRows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.InvalidRows)
+}
+func (ec *executionContext) fieldContext_BulkFileReport_invalidRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkFileReport_bytes(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return (*gqlrun.Float)(&obj.Bytes)
+}
+func (ec *executionContext) fieldContext_BulkFileReport_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _BulkFileReport_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.Errors)
+}
+func (ec *executionContext) fieldContext_BulkFileReport_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkFileReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkLineError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkFileReport_errorCount(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.ErrorCount)
+}
+func (ec *executionContext) fieldContext_BulkFileReport_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkFileReport_fileError(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FileError))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FileError))
+}
+func (ec *executionContext) fieldContext_BulkFileReport_fileError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkLineError_line(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Line)
+}
+func (ec *executionContext) fieldContext_BulkLineError_line(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkLineError_id(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ID))
+}
+func (ec *executionContext) fieldContext_BulkLineError_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkLineError_field(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Field))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Field))
+}
+func (ec *executionContext) fieldContext_BulkLineError_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkLineError_message(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Message)) + 2)
+	return (*gqlrun.String)(&obj.Message)
+}
+func (ec *executionContext) fieldContext_BulkLineError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkReport_valid(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.Valid)
+}
+func (ec *executionContext) fieldContext_BulkReport_valid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkReport", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BulkReport_clients(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.Clients)
+}
+func (ec *executionContext) fieldContext_BulkReport_clients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkFileReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkReport_people(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.People)
+}
+func (ec *executionContext) fieldContext_BulkReport_people(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkFileReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkResult_file(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.File)) + 2)
+	return (*gqlrun.String)(&obj.File)
+}
+func (ec *executionContext) fieldContext_BulkResult_file(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkResult_kind(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Kind)) + 2)
+	return (*gqlrun.String)(&obj.Kind)
+}
+func (ec *executionContext) fieldContext_BulkResult_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkResult_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Rows)
+}
+func (ec *executionContext) fieldContext_BulkResult_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkResult_applied(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Applied)
+}
+func (ec *executionContext) fieldContext_BulkResult_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkResult_invalid(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Invalid)
+}
+func (ec *executionContext) fieldContext_BulkResult_invalid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkResult_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.Errors)
+}
+func (ec *executionContext) fieldContext_BulkResult_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkLineError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkResult_errorCount(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.ErrorCount)
+}
+func (ec *executionContext) fieldContext_BulkResult_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkResult_fileError(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FileError))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FileError))
+}
+func (ec *executionContext) fieldContext_BulkResult_fileError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkResult_processedAt(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
+	var v *time.Time = obj.ProcessedAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_BulkResult_processedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_id(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
+}
+func (ec *executionContext) fieldContext_BulkUpload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_phase(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Phase)) + 2)
+	return &obj.Phase
+}
+func (ec *executionContext) fieldContext_BulkUpload_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type BulkPhase does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Rows)
+}
+func (ec *executionContext) fieldContext_BulkUpload_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_rowsTotal(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return gqlrun.Nullable((*gqlrun.Int)(obj.RowsTotal))
+}
+func (ec *executionContext) fieldContext_BulkUpload_rowsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_bytes(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return (*gqlrun.Float)(&obj.Bytes)
+}
+func (ec *executionContext) fieldContext_BulkUpload_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_bytesTotal(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return gqlrun.Nullable((*gqlrun.Float)(obj.BytesTotal))
+}
+func (ec *executionContext) fieldContext_BulkUpload_bytesTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_error(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Error))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Error))
+}
+func (ec *executionContext) fieldContext_BulkUpload_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_validation(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Validation)
+}
+func (ec *executionContext) fieldContext_BulkUpload_validation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkUpload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkUpload_results(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Results)
+}
+func (ec *executionContext) fieldContext_BulkUpload_results(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkUpload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkUpload_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	var v time.Time = obj.UpdatedAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_BulkUpload_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_id(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
@@ -7624,6 +8565,94 @@ func (ec *executionContext) fieldContext_Mutation_updateTopAccount(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_validateBulkFiles(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_validateBulkFiles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ValidateBulkFiles(ctx, fc.Args["clients"].(*graphql.Upload), fc.Args["people"].(*graphql.Upload), fc.Args["model"].(*model.BulkModel))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkReport) graphql.Marshaler {
+			return ec.marshalNBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_validateBulkFiles(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_validateBulkFiles_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uploadBulkFiles(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadBulkFiles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadBulkFiles(ctx, fc.Args["clients"].(*graphql.Upload), fc.Args["people"].(*graphql.Upload), fc.Args["model"].(*model.BulkModel), fc.Args["validRowsOnly"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
+			return ec.marshalNBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkUpload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadBulkFiles(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkUpload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadBulkFiles_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createContact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8060,6 +9089,50 @@ func (ec *executionContext) _Query_version(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Query_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Query_bulkUpload(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bulkUpload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BulkUpload(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
+			return ec.marshalOBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkUpload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bulkUpload(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkUpload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bulkUpload_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_contact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -8587,6 +9660,50 @@ func (ec *executionContext) fieldContext_Subscription_events(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_bulkUploadProgress(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_bulkUploadProgress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().BulkUploadProgress(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
+			return ec.marshalNBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkUpload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_bulkUploadProgress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkUpload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_bulkUploadProgress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12549,6 +13666,361 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 	return out
 }
 
+var bulkFileReportImplementors = []string{"BulkFileReport"}
+
+func (ec *executionContext) _BulkFileReport(ctx context.Context, sel ast.SelectionSet, obj *model.BulkFileReport) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkFileReportImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
+			out.Values[i] = graphql.MarshalString("BulkFileReport")
+		case "rows":
+			out.Values[i] = ec._BulkFileReport_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validRows":
+			out.Values[i] = ec._BulkFileReport_validRows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "invalidRows":
+			out.Values[i] = ec._BulkFileReport_invalidRows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bytes":
+			out.Values[i] = ec._BulkFileReport_bytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._BulkFileReport_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorCount":
+			out.Values[i] = ec._BulkFileReport_errorCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fileError":
+			out.Values[i] = ec._BulkFileReport_fileError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkLineErrorImplementors = []string{"BulkLineError"}
+
+func (ec *executionContext) _BulkLineError(ctx context.Context, sel ast.SelectionSet, obj *model.BulkLineError) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkLineErrorImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 13 + 6)
+			out.Values[i] = graphql.MarshalString("BulkLineError")
+		case "line":
+			out.Values[i] = ec._BulkLineError_line(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._BulkLineError_id(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._BulkLineError_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._BulkLineError_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkReportImplementors = []string{"BulkReport"}
+
+func (ec *executionContext) _BulkReport(ctx context.Context, sel ast.SelectionSet, obj *model.BulkReport) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkReportImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
+			out.Values[i] = graphql.MarshalString("BulkReport")
+		case "valid":
+			out.Values[i] = ec._BulkReport_valid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clients":
+			out.Values[i] = ec._BulkReport_clients(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "people":
+			out.Values[i] = ec._BulkReport_people(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkResultImplementors = []string{"BulkResult"}
+
+func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSet, obj *model.BulkResult) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkResultImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
+			out.Values[i] = graphql.MarshalString("BulkResult")
+		case "file":
+			out.Values[i] = ec._BulkResult_file(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._BulkResult_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._BulkResult_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applied":
+			out.Values[i] = ec._BulkResult_applied(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "invalid":
+			out.Values[i] = ec._BulkResult_invalid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._BulkResult_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorCount":
+			out.Values[i] = ec._BulkResult_errorCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fileError":
+			out.Values[i] = ec._BulkResult_fileError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "processedAt":
+			out.Values[i] = ec._BulkResult_processedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkUploadImplementors = []string{"BulkUpload"}
+
+func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSet, obj *model.BulkUpload) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkUploadImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
+			out.Values[i] = graphql.MarshalString("BulkUpload")
+		case "id":
+			out.Values[i] = ec._BulkUpload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phase":
+			out.Values[i] = ec._BulkUpload_phase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rows":
+			out.Values[i] = ec._BulkUpload_rows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rowsTotal":
+			out.Values[i] = ec._BulkUpload_rowsTotal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bytes":
+			out.Values[i] = ec._BulkUpload_bytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bytesTotal":
+			out.Values[i] = ec._BulkUpload_bytesTotal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._BulkUpload_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validation":
+			out.Values[i] = ec._BulkUpload_validation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "results":
+			out.Values[i] = ec._BulkUpload_results(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._BulkUpload_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var charityImplementors = []string{"Charity", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, obj *family.Charity) graphql.Marshaler {
@@ -14343,6 +15815,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "validateBulkFiles":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_validateBulkFiles(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadBulkFiles":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadBulkFiles(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createContact":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createContact(ctx, field)
@@ -14660,6 +16146,27 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_version(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bulkUpload":
+			field := field
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bulkUpload(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(invalids, 1)
 				}
 				return res
@@ -15029,6 +16536,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "events":
 		return ec._Subscription_events(ctx, fields[0])
+	case "bulkUploadProgress":
+		return ec._Subscription_bulkUploadProgress(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -16539,6 +18048,98 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BulkLineError) graphql.Marshaler {
+	var ret graphql.Array
+	if ec.reachesIO(sel, "BulkLineError") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx context.Context, sel ast.SelectionSet, v *model.BulkLineError) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkLineError(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNBulkPhase2githubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkPhase(ctx context.Context, v any) (model.BulkPhase, error) {
+	var res model.BulkPhase
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBulkPhase2githubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkPhase(ctx context.Context, sel ast.SelectionSet, v model.BulkPhase) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(ctx context.Context, sel ast.SelectionSet, v *model.BulkReport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkReport(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx context.Context, sel ast.SelectionSet, v *model.BulkResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkUpload(ctx context.Context, sel ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkUpload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ClassParty) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ClassParty") {
@@ -17848,6 +19449,88 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx context.Context, sel ast.SelectionSet, v *model.BulkFileReport) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BulkFileReport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOBulkModel2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkModel(ctx context.Context, v any) (*model.BulkModel, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.BulkModel)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBulkModel2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkModel(ctx context.Context, sel ast.SelectionSet, v *model.BulkModel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(ctx context.Context, sel ast.SelectionSet, v *model.BulkReport) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BulkReport(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BulkResult) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	var ret graphql.Array
+	if ec.reachesIO(sel, "BulkResult") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkUpload(ctx context.Context, sel ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BulkUpload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOCharityInput2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐCharityInput(ctx context.Context, v any) (*family.CharityInput, error) {
