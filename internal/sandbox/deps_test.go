@@ -19,6 +19,7 @@ func TestTheSandboxImportsNoGatewayPackage(t *testing.T) {
 		module + "internal/sandbox/sandboxtest": true, // the tests' harness
 		module + "internal/sandbox/sftpd":       true, // its SFTP server, held to this rule by its own test
 		module + "internal/advisorspec":         true, // the specification's vocabulary
+		module + "internal/bulkfile":            true, // the bulk files' rules, as the service applies them
 		module + "internal/bytesize":            true, // small helpers
 		module + "internal/enumcase":            true,
 		module + "internal/clock":               true, // the tests' settable clock

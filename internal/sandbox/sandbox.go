@@ -92,6 +92,7 @@ type Sandbox struct {
 
 	sftpMu sync.Mutex
 	sftp   *sftpd.Server // made by the first call of SFTP
+	ingest *ingester     // started with sftp; ingests the bulk files it receives
 }
 
 // New returns a sandbox ready to serve, with the demo data unless opts.Empty.
@@ -165,9 +166,16 @@ func New(opts Options) (*Sandbox, error) {
 	return sb, nil
 }
 
-// Close stops webhook deliveries (those still queued are dropped) and removes the uploaded
+// Close stops bulk file ingestion and webhook deliveries (files and events still queued are
+// dropped) and removes the uploaded
 // files when the sandbox made their directory itself.
 func (s *Sandbox) Close() error {
+	s.sftpMu.Lock()
+	in := s.ingest
+	s.sftpMu.Unlock()
+	if in != nil {
+		in.stop()
+	}
 	if s.sender != nil {
 		s.sender.stop()
 	}

@@ -41,15 +41,6 @@ func (s *Sandbox) SFTP() (*sftpd.Server, error) {
 		return nil, err
 	}
 	s.sftp = srv
+	s.ingest = startIngester(s.ingestFile)
 	return srv, nil
-}
-
-// receiveBulkFile is handed each complete bulk file that arrives over SFTP. Ingesting it (the
-// rows applied, <name>.result.json written beside it) is the next part of issue 12; until
-// then the file is only logged. It runs before the client's close is answered, so the work
-// it starts must not hold the client long.
-func (s *Sandbox) receiveBulkFile(f sftpd.File) {
-	if s.opts.Logger != nil {
-		s.opts.Logger.Info("sandbox bulk file received", "kind", f.Kind, "name", f.Name)
-	}
 }

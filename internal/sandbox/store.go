@@ -101,7 +101,12 @@ func (s *contactSet) put(c *contact) {
 	if s.byID == nil {
 		s.byID, s.byExternalID = map[string]int{}, map[string]int{}
 	}
-	if i, ok := s.byID[c.ID]; ok { // an update: external_id never changes
+	if i, ok := s.byID[c.ID]; ok {
+		// An update: an external_id never changes once set, but a card Add Client made before
+		// primary_id or spouse_id linked it takes the People-row id when a row reaches it.
+		if s.list[i].ExternalID == "" && c.ExternalID != "" {
+			s.byExternalID[c.ExternalID] = i
+		}
 		s.list[i] = c
 		return
 	}

@@ -1,0 +1,474 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/bulkfile"
+	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
+)
+
+// ingestQueueLen bounds the bulk files waiting to be ingested. The SFTP server hands a file
+// over before it answers the client's close or rename; with the queue full that answer waits
+// for room, which slows an uploader down rather than letting the queue grow without bound.
+const ingestQueueLen = 16
+
+// maxTrackedErrors bounds the errors kept while a file is validated. Applying the valid rows
+// needs to know every invalid line, and each invalid line has at least one error, so a file
+// with more errors than this is refused whole rather than applied with some invalid rows
+// unrecognised. The result still lists only the first advisorspec.MaxBulkResultErrors.
+const maxTrackedErrors = 100_000
+
+// ingester owns the one goroutine that ingests bulk files, one at a time in the order they
+// arrived. One at a time keeps the order of a Clients file and the People file uploaded after
+// it: the gateway uploads the Clients file first, so its clients exist when the People file
+// naming them is checked.
+type ingester struct {
+	queue  chan sftpd.File
+	quit   chan struct{} // closed by stop: no more files are taken
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the goroutine has returned
+	once   sync.Once
+}
+
+// startIngester starts the goroutine that hands each queued file to ingest until stop.
+func startIngester(ingest func(context.Context, sftpd.File)) *ingester {
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &ingester{queue: make(chan sftpd.File, ingestQueueLen), quit: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(in.done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case f := <-in.queue:
+				ingest(ctx, f)
+			}
+		}
+	}()
+	return in
+}
+
+// stop ends the goroutine, cancelling the file it is ingesting, and waits for it. Files still
+// queued are dropped: they stay in the directory without a result.
+func (in *ingester) stop() {
+	in.once.Do(func() {
+		close(in.quit)
+		in.cancel()
+	})
+	<-in.done
+}
+
+// receiveBulkFile is handed each complete bulk file that arrives over SFTP, before the client's
+// close or rename is answered. It only queues the file: checking and applying a large file
+// takes seconds, and the client should not wait for that to hear that its file arrived.
+func (s *Sandbox) receiveBulkFile(f sftpd.File) {
+	s.sftpMu.Lock()
+	in := s.ingest
+	s.sftpMu.Unlock()
+	select {
+	case in.queue <- f:
+	case <-in.quit:
+		s.log("sandbox bulk file dropped: the sandbox is closing", "name", f.Name)
+	}
+}
+
+func (s *Sandbox) log(msg string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Info(msg, args...)
+	}
+}
+
+// ingestFile checks and applies one bulk file and writes its result beside it.
+func (s *Sandbox) ingestFile(ctx context.Context, f sftpd.File) {
+	res := s.processBulkFile(ctx, f)
+	if ctx.Err() != nil {
+		// Stopped half way: no result, as for a file the sandbox never got to.
+		s.log("sandbox bulk file abandoned: the sandbox is closing", "name", f.Name)
+		return
+	}
+	res.ProcessedAt = s.opts.Now().UTC()
+	if err := writeResult(f.Path, res); err != nil {
+		s.log("sandbox bulk file result not written", "name", f.Name, "error", err)
+		return
+	}
+	s.log("sandbox bulk file ingested", "name", f.Name, "rows", res.Rows, "applied", res.Applied, "invalid", res.Invalid)
+}
+
+// processBulkFile checks the file against the bulk rules as they stand in the store, then
+// applies its valid rows in file order. An invalid row does not stop the file: as a service
+// does, the sandbox applies what it can and reports the rest (the gateway sends a file with
+// invalid rows only when asked to send the valid ones, so this is what such a caller wants).
+// A file that fails as a whole (empty, every row invalid, unreadable) applies nothing.
+func (s *Sandbox) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.BulkResult {
+	res := advisorspec.BulkResult{File: path.Base(f.Name), Kind: string(f.Kind), Errors: []advisorspec.BulkLineError{}}
+	fail := func(err error) advisorspec.BulkResult {
+		res.FileError = err.Error()
+		res.Applied, res.Invalid = 0, res.Rows
+		return res
+	}
+	var format bulkfile.Format
+	model := advisorspec.ClientModel
+	owners := map[string]string{} // People row id to its client or top account, from the check
+	switch f.Kind {
+	case sftpd.Clients:
+		format = bulkfile.Clients()
+	case sftpd.People:
+		var err error
+		if model, err = detectModel(f.Path); err != nil {
+			return fail(err)
+		}
+		res.Model = model.String()
+		format = bulkfile.People(model)
+		check := format.Check
+		format.Check = func(line []byte) bulkfile.Line {
+			l := check(line)
+			// References yields the row's client or top account first.
+			if l.ID != "" && len(l.Refs) > 0 && l.Refs[0].Kind != advisorspec.RefCard {
+				if _, seen := owners[l.ID]; !seen {
+					owners[l.ID] = l.Refs[0].ID
+				}
+			}
+			return l
+		}
+	default:
+		return fail(fmt.Errorf("%s is not a bulk file kind", f.Kind))
+	}
+
+	file, err := os.Open(f.Path)
+	if err != nil {
+		return fail(fmt.Errorf("open the file: %w", err))
+	}
+	defer file.Close()
+	u := bulkfile.NewUpload(bulkfile.Options{Exists: s.bulkExists, MaxErrors: maxTrackedErrors})
+	rep, err := u.Validate(ctx, file, format, nil)
+	res.Rows = rep.Rows
+	res.ErrorCount = rep.ErrorCount
+	res.Errors = append(res.Errors, rep.Errors[:min(len(rep.Errors), advisorspec.MaxBulkResultErrors)]...)
+	switch {
+	case err != nil:
+		return fail(err)
+	case rep.ErrorCount > len(rep.Errors):
+		return fail(fmt.Errorf("the file has more than %d errors; nothing of it was applied", maxTrackedErrors))
+	}
+	invalid := make(map[int]bool, len(rep.Errors))
+	for _, e := range rep.Errors {
+		invalid[e.Line] = true
+	}
+
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return fail(fmt.Errorf("read the file again to apply it: %w", err))
+	}
+	apply := func(line []byte) *advisorspec.BulkLineError { return s.applyClientRow(line) }
+	if f.Kind == sftpd.People {
+		apply = func(line []byte) *advisorspec.BulkLineError { return s.applyPeopleRow(line, model, owners) }
+	}
+	var applyErrs []advisorspec.BulkLineError
+	err = eachRow(ctx, file, func(lineNo int, line []byte) {
+		if invalid[lineNo] {
+			return
+		}
+		if e := apply(line); e != nil {
+			e.Line = lineNo
+			applyErrs = append(applyErrs, *e)
+			return
+		}
+		res.Applied++
+	})
+	res.Invalid = res.Rows - res.Applied
+	if len(applyErrs) > 0 {
+		res.ErrorCount += len(applyErrs)
+		all := append(slices.Clone(rep.Errors), applyErrs...)
+		slices.SortStableFunc(all, func(a, b advisorspec.BulkLineError) int { return a.Line - b.Line })
+		res.Errors = all[:min(len(all), advisorspec.MaxBulkResultErrors)]
+	}
+	if err != nil {
+		// Rows applied before the failure stay applied: files never undo.
+		res.FileError = fmt.Sprintf("apply the file: %v", err)
+	}
+	return res
+}
+
+// eachRow calls fn with each non-blank line of r and its number, counted as bulkfile counts
+// them, so that a line the check found invalid is skipped by its number. An over-long line is
+// passed over: the check has already reported it.
+func eachRow(ctx context.Context, r io.Reader, fn func(lineNo int, line []byte)) error {
+	br := bufio.NewReaderSize(r, bulkfile.MaxLineBytes+2)
+	for lineNo := 1; ; lineNo++ {
+		if lineNo%1000 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		text, err := br.ReadSlice('\n')
+		tooLong := false
+		for err == bufio.ErrBufferFull {
+			tooLong = true
+			_, err = br.ReadSlice('\n')
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("read line %d: %w", lineNo, err)
+		}
+		text = bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r"))
+		if lineNo == 1 {
+			text = bytes.TrimPrefix(text, []byte("\ufeff"))
+		}
+		if !tooLong && len(bytes.TrimSpace(text)) > 0 {
+			fn(lineNo, text)
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// detectModel says which model a People file follows. Both arrive as people-<ts>.jsonl, so the
+// rows tell: a file whose first row carries top_account_id and no client_id is in the
+// deprecated container model, any other in the current one. Rows of the other model are then
+// errors on their lines ("top_account_id belongs to the deprecated top-account model").
+func detectModel(name string) (advisorspec.BulkModel, error) {
+	file, err := os.Open(name)
+	if err != nil {
+		return 0, fmt.Errorf("open the file: %w", err)
+	}
+	defer file.Close()
+	model := advisorspec.ClientModel
+	first := true
+	err = eachRow(context.Background(), io.LimitReader(file, 4*bulkfile.MaxLineBytes), func(_ int, line []byte) {
+		if !first {
+			return
+		}
+		first = false
+		var row map[string]json.RawMessage
+		if json.Unmarshal(line, &row) != nil {
+			return
+		}
+		_, top := row["top_account_id"]
+		_, client := row["client_id"]
+		if top && !client {
+			model = advisorspec.TopAccountModel
+		}
+	})
+	return model, err
+}
+
+// bulkExists answers the check's question about an id no row of the upload defines: does it
+// name an existing client, top account or card? Clients are named by the caller's id, deleted
+// ones too (a file may update their cards, and adding them again shows them); top accounts by
+// external_id or wid; cards by external_id, or by the People-row id a client's primary or
+// spouse card is linked to.
+func (s *Sandbox) bulkExists(kind advisorspec.RefKind, id string) bool {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	switch kind {
+	case advisorspec.RefClient:
+		return s.store.clientByExternalID(id) != nil
+	case advisorspec.RefTopAccount:
+		return s.store.bulkTopAccount(id) != nil
+	case advisorspec.RefCard:
+		for _, c := range s.store.clients {
+			if _, ok := c.linkedCard(id); ok {
+				return true
+			}
+		}
+		for _, ta := range s.store.topAccounts {
+			if ta.contacts.hasExternalID(id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bulkTopAccount finds the top account a container-model row's top_account_id names: the
+// caller's external_id, as the Add/Update Top Accounts file would define it, or its wid.
+func (st *store) bulkTopAccount(id string) *topAccount {
+	if ta := st.topAccountByExternalID(id); ta != nil {
+		return ta
+	}
+	return st.byWID[id]
+}
+
+// applyClientRow applies a valid Clients row through Add Client's own add-or-update, so that
+// the file and the endpoint cannot drift apart. The client acts for the advisor and team Add
+// Client would pick with no advisor_id or team_id: a sandbox reaching several advisors refuses
+// the row, as the endpoint would.
+func (s *Sandbox) applyClientRow(line []byte) *advisorspec.BulkLineError {
+	_, err := s.putClient(contactScope{spec: advisorspec.ClientScope}, line)
+	if err == nil {
+		return nil
+	}
+	row, _ := advisorspec.CheckClientRow(line)
+	return &advisorspec.BulkLineError{ID: row.ID, Message: err.Message}
+}
+
+// cardOwner is the contact cards a People row goes to, and how a row id finds a card there.
+type cardOwner struct {
+	set  *contactSet
+	find func(peopleID string) (*contact, bool)
+}
+
+// applyPeopleRow applies a valid People row as a card of its client (or top account): the card
+// its id names is updated in place, including a primary or spouse card linked to it by
+// primary_id or spouse_id; otherwise a new card is made whose external_id is the row's id.
+// Fields the row leaves out stay as they are. owners maps the file's row ids to their client or
+// top account, for references to rows further down.
+func (s *Sandbox) applyPeopleRow(line []byte, model advisorspec.BulkModel, owners map[string]string) *advisorspec.BulkLineError {
+	row, errs := advisorspec.DecodePeopleRow(line, model)
+	lineErr := func(field, format string, args ...any) *advisorspec.BulkLineError {
+		return &advisorspec.BulkLineError{ID: row.ID, Field: field, Message: fmt.Sprintf(format, args...)}
+	}
+	if len(errs) > 0 { // the check passed it; the store cannot have made it invalid
+		return lineErr(errs[0].Field, "%s", errs[0].Message)
+	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	var owner cardOwner
+	ownerField, ownerID := "client_id", row.ClientID
+	if model == advisorspec.TopAccountModel {
+		ownerField, ownerID = "top_account_id", row.TopAccountID
+		ta := s.store.bulkTopAccount(ownerID)
+		if ta == nil {
+			return lineErr(ownerField, "top_account_id %q names no top account", ownerID)
+		}
+		owner = cardOwner{set: &ta.contacts, find: func(id string) (*contact, bool) {
+			i, ok := ta.contacts.byExternalID[id]
+			if !ok {
+				return nil, false
+			}
+			return ta.contacts.list[i], true
+		}}
+	} else {
+		c := s.store.clientByExternalID(ownerID)
+		if c == nil {
+			return lineErr(ownerField, "client_id %q names no client", ownerID)
+		}
+		owner = cardOwner{set: &c.contacts, find: c.linkedCard}
+	}
+
+	// References become the external_ids the REST API's cards reference each other by. A
+	// reference must name a card of the same client: one already there, or a row of this file
+	// for that client further down.
+	var refErr *advisorspec.BulkLineError
+	ref := func(field, id string) string {
+		if card, ok := owner.find(id); ok {
+			return s.store.answerTo(owner.set, card, id).ExternalID
+		}
+		if owners[id] != ownerID && refErr == nil {
+			refErr = lineErr(field, "%s %q names no person, trust or entity of %s %q", field, id, ownerField, ownerID)
+		}
+		return id
+	}
+	patch := cardPatch(row, ref)
+	if refErr != nil {
+		return refErr
+	}
+	if current, ok := owner.find(row.ID); ok {
+		if current.Type != string(row.Type) {
+			return lineErr("type", "id %q names a %s card; a row cannot change a card's type", row.ID, current.Type)
+		}
+		owner.set.put(merged(s.store.answerTo(owner.set, current, row.ID), patch))
+		return nil
+	}
+	owner.set.put(merged(&contact{ID: s.store.ids.newID(), ExternalID: row.ID, Type: string(row.Type)}, patch))
+	return nil
+}
+
+// answerTo returns card, giving it the People-row id as its external_id when it has none: a
+// card Add Client made before primary_id or spouse_id linked it has no external_id, and other
+// cards can only reference it (and the REST API only find it) by one. The caller holds the lock.
+func (st *store) answerTo(set *contactSet, card *contact, peopleID string) *contact {
+	if card.ExternalID != "" || set.hasExternalID(peopleID) {
+		return card
+	}
+	named := *card
+	named.ExternalID = peopleID
+	set.put(&named)
+	return &named
+}
+
+// cardPatch maps a People row's fields to the card fields the REST API uses. ref maps each id
+// the row names to the external_id the card stores. Joint ownership ("several ids in one
+// owner_id array") is an entry's subowners, as the REST API expresses it; a single owner is its
+// owner_id.
+func cardPatch(row advisorspec.PeopleRow, ref func(field, id string) string) *contact {
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	refs := func(field string, ids []string) []string {
+		if ids == nil {
+			return nil
+		}
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = ref(field, id)
+		}
+		return out
+	}
+	p := &contact{}
+	switch row.Type {
+	case advisorspec.Individual:
+		p.FirstName, p.MiddleName, p.LastName = opt(row.FirstName), opt(row.MiddleName), opt(row.LastName)
+	case advisorspec.Trust:
+		p.LegalName, p.TrustType = opt(row.LegalName), opt(row.TrustType)
+		p.TrustCreator = refs("trust_creator", row.TrustCreator)
+		p.InitialTrustee = refs("initial_trustee", row.InitialTrustee)
+		p.GoverningState, p.TrustCreationDate = opt(row.GoverningState), opt(row.CreationDate)
+	case advisorspec.Entity:
+		p.LegalName = opt(row.LegalName)
+		p.IncorporationState, p.IncorporationForm = opt(row.IncorporationState), opt(row.IncorporationForm)
+		for i, o := range row.Ownership {
+			field := fmt.Sprintf("ownership[%d].owner_id", i)
+			entry := advisorspec.Ownership{Percentage: o.Percentage}
+			if o.Joint() {
+				entry.Subowners = refs(field, o.OwnerID)
+			} else {
+				entry.OwnerID = ref(field, o.OwnerID[0])
+			}
+			p.Ownership = append(p.Ownership, entry)
+		}
+	}
+	return p
+}
+
+// writeResult writes the file's result beside it, under a temporary name first and then
+// renamed, so that a reader never sees half a result. The temporary name ends in .part, which
+// the SFTP server never takes for a bulk file.
+func writeResult(bulkPath string, res advisorspec.BulkResult) error {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the result: %w", err)
+	}
+	dir, name := filepath.Split(bulkPath)
+	final := filepath.Join(dir, advisorspec.BulkResultName(name))
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(final)+".*.part")
+	if err != nil {
+		return fmt.Errorf("create the result: %w", err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), final)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write the result %s: %w", final, err)
+	}
+	return nil
+}
