@@ -357,3 +357,39 @@ func TestBulkPeopleFileNamesClientsOfTheClientsFileUploadedBefore(t *testing.T) 
 		t.Errorf("got cards %v, want the primary card P-7 renamed Lovelace", cards)
 	}
 }
+
+// The result's JSON names, as the README documents them and the gateway reads them
+// (advisorspec.BulkResult): model only for a People file, file_error only when nothing was
+// applied.
+func TestBulkResultShape(t *testing.T) {
+	b := newBulkFixture(t)
+	for _, tc := range []struct {
+		kind sftpd.Kind
+		file string
+		keys []string
+	}{
+		{sftpd.Clients, `{"id":"C-1","first_name":"A","last_name":"L"}` + "\n",
+			[]string{"applied", "error_count", "errors", "file", "invalid", "kind", "processed_at", "rows"}},
+		{sftpd.People, "",
+			[]string{"applied", "error_count", "errors", "file", "file_error", "invalid", "kind", "model", "processed_at", "rows"}},
+	} {
+		name := b.upload(t, tc.kind, []byte(tc.file))
+		b.result(t, name) // waits for it
+		f, err := b.sftp.Open(advisorspec.BulkResultName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw map[string]json.RawMessage
+		err = json.NewDecoder(f).Decode(&raw)
+		_ = f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Sorted(mapKeys(raw)); !slices.Equal(got, tc.keys) {
+			t.Errorf("%s: got keys %q, want %q", name, got, tc.keys)
+		}
+		if string(raw["errors"]) == "null" {
+			t.Errorf("%s: got errors null, want an array", name)
+		}
+	}
+}

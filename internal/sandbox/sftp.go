@@ -17,7 +17,8 @@ const (
 )
 
 // SFTP returns the sandbox's SFTP server for bulk files, making it (its root directory and,
-// the first time, its host key) on the first call. The caller serves it with Serve on a
+// the first time, its host key) on the first call, and starting the ingestion of the files it
+// receives, which Close stops. The caller serves it with Serve on a
 // listener of its choice (DefaultSFTPAddr, or a free port when that is taken) and prints its
 // Fingerprint. With no FileDir the host key lives in the temporary directory and so changes
 // at every start.
