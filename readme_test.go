@@ -177,6 +177,11 @@ func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
 	gw, sb := sandboxed(t)
 	curlHome, work := t.TempDir(), t.TempDir()
 	writeCurlRedirects(t, curlHome, map[string]string{"gateway": gw.url, "sandbox": sb})
+	// The commands run from the repository's root, as the README says: the sample bulk files
+	// are where it says they are.
+	if err := os.CopyFS(filepath.Join(work, "testdata", "bulk"), os.DirFS(filepath.Join("testdata", "bulk"))); err != nil {
+		t.Fatal(err)
+	}
 
 	var stdout strings.Builder
 	ran := 0
@@ -209,7 +214,7 @@ func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
 	if err != nil || len(csv) == 0 {
 		t.Fatalf("the README's commands left notes.csv %q (%v), want the file they upload", csv, err)
 	}
-	for _, want := range []string{`"fileStatus":"UPLOADED"`, `"file_status":"Uploaded"`, string(csv)} {
+	for _, want := range []string{`"fileStatus":"UPLOADED"`, `"file_status":"Uploaded"`, string(csv), `"phase":"DONE"`, `"applied":6`} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the README's commands (%d blocks) printed no %q:\n%s", ran, want, stdout.String())
 		}
