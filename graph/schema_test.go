@@ -76,6 +76,7 @@ func TestInputFieldsAreNamedAsTheirOutputs(t *testing.T) {
 		"CreateDocumentInput": "Document", "UpdateDocumentInput": "Document",
 		"IndividualPatch": "Individual", "TrustPatch": "Trust", "EntityPatch": "Entity",
 		"CharityPatch": "Charity", "WillPatch": "Will", "ClassPatch": "Class",
+		"ClientInput": "ClientDetails",
 	}
 	checked := 0
 	for name, def := range schema.Types {

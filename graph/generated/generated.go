@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/advisorhq/gateway/graph/model"
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/gqlrun"
@@ -244,9 +245,11 @@ type ComplexityRoot struct {
 	}
 
 	Client struct {
+		Added     func(childComplexity int) int
 		AdvisorID func(childComplexity int) int
 		Contact   func(childComplexity int, id string) int
 		Contacts  func(childComplexity int, types []family.ContactType) int
+		Details   func(childComplexity int) int
 		Ref       func(childComplexity int) int
 		TeamID    func(childComplexity int) int
 	}
@@ -263,6 +266,14 @@ type ComplexityRoot struct {
 		Wid               func(childComplexity int) int
 	}
 
+	ClientAddress struct {
+		City  func(childComplexity int) int
+		Line1 func(childComplexity int) int
+		Line2 func(childComplexity int) int
+		State func(childComplexity int) int
+		Zip   func(childComplexity int) int
+	}
+
 	ClientDeclinedInvitation struct {
 		AdvisorWid        func(childComplexity int) int
 		CompanyID         func(childComplexity int) int
@@ -273,6 +284,32 @@ type ComplexityRoot struct {
 		TeamID            func(childComplexity int) int
 		Timestamp         func(childComplexity int) int
 		Wid               func(childComplexity int) int
+	}
+
+	ClientDetails struct {
+		Address                 func(childComplexity int) int
+		AdvisorID               func(childComplexity int) int
+		Email                   func(childComplexity int) int
+		ExistingEstatePlan      func(childComplexity int) int
+		FirstName               func(childComplexity int) int
+		HasChildren             func(childComplexity int) int
+		HasPets                 func(childComplexity int) int
+		ID                      func(childComplexity int) int
+		InvitationSent          func(childComplexity int) int
+		LastName                func(childComplexity int) int
+		MaritalStatus           func(childComplexity int) int
+		OwnProperty             func(childComplexity int) int
+		PrimaryContactID        func(childComplexity int) int
+		PrimaryID               func(childComplexity int) int
+		SelectedPrimaryDocument func(childComplexity int) int
+		SendInvitationEmail     func(childComplexity int) int
+		SpouseContactID         func(childComplexity int) int
+		SpouseFirstName         func(childComplexity int) int
+		SpouseID                func(childComplexity int) int
+		SpouseLastName          func(childComplexity int) int
+		SubscriptionStartDate   func(childComplexity int) int
+		TeamID                  func(childComplexity int) int
+		Wid                     func(childComplexity int) int
 	}
 
 	ClientProgressChanged struct {
@@ -287,6 +324,11 @@ type ComplexityRoot struct {
 
 	ContactRef struct {
 		Contact    func(childComplexity int) int
+		ExternalID func(childComplexity int) int
+	}
+
+	DeleteClientPayload struct {
+		Deleted    func(childComplexity int) int
 		ExternalID func(childComplexity int) int
 	}
 
@@ -416,10 +458,12 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddClient           func(childComplexity int, input family.ClientInput, advisorID *string, teamID *string) int
 		CreateClientContact func(childComplexity int, ref string, advisorID *string, teamID *string, input family.ContactInput) int
 		CreateContact       func(childComplexity int, wid string, input family.ContactInput) int
 		CreateDocument      func(childComplexity int, wid string, input vault.CreateDocumentInput, file *graphql.Upload) int
 		CreateTopAccount    func(childComplexity int, input family.CreateTopAccountInput) int
+		DeleteClient        func(childComplexity int, externalID string, advisorID *string, teamID *string) int
 		DeleteDocument      func(childComplexity int, wid string, vaultID string) int
 		UpdateClientContact func(childComplexity int, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) int
 		UpdateContact       func(childComplexity int, wid string, id string, input family.ContactPatch) int
@@ -630,6 +674,8 @@ type MutationResolver interface {
 	UpdateTopAccount(ctx context.Context, wid string, input family.UpdateTopAccountInput) (*family.TopAccount, error)
 	ValidateBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) (*model.BulkReport, error)
 	UploadBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) (*model.BulkUpload, error)
+	AddClient(ctx context.Context, input family.ClientInput, advisorID *string, teamID *string) (*family.Client, error)
+	DeleteClient(ctx context.Context, externalID string, advisorID *string, teamID *string) (*family.DeleteClientPayload, error)
 	CreateContact(ctx context.Context, wid string, input family.ContactInput) (family.Contact, error)
 	UpdateContact(ctx context.Context, wid string, id string, input family.ContactPatch) (family.Contact, error)
 	CreateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, input family.ContactInput) (family.Contact, error)
@@ -1528,6 +1574,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClassParty.Party(childComplexity), true
 
+	case "Client.added":
+		if e.ComplexityRoot.Client.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.Added(childComplexity), true
 	case "Client.advisorId":
 		if e.ComplexityRoot.Client.AdvisorID == nil {
 			break
@@ -1556,6 +1608,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.Contacts(childComplexity, args["types"].([]family.ContactType)), true
+	case "Client.details":
+		if e.ComplexityRoot.Client.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.Details(childComplexity), true
 	case "Client.ref":
 		if e.ComplexityRoot.Client.Ref == nil {
 			break
@@ -1624,6 +1682,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientAcceptedInvitation.Wid(childComplexity), true
 
+	case "ClientAddress.city":
+		if e.ComplexityRoot.ClientAddress.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAddress.City(childComplexity), true
+	case "ClientAddress.line1":
+		if e.ComplexityRoot.ClientAddress.Line1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAddress.Line1(childComplexity), true
+	case "ClientAddress.line2":
+		if e.ComplexityRoot.ClientAddress.Line2 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAddress.Line2(childComplexity), true
+	case "ClientAddress.state":
+		if e.ComplexityRoot.ClientAddress.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAddress.State(childComplexity), true
+	case "ClientAddress.zip":
+		if e.ComplexityRoot.ClientAddress.Zip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAddress.Zip(childComplexity), true
+
 	case "ClientDeclinedInvitation.advisorWid":
 		if e.ComplexityRoot.ClientDeclinedInvitation.AdvisorWid == nil {
 			break
@@ -1678,6 +1767,145 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientDeclinedInvitation.Wid(childComplexity), true
+
+	case "ClientDetails.address":
+		if e.ComplexityRoot.ClientDetails.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.Address(childComplexity), true
+	case "ClientDetails.advisorId":
+		if e.ComplexityRoot.ClientDetails.AdvisorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.AdvisorID(childComplexity), true
+	case "ClientDetails.email":
+		if e.ComplexityRoot.ClientDetails.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.Email(childComplexity), true
+	case "ClientDetails.existingEstatePlan":
+		if e.ComplexityRoot.ClientDetails.ExistingEstatePlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.ExistingEstatePlan(childComplexity), true
+	case "ClientDetails.firstName":
+		if e.ComplexityRoot.ClientDetails.FirstName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.FirstName(childComplexity), true
+	case "ClientDetails.hasChildren":
+		if e.ComplexityRoot.ClientDetails.HasChildren == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.HasChildren(childComplexity), true
+	case "ClientDetails.hasPets":
+		if e.ComplexityRoot.ClientDetails.HasPets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.HasPets(childComplexity), true
+	case "ClientDetails.id":
+		if e.ComplexityRoot.ClientDetails.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.ID(childComplexity), true
+	case "ClientDetails.invitationSent":
+		if e.ComplexityRoot.ClientDetails.InvitationSent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.InvitationSent(childComplexity), true
+	case "ClientDetails.lastName":
+		if e.ComplexityRoot.ClientDetails.LastName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.LastName(childComplexity), true
+	case "ClientDetails.maritalStatus":
+		if e.ComplexityRoot.ClientDetails.MaritalStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.MaritalStatus(childComplexity), true
+	case "ClientDetails.ownProperty":
+		if e.ComplexityRoot.ClientDetails.OwnProperty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.OwnProperty(childComplexity), true
+	case "ClientDetails.primaryContactId":
+		if e.ComplexityRoot.ClientDetails.PrimaryContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.PrimaryContactID(childComplexity), true
+	case "ClientDetails.primaryId":
+		if e.ComplexityRoot.ClientDetails.PrimaryID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.PrimaryID(childComplexity), true
+	case "ClientDetails.selectedPrimaryDocument":
+		if e.ComplexityRoot.ClientDetails.SelectedPrimaryDocument == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.SelectedPrimaryDocument(childComplexity), true
+	case "ClientDetails.sendInvitationEmail":
+		if e.ComplexityRoot.ClientDetails.SendInvitationEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.SendInvitationEmail(childComplexity), true
+	case "ClientDetails.spouseContactId":
+		if e.ComplexityRoot.ClientDetails.SpouseContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.SpouseContactID(childComplexity), true
+	case "ClientDetails.spouseFirstName":
+		if e.ComplexityRoot.ClientDetails.SpouseFirstName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.SpouseFirstName(childComplexity), true
+	case "ClientDetails.spouseId":
+		if e.ComplexityRoot.ClientDetails.SpouseID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.SpouseID(childComplexity), true
+	case "ClientDetails.spouseLastName":
+		if e.ComplexityRoot.ClientDetails.SpouseLastName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.SpouseLastName(childComplexity), true
+	case "ClientDetails.subscriptionStartDate":
+		if e.ComplexityRoot.ClientDetails.SubscriptionStartDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.SubscriptionStartDate(childComplexity), true
+	case "ClientDetails.teamId":
+		if e.ComplexityRoot.ClientDetails.TeamID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.TeamID(childComplexity), true
+	case "ClientDetails.wid":
+		if e.ComplexityRoot.ClientDetails.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientDetails.Wid(childComplexity), true
 
 	case "ClientProgressChanged.completionPercentage":
 		if e.ComplexityRoot.ClientProgressChanged.CompletionPercentage == nil {
@@ -1734,6 +1962,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContactRef.ExternalID(childComplexity), true
+
+	case "DeleteClientPayload.deleted":
+		if e.ComplexityRoot.DeleteClientPayload.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteClientPayload.Deleted(childComplexity), true
+	case "DeleteClientPayload.externalId":
+		if e.ComplexityRoot.DeleteClientPayload.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteClientPayload.ExternalID(childComplexity), true
 
 	case "DeleteDocumentPayload.vaultId":
 		if e.ComplexityRoot.DeleteDocumentPayload.VaultID == nil {
@@ -2247,6 +2488,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Individual.Type(childComplexity), true
 
+	case "Mutation.addClient":
+		if e.ComplexityRoot.Mutation.AddClient == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addClient_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddClient(childComplexity, args["input"].(family.ClientInput), args["advisorId"].(*string), args["teamId"].(*string)), true
 	case "Mutation.createClientContact":
 		if e.ComplexityRoot.Mutation.CreateClientContact == nil {
 			break
@@ -2291,6 +2543,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateTopAccount(childComplexity, args["input"].(family.CreateTopAccountInput)), true
+	case "Mutation.deleteClient":
+		if e.ComplexityRoot.Mutation.DeleteClient == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteClient_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteClient(childComplexity, args["externalId"].(string), args["advisorId"].(*string), args["teamId"].(*string)), true
 	case "Mutation.deleteDocument":
 		if e.ComplexityRoot.Mutation.DeleteDocument == nil {
 			break
@@ -3169,6 +3432,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputClassPartiesInput,
 		ec.unmarshalInputClassPartyInput,
 		ec.unmarshalInputClassPatch,
+		ec.unmarshalInputClientAddressInput,
+		ec.unmarshalInputClientInput,
 		ec.unmarshalInputContactInput,
 		ec.unmarshalInputContactPatch,
 		ec.unmarshalInputCreateDocumentInput,
@@ -3484,6 +3749,143 @@ type BulkResult {
   "Why nothing of the file was applied; null when rows were."
   fileError: String
   processedAt: DateTime
+}
+`, BuiltIn: false},
+	{Name: "../../schema/client.graphqls", Input: `# Clients of the v1 endpoints: added and removed (Add Client, Delete Client). A client's cards
+# are read with ` + "`" + `client(ref:)` + "`" + `.
+
+extend type Mutation {
+  """
+  Adds a client or, when one with the same ` + "`" + `id` + "`" + ` exists, updates it with the fields given (the
+  Clients file's add-or-update, one row at a time). Adding a client makes its primary contact
+  card (an Individual from its names) and, with spouse names, a spouse card; ` + "`" + `primaryId` + "`" + ` and
+  ` + "`" + `spouseId` + "`" + ` are the ids of the People rows that update those cards later. ` + "`" + `advisorId` + "`" + ` and
+  ` + "`" + `teamId` + "`" + ` name the advisor it is added for, when the credentials reach several.
+  """
+  addClient(input: ClientInput!, advisorId: String, teamId: String): Client!
+  """
+  Revokes the advisor's access to a client: its cards are not erased, and adding the same ` + "`" + `id` + "`" + `
+  again restores access with them. NOT_FOUND for an unknown or already deleted client.
+  """
+  deleteClient(externalId: ID!, advisorId: String, teamId: String): DeleteClientPayload!
+}
+
+extend type Client {
+  "Whether addClient added this client (true) or updated one (false); null when it was read."
+  added: Boolean
+  "What the service answered addClient with; null when the client was read with ` + "`" + `client(ref:)` + "`" + `, as the service has no call that shows a client."
+  details: ClientDetails
+}
+
+"""
+A client as a row of the Clients file: every string is at most 255 characters. Fields left out
+of an update keep their values.
+"""
+input ClientInput {
+  "The caller's id of the client: People rows name it as ` + "`" + `client_id` + "`" + `."
+  id: ID!
+  "The id of the People row of the primary contact."
+  primaryId: String
+  "Where the invitation is sent."
+  email: String
+  firstName: String!
+  lastName: String!
+  "Default false. Takes effect only the first time the client is invited, and only with an email."
+  sendInvitationEmail: Boolean
+  "Must be in the past; absent or in the future, the current date is used."
+  subscriptionStartDate: DateTime
+  maritalStatus: MaritalStatus
+  spouseFirstName: String
+  spouseLastName: String
+  "The id of the People row of the spouse: links the spouse card as primaryId does."
+  spouseId: String
+  address: ClientAddressInput
+  hasChildren: Boolean
+  hasPets: Boolean
+  "Whether the client owns the property at the address."
+  ownProperty: Boolean
+  existingEstatePlan: EstatePlan
+  selectedPrimaryDocument: PrimaryDocument
+}
+
+"A client's address; every member optional."
+input ClientAddressInput {
+  line1: String
+  line2: String
+  city: String
+  state: String
+  zip: String
+}
+
+"A client's address as the service keeps it."
+type ClientAddress {
+  line1: String
+  line2: String
+  city: String
+  state: String
+  zip: String
+}
+
+"What the service knows of a client it added or updated."
+type ClientDetails {
+  wid: ID!
+  "The caller's id of the client (the service's external_id)."
+  id: ID!
+  primaryId: String
+  spouseId: String
+  sendInvitationEmail: Boolean
+  advisorId: String!
+  teamId: String!
+  "The primary contact card's id."
+  primaryContactId: ID!
+  "The spouse card's id, once spouse names were given."
+  spouseContactId: ID
+  invitationSent: Boolean!
+  firstName: String!
+  lastName: String!
+  email: String
+  maritalStatus: MaritalStatus
+  spouseFirstName: String
+  spouseLastName: String
+  address: ClientAddress
+  subscriptionStartDate: DateTime
+  hasChildren: Boolean
+  hasPets: Boolean
+  ownProperty: Boolean
+  existingEstatePlan: EstatePlan
+  selectedPrimaryDocument: PrimaryDocument
+}
+
+type DeleteClientPayload {
+  externalId: ID!
+  deleted: Boolean!
+}
+
+enum MaritalStatus {
+  SINGLE
+  MARRIED
+  DOMESTIC_PARTNERSHIP
+  CIVIL_UNION
+  ENGAGED
+  OTHER_COMMITTED_RELATIONSHIP
+  WIDOWED
+}
+
+enum EstatePlan {
+  INDIVIDUAL_TRUST
+  JOINT_TRUST
+  LAST_WILL_AND_TESTAMENT
+  NO_ESTATE_PLAN
+  UNKNOWN
+}
+
+"The estate documents a client may choose; the service spells them with spaces (One Joint Revocable Trust)."
+enum PrimaryDocument {
+  ONE_JOINT_REVOCABLE_TRUST
+  ONE_INDIVIDUAL_REVOCABLE_TRUST
+  TWO_INDIVIDUAL_REVOCABLE_TRUSTS
+  ONE_LAST_WILL_AND_TESTAMENT
+  TWO_LAST_WILL_AND_TESTAMENTS
 }
 `, BuiltIn: false},
 	{Name: "../../schema/contact.graphqls", Input: `"What a contact card is; it never changes after the card is created."
@@ -4900,8 +5302,80 @@ func (ec *executionContext) childFields_Client(ctx context.Context, field graphq
 		return ec.fieldContext_Client_contacts(ctx, field)
 	case "contact":
 		return ec.fieldContext_Client_contact(ctx, field)
+	case "added":
+		return ec.fieldContext_Client_added(ctx, field)
+	case "details":
+		return ec.fieldContext_Client_details(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Client", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientAddress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "line1":
+		return ec.fieldContext_ClientAddress_line1(ctx, field)
+	case "line2":
+		return ec.fieldContext_ClientAddress_line2(ctx, field)
+	case "city":
+		return ec.fieldContext_ClientAddress_city(ctx, field)
+	case "state":
+		return ec.fieldContext_ClientAddress_state(ctx, field)
+	case "zip":
+		return ec.fieldContext_ClientAddress_zip(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientAddress", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientDetails(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "wid":
+		return ec.fieldContext_ClientDetails_wid(ctx, field)
+	case "id":
+		return ec.fieldContext_ClientDetails_id(ctx, field)
+	case "primaryId":
+		return ec.fieldContext_ClientDetails_primaryId(ctx, field)
+	case "spouseId":
+		return ec.fieldContext_ClientDetails_spouseId(ctx, field)
+	case "sendInvitationEmail":
+		return ec.fieldContext_ClientDetails_sendInvitationEmail(ctx, field)
+	case "advisorId":
+		return ec.fieldContext_ClientDetails_advisorId(ctx, field)
+	case "teamId":
+		return ec.fieldContext_ClientDetails_teamId(ctx, field)
+	case "primaryContactId":
+		return ec.fieldContext_ClientDetails_primaryContactId(ctx, field)
+	case "spouseContactId":
+		return ec.fieldContext_ClientDetails_spouseContactId(ctx, field)
+	case "invitationSent":
+		return ec.fieldContext_ClientDetails_invitationSent(ctx, field)
+	case "firstName":
+		return ec.fieldContext_ClientDetails_firstName(ctx, field)
+	case "lastName":
+		return ec.fieldContext_ClientDetails_lastName(ctx, field)
+	case "email":
+		return ec.fieldContext_ClientDetails_email(ctx, field)
+	case "maritalStatus":
+		return ec.fieldContext_ClientDetails_maritalStatus(ctx, field)
+	case "spouseFirstName":
+		return ec.fieldContext_ClientDetails_spouseFirstName(ctx, field)
+	case "spouseLastName":
+		return ec.fieldContext_ClientDetails_spouseLastName(ctx, field)
+	case "address":
+		return ec.fieldContext_ClientDetails_address(ctx, field)
+	case "subscriptionStartDate":
+		return ec.fieldContext_ClientDetails_subscriptionStartDate(ctx, field)
+	case "hasChildren":
+		return ec.fieldContext_ClientDetails_hasChildren(ctx, field)
+	case "hasPets":
+		return ec.fieldContext_ClientDetails_hasPets(ctx, field)
+	case "ownProperty":
+		return ec.fieldContext_ClientDetails_ownProperty(ctx, field)
+	case "existingEstatePlan":
+		return ec.fieldContext_ClientDetails_existingEstatePlan(ctx, field)
+	case "selectedPrimaryDocument":
+		return ec.fieldContext_ClientDetails_selectedPrimaryDocument(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientDetails", field.Name)
 }
 
 func (ec *executionContext) childFields_ContactRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4912,6 +5386,16 @@ func (ec *executionContext) childFields_ContactRef(ctx context.Context, field gr
 		return ec.fieldContext_ContactRef_contact(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContactRef", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteClientPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "externalId":
+		return ec.fieldContext_DeleteClientPayload_externalId(ctx, field)
+	case "deleted":
+		return ec.fieldContext_DeleteClientPayload_deleted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteClientPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeleteDocumentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5290,6 +5774,36 @@ func (ec *executionContext) field_Client_contacts_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (family.ClientInput, error) {
+			return ec.unmarshalNClientInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "advisorId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["advisorId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createClientContact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5391,6 +5905,36 @@ func (ec *executionContext) field_Mutation_createTopAccount_args(ctx context.Con
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "advisorId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["advisorId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg2
 	return args, nil
 }
 
@@ -7429,6 +7973,31 @@ func (ec *executionContext) fieldContext_Client_contact(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Client_added(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.Added))
+}
+func (ec *executionContext) fieldContext_Client_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Client_details(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Client", Field: field, IsMethod: false}), field.Selections, obj.Details)
+}
+func (ec *executionContext) fieldContext_Client_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Client",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientDetails(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ClientAcceptedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
 	return (*gqlrun.String)(&obj.ID)
@@ -7501,6 +8070,46 @@ func (ec *executionContext) _ClientAcceptedInvitation_registrationEmail(ctx cont
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_registrationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAddress_line1(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Line1))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Line1))
+}
+func (ec *executionContext) fieldContext_ClientAddress_line1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAddress_line2(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Line2))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Line2))
+}
+func (ec *executionContext) fieldContext_ClientAddress_line2(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAddress_city(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.City))
+	return gqlrun.Nullable((*gqlrun.String)(obj.City))
+}
+func (ec *executionContext) fieldContext_ClientAddress_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAddress_state(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.State))
+	return gqlrun.Nullable((*gqlrun.String)(obj.State))
+}
+func (ec *executionContext) fieldContext_ClientAddress_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAddress_zip(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Zip))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Zip))
+}
+func (ec *executionContext) fieldContext_ClientAddress_zip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
@@ -7577,6 +8186,200 @@ func (ec *executionContext) fieldContext_ClientDeclinedInvitation_registrationEm
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ClientDetails_wid(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
+}
+func (ec *executionContext) fieldContext_ClientDetails_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_id(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
+}
+func (ec *executionContext) fieldContext_ClientDetails_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_primaryId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.PrimaryID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.PrimaryID))
+}
+func (ec *executionContext) fieldContext_ClientDetails_primaryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_spouseId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseID))
+}
+func (ec *executionContext) fieldContext_ClientDetails_spouseId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_sendInvitationEmail(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.SendInvitationEmail))
+}
+func (ec *executionContext) fieldContext_ClientDetails_sendInvitationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_advisorId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AdvisorID)) + 2)
+	return (*gqlrun.String)(&obj.AdvisorID)
+}
+func (ec *executionContext) fieldContext_ClientDetails_advisorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_teamId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.TeamID)) + 2)
+	return (*gqlrun.String)(&obj.TeamID)
+}
+func (ec *executionContext) fieldContext_ClientDetails_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_primaryContactId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.PrimaryContactID)) + 2)
+	return (*gqlrun.String)(&obj.PrimaryContactID)
+}
+func (ec *executionContext) fieldContext_ClientDetails_primaryContactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_spouseContactId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseContactID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseContactID))
+}
+func (ec *executionContext) fieldContext_ClientDetails_spouseContactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_invitationSent(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.InvitationSent)
+}
+func (ec *executionContext) fieldContext_ClientDetails_invitationSent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_firstName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.FirstName)) + 2)
+	return (*gqlrun.String)(&obj.FirstName)
+}
+func (ec *executionContext) fieldContext_ClientDetails_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_lastName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LastName)) + 2)
+	return (*gqlrun.String)(&obj.LastName)
+}
+func (ec *executionContext) fieldContext_ClientDetails_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_email(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Email))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Email))
+}
+func (ec *executionContext) fieldContext_ClientDetails_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_maritalStatus(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.MaritalStatus))
+	return gqlrun.Nullable(obj.MaritalStatus)
+}
+func (ec *executionContext) fieldContext_ClientDetails_maritalStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type MaritalStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_spouseFirstName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseFirstName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseFirstName))
+}
+func (ec *executionContext) fieldContext_ClientDetails_spouseFirstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_spouseLastName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseLastName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseLastName))
+}
+func (ec *executionContext) fieldContext_ClientDetails_spouseLastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_address(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClientDetails", Field: field, IsMethod: false}), field.Selections, obj.Address)
+}
+func (ec *executionContext) fieldContext_ClientDetails_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientDetails",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAddress(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientDetails_subscriptionStartDate(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	var v *time.Time = obj.SubscriptionStartDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_ClientDetails_subscriptionStartDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_hasChildren(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.HasChildren))
+}
+func (ec *executionContext) fieldContext_ClientDetails_hasChildren(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_hasPets(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.HasPets))
+}
+func (ec *executionContext) fieldContext_ClientDetails_hasPets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_ownProperty(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.OwnProperty))
+}
+func (ec *executionContext) fieldContext_ClientDetails_ownProperty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_existingEstatePlan(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExistingEstatePlan))
+	return gqlrun.Nullable(obj.ExistingEstatePlan)
+}
+func (ec *executionContext) fieldContext_ClientDetails_existingEstatePlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type EstatePlan does not have child fields"))
+}
+
+func (ec *executionContext) _ClientDetails_selectedPrimaryDocument(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SelectedPrimaryDocument))
+	return gqlrun.Nullable(obj.SelectedPrimaryDocument)
+}
+func (ec *executionContext) fieldContext_ClientDetails_selectedPrimaryDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type PrimaryDocument does not have child fields"))
+}
+
 func (ec *executionContext) _ClientProgressChanged_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
 	return (*gqlrun.String)(&obj.ID)
@@ -7649,6 +8452,22 @@ func (ec *executionContext) _ContactRef_contact(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_ContactRef_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type Contact does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteClientPayload_externalId(ctx context.Context, field graphql.CollectedField, obj *family.DeleteClientPayload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
+	return (*gqlrun.String)(&obj.ExternalID)
+}
+func (ec *executionContext) fieldContext_DeleteClientPayload_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteClientPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteClientPayload_deleted(ctx context.Context, field graphql.CollectedField, obj *family.DeleteClientPayload) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.Deleted)
+}
+func (ec *executionContext) fieldContext_DeleteClientPayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteClientPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteDocumentPayload_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.DeleteDocumentPayload) (ret graphql.Marshaler) {
@@ -8647,6 +9466,94 @@ func (ec *executionContext) fieldContext_Mutation_uploadBulkFiles(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_uploadBulkFiles_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addClient(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addClient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddClient(ctx, fc.Args["input"].(family.ClientInput), fc.Args["advisorId"].(*string), fc.Args["teamId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *family.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addClient(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteClient(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteClient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteClient(ctx, fc.Args["externalId"].(string), fc.Args["advisorId"].(*string), fc.Args["teamId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *family.DeleteClientPayload) graphql.Marshaler {
+			return ec.marshalNDeleteClientPayload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐDeleteClientPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteClient(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteClientPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11606,6 +12513,206 @@ func (ec *executionContext) unmarshalInputClassPatch(ctx context.Context, obj an
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClientAddressInput(ctx context.Context, obj any) (family.ClientAddressInput, error) {
+	var it family.ClientAddressInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"line1", "line2", "city", "state", "zip"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "line1":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("line1"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Line1 = data
+		case "line2":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("line2"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Line2 = data
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "zip":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("zip"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Zip = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientInput(ctx context.Context, obj any) (family.ClientInput, error) {
+	var it family.ClientInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "primaryId", "email", "firstName", "lastName", "sendInvitationEmail", "subscriptionStartDate", "maritalStatus", "spouseFirstName", "spouseLastName", "spouseId", "address", "hasChildren", "hasPets", "ownProperty", "existingEstatePlan", "selectedPrimaryDocument"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "primaryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("primaryId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PrimaryID = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "firstName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstName = data
+		case "lastName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastName = data
+		case "sendInvitationEmail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sendInvitationEmail"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SendInvitationEmail = data
+		case "subscriptionStartDate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subscriptionStartDate"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubscriptionStartDate = data
+		case "maritalStatus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maritalStatus"))
+			data, err := ec.unmarshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaritalStatus = data
+		case "spouseFirstName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spouseFirstName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpouseFirstName = data
+		case "spouseLastName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spouseLastName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpouseLastName = data
+		case "spouseId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spouseId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpouseID = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOClientAddressInput2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
+		case "hasChildren":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasChildren"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasChildren = data
+		case "hasPets":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasPets"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasPets = data
+		case "ownProperty":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ownProperty"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OwnProperty = data
+		case "existingEstatePlan":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("existingEstatePlan"))
+			data, err := ec.unmarshalOEstatePlan2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐEstatePlan(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExistingEstatePlan = data
+		case "selectedPrimaryDocument":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("selectedPrimaryDocument"))
+			data, err := ec.unmarshalOPrimaryDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐPrimaryDocument(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SelectedPrimaryDocument = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputContactInput(ctx context.Context, obj any) (family.ContactInput, error) {
 	var it family.ContactInput
 	if obj == nil {
@@ -14413,6 +15520,16 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+		case "added":
+			out.Values[i] = ec._Client_added(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "details":
+			out.Values[i] = ec._Client_details(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14521,6 +15638,69 @@ func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel a
 	return out
 }
 
+var clientAddressImplementors = []string{"ClientAddress"}
+
+func (ec *executionContext) _ClientAddress(ctx context.Context, sel ast.SelectionSet, obj *advisorspec.ClientAddress) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, clientAddressImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 13 + 6)
+			out.Values[i] = graphql.MarshalString("ClientAddress")
+		case "line1":
+			out.Values[i] = ec._ClientAddress_line1(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "line2":
+			out.Values[i] = ec._ClientAddress_line2(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._ClientAddress_city(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._ClientAddress_state(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "zip":
+			out.Values[i] = ec._ClientAddress_zip(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var clientDeclinedInvitationImplementors = []string{"ClientDeclinedInvitation", "Event"}
 
 func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel ast.SelectionSet, obj *event.ClientDeclinedInvitation) graphql.Marshaler {
@@ -14576,6 +15756,159 @@ func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel a
 			}
 		case "registrationEmail":
 			out.Values[i] = ec._ClientDeclinedInvitation_registrationEmail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientDetailsImplementors = []string{"ClientDetails"}
+
+func (ec *executionContext) _ClientDetails(ctx context.Context, sel ast.SelectionSet, obj *family.ClientDetails) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, clientDetailsImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 13 + 6)
+			out.Values[i] = graphql.MarshalString("ClientDetails")
+		case "wid":
+			out.Values[i] = ec._ClientDetails_wid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._ClientDetails_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "primaryId":
+			out.Values[i] = ec._ClientDetails_primaryId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "spouseId":
+			out.Values[i] = ec._ClientDetails_spouseId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sendInvitationEmail":
+			out.Values[i] = ec._ClientDetails_sendInvitationEmail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "advisorId":
+			out.Values[i] = ec._ClientDetails_advisorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamId":
+			out.Values[i] = ec._ClientDetails_teamId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "primaryContactId":
+			out.Values[i] = ec._ClientDetails_primaryContactId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spouseContactId":
+			out.Values[i] = ec._ClientDetails_spouseContactId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "invitationSent":
+			out.Values[i] = ec._ClientDetails_invitationSent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firstName":
+			out.Values[i] = ec._ClientDetails_firstName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastName":
+			out.Values[i] = ec._ClientDetails_lastName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._ClientDetails_email(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maritalStatus":
+			out.Values[i] = ec._ClientDetails_maritalStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "spouseFirstName":
+			out.Values[i] = ec._ClientDetails_spouseFirstName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "spouseLastName":
+			out.Values[i] = ec._ClientDetails_spouseLastName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "address":
+			out.Values[i] = ec._ClientDetails_address(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "subscriptionStartDate":
+			out.Values[i] = ec._ClientDetails_subscriptionStartDate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasChildren":
+			out.Values[i] = ec._ClientDetails_hasChildren(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasPets":
+			out.Values[i] = ec._ClientDetails_hasPets(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ownProperty":
+			out.Values[i] = ec._ClientDetails_ownProperty(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "existingEstatePlan":
+			out.Values[i] = ec._ClientDetails_existingEstatePlan(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "selectedPrimaryDocument":
+			out.Values[i] = ec._ClientDetails_selectedPrimaryDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -14698,6 +16031,54 @@ func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSe
 		case "contact":
 			out.Values[i] = ec._ContactRef_contact(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteClientPayloadImplementors = []string{"DeleteClientPayload"}
+
+func (ec *executionContext) _DeleteClientPayload(ctx context.Context, sel ast.SelectionSet, obj *family.DeleteClientPayload) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, deleteClientPayloadImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 19 + 6)
+			out.Values[i] = graphql.MarshalString("DeleteClientPayload")
+		case "externalId":
+			out.Values[i] = ec._DeleteClientPayload_externalId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleted":
+			out.Values[i] = ec._DeleteClientPayload_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -15825,6 +17206,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "uploadBulkFiles":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_uploadBulkFiles(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addClient":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addClient(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteClient":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteClient(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18211,6 +19606,21 @@ func (ec *executionContext) unmarshalNClassPartyInput2ᚖgithubᚗcomᚋadvisorh
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNClient2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClient(ctx context.Context, sel ast.SelectionSet, v *family.Client) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Client(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNClientInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientInput(ctx context.Context, v any) (family.ClientInput, error) {
+	res, err := ec.unmarshalInputClientInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx context.Context, sel ast.SelectionSet, v family.Contact) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -18359,6 +19769,16 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNDeleteClientPayload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐDeleteClientPayload(ctx context.Context, sel ast.SelectionSet, v *family.DeleteClientPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteClientPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNDeleteDocumentPayload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDeleteDocumentPayload(ctx context.Context, sel ast.SelectionSet, v *vault.DeleteDocumentPayload) graphql.Marshaler {
@@ -19587,6 +21007,28 @@ func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋadvisorhqᚋgateway
 	return ec._Client(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(ctx context.Context, sel ast.SelectionSet, v *advisorspec.ClientAddress) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClientAddress(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOClientAddressInput2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientAddressInput(ctx context.Context, v any) (*family.ClientAddressInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientAddressInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(ctx context.Context, sel ast.SelectionSet, v *family.ClientDetails) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClientDetails(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx context.Context, sel ast.SelectionSet, v family.Contact) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -19766,6 +21208,22 @@ func (ec *executionContext) unmarshalOEntityPatch2ᚖgithubᚗcomᚋadvisorhqᚋ
 	}
 	res, err := ec.unmarshalInputEntityPatch(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOEstatePlan2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐEstatePlan(ctx context.Context, v any) (*family.EstatePlan, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(family.EstatePlan)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOEstatePlan2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐEstatePlan(ctx context.Context, sel ast.SelectionSet, v *family.EstatePlan) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOEventFilter2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐFilter(ctx context.Context, v any) (*event.Filter, error) {
@@ -20053,6 +21511,22 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx context.Context, v any) (*family.MaritalStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(family.MaritalStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx context.Context, sel ast.SelectionSet, v *family.MaritalStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOOwnershipInput2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipInputᚄ(ctx context.Context, v any) ([]*family.OwnershipInput, error) {
 	if v == nil {
 		return nil, nil
@@ -20080,6 +21554,22 @@ func (ec *executionContext) unmarshalOPresentationStatus2ᚖgithubᚗcomᚋadvis
 }
 
 func (ec *executionContext) marshalOPresentationStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐPresentationStatus(ctx context.Context, sel ast.SelectionSet, v *event.PresentationStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOPrimaryDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐPrimaryDocument(ctx context.Context, v any) (*family.PrimaryDocument, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(family.PrimaryDocument)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPrimaryDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐPrimaryDocument(ctx context.Context, sel ast.SelectionSet, v *family.PrimaryDocument) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

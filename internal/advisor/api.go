@@ -285,3 +285,23 @@ func (c *Client) UploadFile(ctx context.Context, uploadURI, contentType string, 
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The file could not be stored in the vault", cause)
 	}
 }
+
+// AddClient adds a client or, when one with the row's id exists, updates it (Add Client: the
+// body is one Clients-file row); added tells which. ref names only the advisor and team it is
+// added for.
+func (c *Client) AddClient(ctx context.Context, ref ClientRef, row []byte) (client advisorspec.Client, added bool, err error) {
+	err = c.do(ctx, call{op: "add_client", method: http.MethodPost, path: path("v1", "clients"), query: ref.query(), body: row, v1: true, created: &added}, &client)
+	if err != nil {
+		return client, false, fmt.Errorf("add client: %w", err)
+	}
+	return client, added, nil
+}
+
+// DeleteClient revokes access to a client (Delete Client); its cards are kept.
+func (c *Client) DeleteClient(ctx context.Context, ref ClientRef) error {
+	err := c.do(ctx, call{op: "delete_client", method: http.MethodDelete, path: path("v1", "clients", ref.Ref), query: ref.query(), v1: true}, nil)
+	if err != nil {
+		return fmt.Errorf("delete client %s: %w", ref.Ref, err)
+	}
+	return nil
+}

@@ -152,6 +152,9 @@ type call struct {
 	query  url.Values
 	body   any  // encoded as JSON; a []byte is sent as it is
 	v1     bool // Basic credentials instead of the bearer token
+	// created, when set, also takes 201 Created for success and tells it from 200: Add Client
+	// answers 201 for a client it added and 200 for one it updated.
+	created *bool
 }
 
 // path joins escaped path segments; a trailing "" gives the trailing slash the specification
@@ -216,6 +219,10 @@ func (c *Client) roundTrip(ctx context.Context, cl call) ([]byte, error) {
 		}
 		ans, err := c.once(ctx, cl)
 		if err == nil && ans.status == http.StatusOK {
+			return ans.body, nil
+		}
+		if err == nil && ans.status == http.StatusCreated && cl.created != nil {
+			*cl.created = true
 			return ans.body, nil
 		}
 		if err != nil {

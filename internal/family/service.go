@@ -24,6 +24,8 @@ type API interface {
 	ClientContact(ctx context.Context, ref advisor.ClientRef, id string) (advisorspec.Contact, error)
 	CreateClientContact(ctx context.Context, ref advisor.ClientRef, body []byte) (string, error)
 	UpdateClientContact(ctx context.Context, ref advisor.ClientRef, id string, body []byte) (string, error)
+	AddClient(ctx context.Context, ref advisor.ClientRef, row []byte) (advisorspec.Client, bool, error)
+	DeleteClient(ctx context.Context, ref advisor.ClientRef) error
 }
 
 // Service answers the family graph's queries and mutations.

@@ -53,6 +53,10 @@ type Client struct {
 	Ref       string
 	AdvisorID *string
 	TeamID    *string
+	// Added and Details are what Add Client answered, when the client comes from addClient;
+	// nil when it was read, as the service has no call that shows a client.
+	Added   *bool
+	Details *ClientDetails
 }
 
 func (c *Client) owner() Owner {
