@@ -224,3 +224,46 @@ func TestBulkLoadsWithoutAnSFTPServerAreRefusedSayingWhatToSet(t *testing.T) {
 		t.Fatal("the sample Clients file did not validate")
 	}
 }
+
+// `go run . bulk` loads files from a shell through the gateway: validate lists invalid rows
+// and fails; upload follows the load until the sandbox has processed it.
+func TestTheBulkCommandValidatesAndUploadsThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	gw, _ := sandboxed(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "people.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"type":"Individual","id":"P-1","client_id":"C-404","first_name":"A","last_name":"B"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sample := func(name string) string { return filepath.Join("testdata", "bulk", name) }
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		ok    bool
+		inOut []string
+	}{
+		{"validate the sample files", []string{"validate", "-clients", sample("clients.jsonl"), "-people", sample("people.jsonl")}, true,
+			[]string{"clients: 2 rows, 2 valid, 0 invalid", "people: 6 rows, 6 valid, 0 invalid"}},
+		{"validate a file naming an unknown client", []string{"validate", "-people", bad}, false,
+			[]string{"people: 1 rows, 0 valid, 1 invalid", "line 1 (id P-1), client_id:", "C-404"}},
+		{"upload the sample files", []string{"upload", "-clients", sample("clients.jsonl"), "-people", sample("people.jsonl")}, true,
+			[]string{"started", "people-", "6 applied, 0 invalid", "done"}},
+		{"no file", []string{"validate"}, false, nil},
+		{"an unknown model", []string{"validate", "-people", bad, "-model", "families"}, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut strings.Builder
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			err := run(ctx, append([]string{"bulk"}, append(tc.args, "-gateway", gw.url+"/graphql")...), func(string) string { return "" }, &out, &errOut)
+			if (err == nil) != tc.ok {
+				t.Fatalf("bulk %v: %v\n%s%s", tc.args, err, out.String(), errOut.String())
+			}
+			for _, want := range tc.inOut {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("the report lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}

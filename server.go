@@ -27,6 +27,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/bulk"
+	"github.com/advisorhq/gateway/internal/bulkcli"
 	"github.com/advisorhq/gateway/internal/bulkprogress"
 	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/eventhub"
@@ -59,8 +60,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "sandbox" {
 		return runSandbox(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "bulk" {
+		return bulkcli.Run(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 {
-		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\"", args[0])
+		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\" or \"bulk\"", args[0])
 	}
 	return runGateway(ctx, getenv, stdout, stderr)
 }
