@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -265,5 +266,83 @@ func TestTheBulkCommandValidatesAndUploadsThroughTheGateway(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// startLoad starts a load of the given files through GraphQL and returns its id.
+func startLoad(t *testing.T, gw *gateway, vars map[string]any, files map[string][]byte) string {
+	t.Helper()
+	var started struct{ UploadBulkFiles struct{ ID string } }
+	bulkPost(t, gw, `mutation($clients: Upload, $people: Upload, $model: BulkModel, $validRowsOnly: Boolean) {
+  uploadBulkFiles(clients: $clients, people: $people, model: $model, validRowsOnly: $validRowsOnly) { id } }`, vars, files).ok(t, &started)
+	return started.UploadBulkFiles.ID
+}
+
+// bulkUploadProgress follows a load over SSE, phase after phase, to its end; the stream then
+// completes.
+func TestBulkUploadProgressFollowsALoadToItsEnd(t *testing.T) {
+	t.Parallel()
+	gw, _ := sandboxed(t)
+	id := startLoad(t, gw, map[string]any{}, map[string][]byte{"clients": readSample(t, "clients.jsonl"), "people": readSample(t, "people.jsonl")})
+	s := openSSE(t, gw, `subscription($id: ID!) { bulkUploadProgress(id: $id) { phase results { applied } } }`, map[string]any{"id": id})
+	var phases []string
+	for {
+		ev := s.next()
+		if ev.name == "complete" {
+			break
+		}
+		var msg struct {
+			Data struct{ BulkUploadProgress struct{ Phase string } }
+		}
+		if err := json.Unmarshal([]byte(ev.data), &msg); err != nil {
+			t.Fatalf("event %q: %v", ev.data, err)
+		}
+		phases = append(phases, msg.Data.BulkUploadProgress.Phase)
+	}
+	if len(phases) == 0 || phases[len(phases)-1] != "DONE" {
+		t.Fatalf("the stream saw %v, want it to end with DONE", phases)
+	}
+	r := gw.post(t, `subscription { bulkUploadProgress(id: "nobody") { phase } }`, nil)
+	if len(r.Errors) == 0 {
+		t.Fatal("following an unknown load did not fail")
+	}
+}
+
+// The deprecated container model and a load of the valid rows only, through GraphQL.
+func TestUploadBulkFilesInTheContainerModelAndValidRowsOnly(t *testing.T) {
+	t.Parallel()
+	gw, _ := sandboxed(t)
+	await := func(id string) (phase string, applied []int) {
+		var load struct {
+			BulkUpload struct {
+				Phase   string
+				Error   *string
+				Results []struct{ Applied int }
+			}
+		}
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			gw.post(t, `query($id: ID!) { bulkUpload(id: $id) { phase error results { applied } } }`, map[string]any{"id": id}).ok(t, &load)
+			if p := load.BulkUpload.Phase; p == "DONE" || p == "FAILED" {
+				for _, r := range load.BulkUpload.Results {
+					applied = append(applied, r.Applied)
+				}
+				return p, applied
+			}
+		}
+		t.Fatalf("load %s did not end", id)
+		return "", nil
+	}
+	// HARTWELL-001 is a demo top account.
+	container := `{"type":"Individual","id":"ta-p1","top_account_id":"HARTWELL-001","first_name":"Ivy","last_name":"Hartwell"}` + "\n"
+	if phase, applied := await(startLoad(t, gw, map[string]any{"model": "TOP_ACCOUNTS"}, map[string][]byte{"people": []byte(container)})); phase != "DONE" || fmt.Sprint(applied) != "[1]" {
+		t.Fatalf("the container model: %s %v", phase, applied)
+	}
+	mixed := append(readSample(t, "people.jsonl"), []byte(`{"type":"Individual","id":"P-9","client_id":"C-1001","first_name":"A"}`+"\n")...)
+	files := map[string][]byte{"clients": readSample(t, "clients.jsonl"), "people": mixed}
+	if phase, _ := await(startLoad(t, gw, map[string]any{}, files)); phase != "FAILED" {
+		t.Fatalf("a file with an invalid row, without validRowsOnly: %s, want FAILED", phase)
+	}
+	if phase, applied := await(startLoad(t, gw, map[string]any{"validRowsOnly": true}, files)); phase != "DONE" || fmt.Sprint(applied) != "[2 6]" {
+		t.Fatalf("validRowsOnly: %s %v, want DONE with the 2 clients and 6 valid people", phase, applied)
 	}
 }
