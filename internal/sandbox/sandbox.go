@@ -90,6 +90,8 @@ type Sandbox struct {
 	signer    signer
 	sender    *sender // nil without a webhook target
 
+	identity *identity // signs the tokens of POST /sandbox/token
+
 	sftpMu sync.Mutex
 	sftp   *sftpd.Server // made by the first call of SFTP
 	ingest *ingester     // started with sftp; ingests the bulk files it receives
@@ -137,6 +139,11 @@ func New(opts Options) (*Sandbox, error) {
 		return nil, err
 	}
 	st := newStore(opts.Seed)
+	id, err := newIdentity()
+	if err != nil {
+		_ = files.close()
+		return nil, err
+	}
 	sb := &Sandbox{
 		opts:      opts,
 		basicUser: user,
@@ -144,6 +151,7 @@ func New(opts Options) (*Sandbox, error) {
 		store:     st,
 		files:     files,
 		signer:    signer{key: st.ids.bytes(32)},
+		identity:  id,
 	}
 	if !opts.Empty {
 		if err := sb.loadDemo(); err != nil {
@@ -218,6 +226,17 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.routeV1(w, r, segs[1:])
+	case segs[0] == "sandbox" && len(segs) == 2 && segs[1] == "jwks.json":
+		// Public keys: anyone may read them, as a provider's JWKS.
+		s.methods(w, r, handlers{http.MethodGet: func() (any, *apiError) { return s.identity.jwks(), nil }})
+	case segs[0] == "sandbox" && len(segs) == 2 && segs[1] == "token":
+		if !s.bearerOK(r) {
+			writeError(w, http.StatusForbidden, "Access Denied")
+			return
+		}
+		s.methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.postToken(b) }),
+		})
 	case segs[0] == "sandbox" && len(segs) == 2 && segs[1] == "events":
 		if !s.bearerOK(r) {
 			writeError(w, http.StatusForbidden, "Access Denied")
@@ -426,6 +445,8 @@ v2 (top accounts, contacts by top account, documents):
 
 Webhook events (sent to the target the sandbox was started with):
   POST /sandbox/events   an event, an array of events, or {"scenario": "onboarding", "interval": "1s"}
+  POST /sandbox/token    {"advisor": "...", "firm": "..."}: a signed JWT for a gateway's caller
+  GET  /sandbox/jwks.json the public key those tokens are signed with
 
 v1 (clients, and contacts by client addressed by wid or external_id):
   Authorization: Basic <user:password>
