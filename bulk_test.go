@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sftpupload"
 )
 
@@ -344,5 +345,52 @@ func TestUploadBulkFilesInTheContainerModelAndValidRowsOnly(t *testing.T) {
 	}
 	if phase, applied := await(startLoad(t, gw, map[string]any{"validRowsOnly": true}, files)); phase != "DONE" || fmt.Sprint(applied) != "[2 6]" {
 		t.Fatalf("validRowsOnly: %s %v, want DONE with the 2 clients and 6 valid people", phase, applied)
+	}
+}
+
+// A load the SFTP server refuses ends FAILED saying why, in words an operator can act on: a
+// host key other than the one configured, or a wrong password. Nothing reaches the service.
+func TestALoadTheSFTPServerRefusesFailsSayingWhy(t *testing.T) {
+	t.Parallel()
+	lines := startedLines(t, []string{"sandbox", "-addr", "127.0.0.1:0", "-sftp-addr", "127.0.0.1:0"}, nil, "sandbox serving", "bulk:")
+	base := urlPattern.FindString(lines[0])
+	m := regexp.MustCompile(`sftp://(\S+) .*host key (SHA256:\S+)`).FindStringSubmatch(lines[1])
+	if m == nil {
+		t.Fatalf("no SFTP address and host key in %q", lines[1])
+	}
+	other := "SHA256:" + strings.Repeat("A", 43)
+	for _, tc := range []struct {
+		name, password, fingerprint, want string
+	}{
+		{"another host key", "sandbox", other, "host key"},
+		{"a wrong password", "pw-7f3k9q", m[2], "BULK_SFTP_PASSWORD"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := &gateway{url: started(t, nil, map[string]string{
+				"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": base, "ADVISOR_ACCESS_TOKEN": sandbox.DefaultAccessToken,
+				"ADVISOR_BASIC_CREDENTIALS": sandbox.DefaultBasicCredentials, "WEBHOOK_API_KEY": webhookKey,
+				"BULK_SFTP_ADDR": m[1], "BULK_SFTP_USER": "sandbox", "BULK_SFTP_PASSWORD": tc.password,
+				"BULK_SFTP_HOST_KEY_FINGERPRINT": tc.fingerprint,
+			}, "gateway serving")}
+			id := startLoad(t, gw, map[string]any{}, map[string][]byte{"clients": readSample(t, "clients.jsonl")})
+			var load struct {
+				BulkUpload struct {
+					Phase string
+					Error *string
+				}
+			}
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				gw.post(t, `query($id: ID!) { bulkUpload(id: $id) { phase error } }`, map[string]any{"id": id}).ok(t, &load)
+				if load.BulkUpload.Phase == "FAILED" || load.BulkUpload.Phase == "DONE" {
+					break
+				}
+			}
+			if load.BulkUpload.Phase != "FAILED" || load.BulkUpload.Error == nil || !strings.Contains(*load.BulkUpload.Error, tc.want) {
+				t.Fatalf("the load ended %s: %v, want FAILED naming %q", load.BulkUpload.Phase, load.BulkUpload.Error, tc.want)
+			}
+			if strings.Contains(*load.BulkUpload.Error, tc.password) && tc.password != "sandbox" {
+				t.Fatalf("the error shows the password: %s", *load.BulkUpload.Error)
+			}
+		})
 	}
 }
