@@ -131,6 +131,13 @@ func TestValidateBulkFilesReportsEveryRowItBreaks(t *testing.T) {
 		{"the README's sample files", map[string][]byte{"clients": clients, "people": people}, true, ""},
 		{"people of the demo client, which exists", map[string][]byte{"people": []byte(`{"type":"Individual","id":"P-9","client_id":"CL-1001","first_name":"A","last_name":"B"}` + "\n")}, true, ""},
 		{"people of a client nobody has", map[string][]byte{"people": people}, false, "C-1001"},
+		{"an existing client updated, its new trust naming its existing card", map[string][]byte{
+			"clients": []byte(`{"id":"CL-1001","first_name":"Marcus","last_name":"Bell"}` + "\n"),
+			"people":  []byte(`{"type":"Trust","id":"T-9","client_id":"CL-1001","legal_name":"Bell Family Trust","trust_type":"IndividualRevocableTrust","trust_creator":"cl-marcus"}` + "\n"),
+		}, true, ""},
+		{"a card the client does not have", map[string][]byte{
+			"people": []byte(`{"type":"Trust","id":"T-9","client_id":"CL-1001","legal_name":"Bell Family Trust","trust_type":"IndividualRevocableTrust","trust_creator":"hw-eleanor"}` + "\n"),
+		}, false, "hw-eleanor"},
 		{"a row missing its last name", map[string][]byte{"clients": clients, "people": append(slices.Clone(people), []byte(`{"type":"Individual","id":"P-8","client_id":"C-1001","first_name":"A"}`+"\n")...)}, false, "last_name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

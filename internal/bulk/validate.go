@@ -86,6 +86,13 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 	}
 	up := bulkfile.NewUpload(bopts)
 	rep := &Report{}
+	people := bulkfile.People(in.Model)
+	check := people.Check
+	people.Check = func(line []byte) bulkfile.Line {
+		l := check(line)
+		look.ownerOf(l.Refs)
+		return l
+	}
 	files := []struct {
 		kind   string
 		r      io.Reader
@@ -94,7 +101,7 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 		into   **FileReport
 	}{
 		{advisorspec.BulkKindClients, in.Clients, bulkfile.Clients(), opts.ValidClients, &rep.Clients},
-		{advisorspec.BulkKindPeople, in.People, bulkfile.People(in.Model), opts.ValidPeople, &rep.People},
+		{advisorspec.BulkKindPeople, in.People, people, opts.ValidPeople, &rep.People},
 	}
 	for _, f := range files {
 		if f.r == nil {
@@ -130,11 +137,30 @@ type lookups struct {
 	known    map[lookup]bool
 	max      int
 	err      error
+	// owner is the client or top account the row being checked belongs to: the card ids it
+	// names are that owner's, and the owner is asked about first even when the upload
+	// defines it (a Clients file may update a client whose existing cards its rows name).
+	owner lookup
+}
+
+// ownerOf notes the owner a row's references name first.
+func (l *lookups) ownerOf(refs []advisorspec.RowRef) {
+	l.owner = lookup{}
+	for _, r := range refs {
+		if r.Kind == advisorspec.RefClient || r.Kind == advisorspec.RefTopAccount {
+			l.owner = lookup{r.Kind, r.ID}
+			return
+		}
+	}
 }
 
 func (l *lookups) exists(kind advisorspec.RefKind, id string) bool {
 	if l.err != nil || l.existing == nil {
 		return false
+	}
+	if kind == advisorspec.RefCard && l.owner.id != "" {
+		// The owner first: asking about it is what lets Existing know its cards.
+		l.exists(l.owner.kind, l.owner.id)
 	}
 	k := lookup{kind, id}
 	if found, ok := l.known[k]; ok {
