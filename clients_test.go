@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
 
 const addClientMutation = `mutation($input: ClientInput!) {
@@ -130,6 +133,83 @@ func TestAddClientRefusesBadInputWithoutAsking(t *testing.T) {
 			}
 			if reqs := up.Requests(); len(reqs) > 0 {
 				t.Fatalf("the gateway asked the service %v", reqs)
+			}
+		})
+	}
+}
+
+// Every marital status and estate plan goes to the service in its spelling and comes back as the
+// enum it went in as; a value the enum lacks is refused before any request.
+func TestAddClientRoundTripsEveryMaritalStatusAndEstatePlan(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, true)
+	gw := newGateway(t, up, nil)
+	statuses := []string{"SINGLE", "MARRIED", "DOMESTIC_PARTNERSHIP", "CIVIL_UNION", "ENGAGED", "OTHER_COMMITTED_RELATIONSHIP", "WIDOWED"}
+	plans := []string{"INDIVIDUAL_TRUST", "JOINT_TRUST", "LAST_WILL_AND_TESTAMENT", "NO_ESTATE_PLAN", "UNKNOWN"}
+	for i, status := range statuses {
+		plan := plans[i%len(plans)]
+		var got addedClient
+		gw.post(t, addClientMutation, map[string]any{"input": map[string]any{
+			"id": "C-MS-" + status, "firstName": "A", "lastName": "B", "maritalStatus": status, "existingEstatePlan": plan,
+		}}).ok(t, &got)
+		d := got.AddClient.Details
+		if d.MaritalStatus == nil || *d.MaritalStatus != status || d.ExistingEstatePlan == nil || *d.ExistingEstatePlan != plan {
+			t.Errorf("%s and %s came back as %v and %v", status, plan, d.MaritalStatus, d.ExistingEstatePlan)
+		}
+	}
+
+	up.ResetRequests()
+	// The service's own spelling is not a GraphQL enum value.
+	r := gw.post(t, addClientMutation, map[string]any{"input": map[string]any{
+		"id": "C-X", "firstName": "A", "lastName": "B", "maritalStatus": "Married",
+	}})
+	if len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != "BAD_USER_INPUT" || !strings.Contains(r.Errors[0].Message, `"MARRIED"`) {
+		t.Fatalf("maritalStatus: \"Married\" gave %+v, want BAD_USER_INPUT suggesting MARRIED", r.Errors)
+	}
+	if reqs := up.Requests(); len(reqs) > 0 {
+		t.Fatalf("the gateway asked the service %v", reqs)
+	}
+}
+
+// Deleting a client the service never had is NOT_FOUND, in the service's words.
+func TestDeleteClientOfAnUnknownClientIsNotFound(t *testing.T) {
+	t.Parallel()
+	gw := newGateway(t, newUpstream(t, true), nil)
+	gw.post(t, `mutation { deleteClient(externalId: "C-NEVER") { deleted } }`, nil).wantError(t, "NOT_FOUND", "Client not found")
+}
+
+// The service's refusals of addClient and deleteClient reach the caller with the code the rest
+// of the gateway uses for them, and the service's 4xx message kept.
+func TestClientWritesMapTheServiceRefusals(t *testing.T) {
+	t.Parallel()
+	const add = `mutation { addClient(input: {id: "C-1", firstName: "A", lastName: "B"}) { ref } }`
+	const del = `mutation { deleteClient(externalId: "C-1") { deleted } }`
+	for _, tc := range []struct {
+		name    string
+		query   string
+		status  int
+		body    string
+		code    string
+		message string
+	}{
+		{"a 400 is BAD_USER_INPUT with the service's message", add, http.StatusBadRequest, `{"message":"Invalid email address"}`, "BAD_USER_INPUT", "Invalid email address"},
+		{"a 403 is FORBIDDEN", add, http.StatusForbidden, `{"message":"Access Denied"}`, "FORBIDDEN", "Access Denied"},
+		{"a 409 is CONFLICT", add, http.StatusConflict, `{"message":"Client is being updated"}`, "CONFLICT", "Client is being updated"},
+		{"a 404 on delete is NOT_FOUND", del, http.StatusNotFound, `{"message":"Client not found"}`, "NOT_FOUND", "Client not found"},
+		{"a 400 on delete is BAD_USER_INPUT", del, http.StatusBadRequest, `{"message":"Invalid external id"}`, "BAD_USER_INPUT", "Invalid external id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := &upstream{sandboxtest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))}
+			gw := newGateway(t, up, nil)
+			gw.post(t, tc.query, nil).wantError(t, tc.code, tc.message)
+			// One request: a refusal is not retried.
+			if reqs := up.Requests(); len(reqs) != 1 {
+				t.Fatalf("the gateway asked the service %v, want one request", reqs)
 			}
 		})
 	}
