@@ -3,10 +3,8 @@ package family
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -172,38 +170,18 @@ func (s *Service) DeleteClient(ctx context.Context, ref advisor.ClientRef) (*Del
 	return &DeleteClientPayload{ExternalID: ref.Ref, Deleted: true}, nil
 }
 
-// clientInputError says what is wrong with the input in GraphQL's names: the specification's
-// field (address.zip) becomes the argument's path (input.address.zip), its message keeping the
-// rule it quotes.
-func clientInputError(e *advisorspec.Error) error {
-	path := "input"
-	for _, part := range strings.Split(e.Field, ".") {
-		path += "." + camel(part)
-	}
-	msg := e.Message
-	if e.Field != "" {
-		msg = strings.Replace(msg, e.Field, path, 1)
-		if !strings.Contains(msg, path) {
-			msg = path + ": " + msg
+// clientInputError is inputError with the message naming the field by its whole path
+// (input.address.zip must be ...): addClient's input is one flat row, not a card among others.
+func clientInputError(err *advisorspec.Error) error {
+	e := inputError("input", err).(*apperr.Error)
+	if err.Field != "" {
+		if rest, ok := strings.CutPrefix(e.Message, advisor.SchemaPath(err.Field)); ok {
+			e.Message = e.Field + rest
+		} else {
+			e.Message = e.Field + ": " + e.Message
 		}
 	}
-	// Other fields the message names (spouse_id requires spouse_first_name) in GraphQL's names.
-	msg = snakeName.ReplaceAllStringFunc(msg, camel)
-	return apperr.Wrap(apperr.BadUserInput, msg, errors.New(e.Message))
-}
-
-// snakeName is a snake_case field name in a message.
-var snakeName = regexp.MustCompile(`\b[a-z][a-z0-9]*(_[a-z0-9]+)+\b`)
-
-// camel is a snake_case name in camelCase; id stays id.
-func camel(s string) string {
-	parts := strings.Split(s, "_")
-	for i := 1; i < len(parts); i++ {
-		if parts[i] != "" {
-			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-		}
-	}
-	return strings.Join(parts, "")
+	return e
 }
 
 func clientDetails(c advisorspec.Client) *ClientDetails {
