@@ -78,6 +78,9 @@ type Options struct {
 	// SFTPAuthorizedKeys, when set, is an authorized_keys file of public keys that log in to
 	// the SFTP server as its user.
 	SFTPAuthorizedKeys string
+	// SessionTTL is the lifetime of an assistant session token; zero means DefaultSessionTTL.
+	// Tests shorten it to see a chat session expire.
+	SessionTTL time.Duration
 }
 
 // Sandbox is the Advisor service in process. It is an http.Handler.
@@ -91,6 +94,9 @@ type Sandbox struct {
 	sender    *sender // nil without a webhook target
 
 	identity *identity // signs the tokens of POST /sandbox/token
+	// sessions are the assistant's session tokens: minted by the session host, accepted by
+	// the chat page.
+	sessions *assistantSessions
 
 	sftpMu sync.Mutex
 	sftp   *sftpd.Server // made by the first call of SFTP
@@ -152,6 +158,7 @@ func New(opts Options) (*Sandbox, error) {
 		files:     files,
 		signer:    signer{key: st.ids.bytes(32)},
 		identity:  id,
+		sessions:  newAssistantSessions(opts.SessionTTL, opts.Now),
 	}
 	if !opts.Empty {
 		if err := sb.loadDemo(); err != nil {
