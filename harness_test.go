@@ -101,6 +101,7 @@ func newGateway(t testing.TB, up *upstream, env map[string]string) *gateway {
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
 		"WEBHOOK_API_KEY":           webhookKey,
+		"AUTH_DISABLED":             "true",
 	}
 	for k, v := range env {
 		settings[k] = v

@@ -177,6 +177,7 @@ func TestEachOperationIsLoggedWithTheUpstreamRequestsItMade(t *testing.T) {
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
 		"WEBHOOK_API_KEY":           webhookKey,
+		"AUTH_DISABLED":             "true",
 	})
 	base := regexp.MustCompile(`http://\S+`).FindString(printed[0])
 	up.ResetRequests()

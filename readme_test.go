@@ -214,7 +214,7 @@ func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
 	if err != nil || len(csv) == 0 {
 		t.Fatalf("the README's commands left notes.csv %q (%v), want the file they upload", csv, err)
 	}
-	for _, want := range []string{`"fileStatus":"UPLOADED"`, `"file_status":"Uploaded"`, string(csv), `"phase":"DONE"`, `"applied":6`} {
+	for _, want := range []string{`"fileStatus":"UPLOADED"`, `"file_status":"Uploaded"`, string(csv), `"phase":"DONE"`, `"applied":6`, `"advisorId":"adv-002"`} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the README's commands (%d blocks) printed no %q:\n%s", ran, want, stdout.String())
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/advisorhq/gateway/internal/bulk"
 	"github.com/advisorhq/gateway/internal/bulkcli"
 	"github.com/advisorhq/gateway/internal/bulkprogress"
+	"github.com/advisorhq/gateway/internal/callerauth"
 	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
@@ -61,7 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runSandbox(ctx, args[1:], getenv, stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "bulk" {
-		return bulkcli.Run(ctx, args[1:], stdout, stderr)
+		return bulkcli.Run(ctx, args[1:], getenv, stdout, stderr)
 	}
 	if len(args) > 0 {
 		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\" or \"bulk\"", args[0])
@@ -181,6 +182,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Observe:          m.ObserveUpstream,
 	}
 	webhookKey := cfg.WebhookAPIKey
+	sandboxURL := ""
 	if cfg.Sandboxed() {
 		if webhookKey == "" {
 			webhookKey = randomKey()
@@ -192,6 +194,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		// Deferred before the gateway serves, so the sandbox stops after the gateway has drained.
 		defer sb.stop()
 		sbBase := sb.url
+		sandboxURL = sbBase
 		upstream.BaseURL = sbBase
 		upstream.AccessToken, upstream.BasicCredentials = sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
 		// Bulk files go to the sandbox's own SFTP server, whose host key is trusted because the
@@ -207,6 +210,12 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	if err != nil {
 		return fmt.Errorf("ADVISOR_BASE_URL: %w", err)
 	}
+	callers, err := openCallerAuth(ctx, cfg.Auth, sandboxURL, log.With("component", "auth"))
+	if err != nil {
+		return err
+	}
+	defer callers.close()
+	callers.describe(stdout, sandboxURL)
 	fam := family.NewService(api)
 	docs := vault.NewService(api, vault.DefaultDetailConcurrency)
 	bulkDeps, err := openBulk(cfg, api, bulkProgress, log)
@@ -227,11 +236,12 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		PerRequest: func(ctx context.Context) context.Context {
 			return advisor.WithBudget(advisor.WithCache(ctx), cfg.UpstreamBudget)
 		},
-		Webhooks: &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
-		Ready: []httpserver.ReadyCheck{
+		Webhooks:     &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
+		Authenticate: callers.authenticate,
+		Ready: append([]httpserver.ReadyCheck{
 			{Name: "advisor", Check: api.Ping, Advisory: true},
 			{Name: "events", Check: hub.Ready},
-		},
+		}, callers.ready...),
 		Config: httpserver.Config{
 			AllowedOrigins:  cfg.AllowedOrigins,
 			MaxRequestBytes: cfg.MaxRequestBytes,
@@ -305,6 +315,58 @@ func openEventLog(cfg config.Gateway) (eventlog.Log, bulkprogress.Store, func(),
 	client := redis.NewClient(opts)
 	return eventlog.NewRedis(client, cfg.RedisKeyPrefix, cfg.EventHistory, cfg.DedupWindow),
 		bulkprogress.NewRedis(client, cfg.RedisKeyPrefix), func() { _ = client.Close() }, nil
+}
+
+// callerAuth is how the gateway authenticates its callers, as openCallerAuth made it.
+type callerAuth struct {
+	// authenticate is nil with AUTH_DISABLED: something in front of the gateway authenticates.
+	authenticate func(context.Context, http.Header) (context.Context, error)
+	// ready asks whether tokens can be verified: the JWKS has been fetched.
+	ready     []httpserver.ReadyCheck
+	anonymous *callerauth.Caller
+	close     func()
+}
+
+// openCallerAuth makes the caller authentication cfg asks for: tokens of AUTH_JWKS_URL's
+// identity provider; with the embedded sandbox and no AUTH_JWKS_URL, tokens of the sandbox's,
+// and a request without a token acting as the demo advisor so the IDE works with no setup;
+// nothing with AUTH_DISABLED.
+func openCallerAuth(ctx context.Context, cfg config.Auth, sandboxURL string, log *slog.Logger) (callerAuth, error) {
+	if cfg.Disabled {
+		log.Warn("AUTH_DISABLED=true: the gateway authenticates no caller; it must sit behind something that does")
+		return callerAuth{close: func() {}}, nil
+	}
+	vcfg := callerauth.Config{
+		JWKSURL: cfg.JWKSURL, Issuer: cfg.Issuer, Audience: cfg.Audience,
+		AdvisorClaim: cfg.AdvisorClaim, FirmClaim: cfg.FirmClaim,
+	}
+	var anonymous *callerauth.Caller
+	if cfg.JWKSURL == "" && sandboxURL != "" {
+		vcfg.JWKSURL, vcfg.Issuer, vcfg.Audience = sandboxURL+"/sandbox/jwks.json", sandbox.TokenIssuer, sandbox.TokenAudience
+		anonymous = &callerauth.Caller{AdvisorID: sandbox.DefaultAdvisorID, FirmID: sandbox.DemoFirmID, Subject: sandbox.DefaultAdvisorID}
+	}
+	v, err := callerauth.New(ctx, vcfg)
+	if err != nil {
+		return callerAuth{}, fmt.Errorf("caller authentication: %w", err)
+	}
+	a := &callerauth.Authenticator{Verifier: v, Anonymous: anonymous, Log: log}
+	return callerAuth{
+		authenticate: a.Authenticate,
+		ready:        []httpserver.ReadyCheck{{Name: "auth", Check: v.Ready}},
+		anonymous:    anonymous,
+		close:        func() { _ = v.Close() },
+	}, nil
+}
+
+// describe prints how callers authenticate, with the sandbox's token command when it is the
+// identity provider.
+func (c callerAuth) describe(stdout io.Writer, sandboxURL string) {
+	if c.anonymous == nil {
+		return
+	}
+	fmt.Fprintf(stdout, "  callers:  without a token, the demo advisor %s of firm %s; a token for another:\n", c.anonymous.AdvisorID, c.anonymous.FirmID)
+	fmt.Fprintf(stdout, "            curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"adv-002\",\"firm\":\"firm-001\"}' %s/sandbox/token\n",
+		sandbox.DefaultAccessToken, sandboxURL)
 }
 
 // openBulk makes what the bulk fields need: loads run in the background when there is an SFTP

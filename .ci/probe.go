@@ -1348,7 +1348,7 @@ type gateway struct {
 // gatewaySettings are the environment variables that configure the gateway (config.Load), and
 // the Go runtime's own, removed from its environment so that the defaults are probed.
 var gatewaySettings = []string{
-	"ADDR", "ADVISOR_", "UPSTREAM_", "CORS_ALLOWED_ORIGINS", "MAX_", "GRAPHQL_", "REDIS_", "WEBHOOK_API_KEY",
+	"ADDR", "ADVISOR_", "UPSTREAM_", "CORS_ALLOWED_ORIGINS", "MAX_", "GRAPHQL_", "REDIS_", "WEBHOOK_API_KEY", "AUTH_",
 	"EVENT_", "EVENTS_", "SUBSCRIBER_BUFFER", "STREAM_KEEPALIVE", "UPLOAD_DISK_BUDGET", "REQUEST_BODY_TIMEOUT",
 	"SANDBOX_", "GOGC", "GOMEMLIMIT", "GOMAXPROCS", "GODEBUG",
 }

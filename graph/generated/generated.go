@@ -507,6 +507,7 @@ type ComplexityRoot struct {
 		TopAccount       func(childComplexity int, wid string) int
 		TopAccounts      func(childComplexity int, page *int, limit *int) int
 		Version          func(childComplexity int) int
+		Viewer           func(childComplexity int) int
 	}
 
 	Relationship struct {
@@ -628,6 +629,11 @@ type ComplexityRoot struct {
 		Wid       func(childComplexity int) int
 	}
 
+	Viewer struct {
+		AdvisorID func(childComplexity int) int
+		FirmID    func(childComplexity int) int
+	}
+
 	Will struct {
 		DisplayName      func(childComplexity int) int
 		Executor         func(childComplexity int) int
@@ -687,6 +693,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Version(ctx context.Context) (string, error)
 	BulkUpload(ctx context.Context, id string) (*model.BulkUpload, error)
+	Viewer(ctx context.Context) (*model.Viewer, error)
 	Contact(ctx context.Context, wid string, id string) (family.Contact, error)
 	Client(ctx context.Context, ref string, advisorID *string, teamID *string) (*family.Client, error)
 	Document(ctx context.Context, wid string, vaultID string) (*vault.Document, error)
@@ -2798,6 +2805,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Version(childComplexity), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 
 	case "Relationship.percentage":
 		if e.ComplexityRoot.Relationship.Percentage == nil {
@@ -3339,6 +3352,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UserSubscriptionReactivated.Wid(childComplexity), true
 
+	case "Viewer.advisorId":
+		if e.ComplexityRoot.Viewer.AdvisorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.AdvisorID(childComplexity), true
+	case "Viewer.firmId":
+		if e.ComplexityRoot.Viewer.FirmID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.FirmID(childComplexity), true
+
 	case "Will.displayName":
 		if e.ComplexityRoot.Will.DisplayName == nil {
 			break
@@ -3573,7 +3599,7 @@ func fieldDoesIO(object, field string) bool {
 		}
 	case "Query":
 		switch field {
-		case "version", "bulkUpload", "contact", "client", "document", "documentTaxonomy", "recentEvents", "topAccounts", "topAccount":
+		case "version", "bulkUpload", "viewer", "contact", "client", "document", "documentTaxonomy", "recentEvents", "topAccounts", "topAccount":
 			return true
 		}
 	case "SourceDocument":
@@ -3749,6 +3775,23 @@ type BulkResult {
   "Why nothing of the file was applied; null when rows were."
   fileError: String
   processedAt: DateTime
+}
+`, BuiltIn: false},
+	{Name: "../../schema/caller.graphqls", Input: `extend type Query {
+  """
+  Who the gateway takes the caller for: the advisor and firm of the caller's bearer token (or,
+  with the embedded sandbox and no token, the demo advisor). Null when the gateway runs with
+  ` + "`" + `AUTH_DISABLED` + "`" + ` and something in front of it authenticates callers.
+  """
+  viewer: Viewer
+}
+
+"The authenticated caller."
+type Viewer {
+  "The advisor's external id, from the token's advisor claim (` + "`" + `AUTH_ADVISOR_CLAIM` + "`" + `, default ` + "`" + `sub` + "`" + `)."
+  advisorId: ID!
+  "The firm's external id, from the token's firm claim (` + "`" + `AUTH_FIRM_CLAIM` + "`" + `, default ` + "`" + `firm_id` + "`" + `)."
+  firmId: ID!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/client.graphqls", Input: `# Clients of the v1 endpoints: added and removed (Add Client, Delete Client). A client's cards
@@ -5628,6 +5671,16 @@ func (ec *executionContext) childFields_TopAccountPage(ctx context.Context, fiel
 		return ec.fieldContext_TopAccountPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TopAccountPage", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "advisorId":
+		return ec.fieldContext_Viewer_advisorId(ctx, field)
+	case "firmId":
+		return ec.fieldContext_Viewer_firmId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10042,6 +10095,38 @@ func (ec *executionContext) fieldContext_Query_bulkUpload(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Viewer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
+			return ec.marshalOViewer2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐViewer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_contact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11482,6 +11567,22 @@ func (ec *executionContext) _UserSubscriptionReactivated_oldPlan(ctx context.Con
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_advisorId(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AdvisorID)) + 2)
+	return (*gqlrun.String)(&obj.AdvisorID)
+}
+func (ec *executionContext) fieldContext_Viewer_advisorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_firmId(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.FirmID)) + 2)
+	return (*gqlrun.String)(&obj.FirmID)
+}
+func (ec *executionContext) fieldContext_Viewer_firmId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Will_id(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
@@ -17573,6 +17674,27 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "viewer":
+			field := field
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_viewer(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "contact":
 			field := field
 			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
@@ -18864,6 +18986,54 @@ func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, se
 			}
 		case "oldPlan":
 			out.Values[i] = ec._UserSubscriptionReactivated_oldPlan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var viewerImplementors = []string{"Viewer"}
+
+func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model.Viewer) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, viewerImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
+			out.Values[i] = graphql.MarshalString("Viewer")
+		case "advisorId":
+			out.Values[i] = ec._Viewer_advisorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firmId":
+			out.Values[i] = ec._Viewer_firmId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21691,6 +21861,13 @@ func (ec *executionContext) marshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgen�
 	_ = ctx
 	res := graphql.MarshalUpload(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOViewer2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Viewer(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOWillInput2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐWillInput(ctx context.Context, v any) (*family.WillInput, error) {

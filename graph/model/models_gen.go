@@ -81,6 +81,14 @@ type BulkUpload struct {
 	UpdatedAt time.Time     `json:"updatedAt"`
 }
 
+// The authenticated caller.
+type Viewer struct {
+	// The advisor's external id, from the token's advisor claim (`AUTH_ADVISOR_CLAIM`, default `sub`).
+	AdvisorID string `json:"advisorId"`
+	// The firm's external id, from the token's firm claim (`AUTH_FIRM_CLAIM`, default `firm_id`).
+	FirmID string `json:"firmId"`
+}
+
 // Which model a People file follows.
 type BulkModel string
 

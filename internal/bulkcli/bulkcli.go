@@ -24,8 +24,13 @@ const DefaultGateway = "http://localhost:8080/graphql"
 // ErrInvalid is the command's failure when rows are invalid: the report says which.
 var ErrInvalid = errors.New("the files have invalid rows")
 
+// TokenVariable is the environment variable holding the caller's bearer token for the gateway.
+// It is not a flag: a flag's value is visible to every user of the machine in the process list.
+const TokenVariable = "GATEWAY_TOKEN"
+
 // Run runs `bulk validate|upload` with args; the report goes to stdout, progress to stderr.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// getenv supplies GATEWAY_TOKEN.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || (args[0] != "validate" && args[0] != "upload") {
 		fmt.Fprintln(stderr, usage)
 		return errors.New(`bulk: say "validate" or "upload"`)
@@ -51,7 +56,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if gqlModel == "" {
 		return fmt.Errorf("bulk: -model %q: want clients or top_accounts", *model)
 	}
-	c := &client{url: *gateway, http: &http.Client{Timeout: 0}, progress: newBar(stderr)}
+	c := &client{url: *gateway, token: strings.TrimSpace(getenv(TokenVariable)), http: &http.Client{Timeout: 0}, progress: newBar(stderr)}
 	files := map[string]string{"clients": *clients, "people": *people}
 	if cmd == "validate" {
 		return c.validate(ctx, files, gqlModel, stdout)
@@ -66,10 +71,12 @@ const usage = `Usage: go run . bulk validate|upload -clients FILE -people FILE [
 Checks bulk files (validate) or loads them (upload) through the gateway at -gateway
 (default ` + DefaultGateway + `): the gateway checks every row and, for upload, sends the files
 to the service and follows the load until the service has processed them. Exits 1, with
-the invalid rows listed, when rows are invalid.`
+the invalid rows listed, when rows are invalid. A gateway that authenticates its callers
+takes the bearer token in $GATEWAY_TOKEN.`
 
 type client struct {
 	url      string
+	token    string // sent as a bearer token when set
 	http     *http.Client
 	progress *bar
 }
@@ -259,6 +266,9 @@ func (c *client) post(ctx context.Context, query string, vars map[string]any, fi
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("GraphQL-Require-Preflight", "1")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("bulk: reach the gateway at %s: %w", c.url, err)

@@ -167,7 +167,13 @@ func (v *Verifier) Ready(ctx context.Context) error {
 // scheme and an empty token are told apart by ErrNoAuthorization, ErrNotBearer and
 // ErrEmptyToken.
 func (v *Verifier) FromRequest(r *http.Request) (Caller, error) {
-	values := r.Header.Values("Authorization")
+	return v.FromHeader(r.Context(), r.Header)
+}
+
+// FromHeader is FromRequest for headers that came some other way, such as a WebSocket's
+// connection_init payload merged into its upgrade request's headers.
+func (v *Verifier) FromHeader(ctx context.Context, h http.Header) (Caller, error) {
+	values := h.Values("Authorization")
 	switch {
 	case len(values) == 0 || values[0] == "":
 		return Caller{}, &Error{Reason: ReasonMissing, Err: ErrNoAuthorization}
@@ -184,7 +190,7 @@ func (v *Verifier) FromRequest(r *http.Request) (Caller, error) {
 	if token == "" {
 		return Caller{}, &Error{Reason: ReasonMalformed, Detail: ErrEmptyToken.Error(), Err: ErrEmptyToken}
 	}
-	return v.Verify(r.Context(), token)
+	return v.Verify(ctx, token)
 }
 
 // Verify checks token's signature, times, issuer and audience, and returns the caller its

@@ -125,6 +125,9 @@ type Gateway struct {
 	// store before they end with EVENTS_UNAVAILABLE (EVENTS_OUTAGE_GRACE).
 	EventsOutageGrace time.Duration
 
+	// Auth is how callers are authenticated (AUTH_*).
+	Auth Auth
+
 	// Bulk is where bulk files are uploaded (BULK_SFTP_*); unset against the Advisor service
 	// leaves bulk uploads off, and against the embedded sandbox means its SFTP server.
 	Bulk BulkSFTP
@@ -147,6 +150,30 @@ type BulkSFTP struct {
 	KnownHosts         string
 	HostKeyFingerprint string
 }
+
+// Auth is how the gateway authenticates its callers.
+type Auth struct {
+	// JWKSURL is the identity provider's JWK Set that callers' bearer JWTs are verified against
+	// (AUTH_JWKS_URL). Empty with the embedded sandbox: the sandbox is the identity provider.
+	JWKSURL string
+	// Issuer and Audience, when set, must be the tokens' iss and one of their aud
+	// (AUTH_ISSUER, AUTH_AUDIENCE).
+	Issuer   string
+	Audience string
+	// AdvisorClaim and FirmClaim name the claims holding the caller's advisor and firm external
+	// ids (AUTH_ADVISOR_CLAIM, AUTH_FIRM_CLAIM).
+	AdvisorClaim string
+	FirmClaim    string
+	// Disabled says something in front of the gateway authenticates callers, so the gateway
+	// does not (AUTH_DISABLED); no operation then knows who its caller is.
+	Disabled bool
+}
+
+// Defaults of the caller authentication settings.
+const (
+	DefaultAuthAdvisorClaim = "sub"
+	DefaultAuthFirmClaim    = "firm_id"
+)
 
 // Configured reports whether bulk uploads have a server.
 func (b BulkSFTP) Configured() bool { return b.Addr != "" }
@@ -186,6 +213,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 		SubscriberBuffer:          DefaultSubscriberBuffer,
 		KeepAlive:                 DefaultKeepAlive,
 		Bulk:                      BulkSFTP{Dir: DefaultBulkDir},
+		Auth:                      Auth{AdvisorClaim: DefaultAuthAdvisorClaim, FirmClaim: DefaultAuthFirmClaim},
 	}
 	var errs []error
 	set := func(name string, parse func(string) error) {
@@ -288,6 +316,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("EVENTS_OUTAGE_GRACE", durationSetting(&cfg.EventsOutageGrace))
 
 	errs = append(errs, loadBulk(getenv, set, &cfg)...)
+	errs = append(errs, loadAuth(getenv, set, &cfg)...)
 
 	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
 		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
@@ -303,6 +332,50 @@ func Load(getenv func(string) string) (Gateway, error) {
 		errs = append(errs, errors.New("ADVISOR_BASE_URL: required when Advisor credentials are set (without it the gateway runs its embedded sandbox)"))
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// loadAuth reads the caller authentication settings through set and returns what is wrong
+// with them as a whole. Against the Advisor service every caller must be authenticated: by
+// tokens of AUTH_JWKS_URL's identity provider, or, with AUTH_DISABLED=true, by something in
+// front of the gateway. A gateway that would act for anyone with its upstream credentials does
+// not start.
+func loadAuth(getenv func(string) string, set func(string, func(string) error), cfg *Gateway) []error {
+	a := &cfg.Auth
+	set("AUTH_JWKS_URL", func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return errors.New("must be an absolute http or https URL without credentials, such as https://idp.example/.well-known/jwks.json")
+		}
+		a.JWKSURL = v
+		return nil
+	})
+	set("AUTH_ISSUER", func(v string) error { a.Issuer = v; return nil })
+	set("AUTH_AUDIENCE", func(v string) error { a.Audience = v; return nil })
+	set("AUTH_ADVISOR_CLAIM", func(v string) error { a.AdvisorClaim = v; return nil })
+	set("AUTH_FIRM_CLAIM", func(v string) error { a.FirmClaim = v; return nil })
+	set("AUTH_DISABLED", boolSetting(&a.Disabled))
+
+	var errs []error
+	if a.AdvisorClaim == a.FirmClaim {
+		errs = append(errs, fmt.Errorf("AUTH_FIRM_CLAIM: names the claim %q, as AUTH_ADVISOR_CLAIM does; an advisor and a firm are different ids", a.FirmClaim))
+	}
+	if a.Disabled && a.JWKSURL != "" {
+		errs = append(errs, errors.New("AUTH_DISABLED: true says nothing is verified, yet AUTH_JWKS_URL is set: unset one of them"))
+	}
+	if a.JWKSURL == "" {
+		// Without a JWKS of the operator's, the issuer and audience would go unchecked (the
+		// embedded sandbox's tokens have their own), so setting them is a mistake to report.
+		for _, name := range []string{"AUTH_ISSUER", "AUTH_AUDIENCE"} {
+			if getenv(name) != "" {
+				errs = append(errs, fmt.Errorf("%s: needs AUTH_JWKS_URL, the identity provider whose tokens it checks", name))
+			}
+		}
+	}
+	if !cfg.Sandboxed() && a.JWKSURL == "" && !a.Disabled {
+		errs = append(errs, errors.New("AUTH_JWKS_URL: required when ADVISOR_BASE_URL is set, so that callers are authenticated; "+
+			"or AUTH_DISABLED=true when the gateway sits behind something that authenticates them"))
+	}
+	return errs
 }
 
 // bulkSettings are the settings of bulk uploads, in the order their errors are reported.

@@ -134,6 +134,7 @@ func TestBulkSFTPSettingsNeedALoginAndAHostKey(t *testing.T) {
 	t.Parallel()
 	prod := map[string]string{
 		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
+		"AUTH_DISABLED": "true",
 	}
 	fp := "SHA256:" + strings.Repeat("A", 43)
 	for _, tc := range []struct {
@@ -174,5 +175,47 @@ func TestBulkSFTPSettingsNeedALoginAndAHostKey(t *testing.T) {
 	_, err := config.Load(func(k string) string { return map[string]string{"BULK_SFTP_ADDR": "s:22"}[k] })
 	if err == nil || !strings.Contains(err.Error(), "ADVISOR_BASE_URL: required when BULK_SFTP_ADDR is set") {
 		t.Errorf("bulk settings without the service: %v", err)
+	}
+}
+
+func TestCallerAuthenticationIsRequiredAgainstTheService(t *testing.T) {
+	t.Parallel()
+	prod := map[string]string{
+		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
+	}
+	jwks := "https://idp.example/.well-known/jwks.json"
+	for _, tc := range []struct {
+		name    string
+		sandbox bool
+		env     map[string]string
+		want    string // in the error; empty: accepted
+	}{
+		{"nothing against the service", false, nil, "AUTH_JWKS_URL: required when ADVISOR_BASE_URL is set"},
+		{"a JWKS", false, map[string]string{"AUTH_JWKS_URL": jwks, "AUTH_ISSUER": "https://idp.example", "AUTH_AUDIENCE": "gw"}, ""},
+		{"disabled behind a proxy", false, map[string]string{"AUTH_DISABLED": "true"}, ""},
+		{"disabled and a JWKS", false, map[string]string{"AUTH_DISABLED": "true", "AUTH_JWKS_URL": jwks}, "AUTH_DISABLED: true says nothing is verified"},
+		{"disabled is not a bool", false, map[string]string{"AUTH_DISABLED": "yes please"}, "AUTH_DISABLED: \"yes please\" is not true or false"},
+		{"a JWKS that is not a URL", false, map[string]string{"AUTH_JWKS_URL": "idp.example/jwks"}, "AUTH_JWKS_URL: must be an absolute http or https URL"},
+		{"the same claim twice", false, map[string]string{"AUTH_JWKS_URL": jwks, "AUTH_FIRM_CLAIM": "sub"}, "AUTH_FIRM_CLAIM: names the claim \"sub\""},
+		{"an issuer without a JWKS", false, map[string]string{"AUTH_DISABLED": "true", "AUTH_ISSUER": "x"}, "AUTH_ISSUER: needs AUTH_JWKS_URL"},
+		{"the sandbox needs nothing", true, nil, ""},
+		{"the sandbox with an audience of its own", true, map[string]string{"AUTH_AUDIENCE": "x"}, "AUTH_AUDIENCE: needs AUTH_JWKS_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{}
+			if !tc.sandbox {
+				maps.Copy(env, prod)
+			}
+			maps.Copy(env, tc.env)
+			cfg, err := config.Load(func(k string) string { return env[k] })
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			case tc.want == "" && (cfg.Auth.AdvisorClaim != "sub" || cfg.Auth.FirmClaim != "firm_id"):
+				t.Fatalf("claims %q and %q, want the defaults sub and firm_id", cfg.Auth.AdvisorClaim, cfg.Auth.FirmClaim)
+			}
+		})
 	}
 }

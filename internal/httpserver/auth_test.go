@@ -26,11 +26,11 @@ func authServer(t *testing.T) *httptest.Server {
 		Log:     slog.New(slog.DiscardHandler),
 		Schema:  generated.NewExecutableSchema(generated.Config{Resolvers: &graph.Resolver{}}),
 		Metrics: metrics.New(),
-		Authenticate: func(_ context.Context, h http.Header) error {
+		Authenticate: func(ctx context.Context, h http.Header) (context.Context, error) {
 			if h.Get("Authorization") != goodToken {
-				return errors.New("a valid bearer token is required")
+				return ctx, errors.New("a valid bearer token is required")
 			}
-			return nil
+			return ctx, nil
 		},
 		Config: Config{MaxRequestBytes: 1 << 20, KeepAlive: time.Minute},
 	}))

@@ -82,9 +82,11 @@ type Deps struct {
 	// Authenticate vets the credentials a GraphQL request carries: its headers over HTTP and
 	// SSE, or on a WebSocket the upgrade's headers merged with connection_init's payload, so
 	// a browser, which cannot set headers on a WebSocket, sends the same credentials there.
-	// A refusal is 401 over HTTP, with the error's message, and close code 4403 on a
-	// WebSocket. Nil accepts everyone.
-	Authenticate func(ctx context.Context, headers http.Header) error
+	// The context it returns, which carries the caller, is the one the operations run in. A
+	// refusal is 401 over HTTP, with the error's message and a WWW-Authenticate challenge
+	// (the error's Status and WWWAuthenticate methods, when it has them, say otherwise), and
+	// close code 4403 on a WebSocket. Nil accepts everyone.
+	Authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
 	Config       Config
 }
 
@@ -168,22 +170,51 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 	return srv
 }
 
-// authenticated refuses HTTP requests whose credentials Authenticate rejects. WebSocket
-// upgrades pass: their credentials may come in connection_init, which the transport vets.
+// authenticated refuses HTTP requests whose credentials Authenticate rejects, and runs the
+// others in the context it returns. WebSocket upgrades pass: their credentials may come in
+// connection_init, which the transport vets.
 func (d Deps) authenticated(next http.Handler) http.Handler {
 	if d.Authenticate == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodOptions && !transport.IsWebSocket(r) {
-			if err := d.Authenticate(r.Context(), r.Header); err != nil {
-				w.Header().Set("WWW-Authenticate", "Bearer")
-				transport.WriteError(w, http.StatusUnauthorized, apperr.Unauthenticated, "Unauthorized: "+err.Error())
-				return
-			}
+		if r.Method == http.MethodOptions || transport.IsWebSocket(r) {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		ctx, err := d.Authenticate(r.Context(), r.Header)
+		if err != nil {
+			writeRefusal(w, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// refusal is what an authentication error may say about how to answer it.
+type refusal interface {
+	Status() int
+	WWWAuthenticate() string
+}
+
+// writeRefusal answers a request Authenticate refused: 401 with a Bearer challenge, unless the
+// error says the fault is the gateway's (it cannot check any token now), which is 503.
+func writeRefusal(w http.ResponseWriter, err error) {
+	status, challenge := http.StatusUnauthorized, `Bearer realm="advisor-gateway"`
+	var r refusal
+	if errors.As(err, &r) {
+		status, challenge = r.Status(), r.WWWAuthenticate()
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "30")
+		transport.WriteError(w, status, apperr.UpstreamUnavailable,
+			"Callers cannot be authenticated now: the identity provider's signing keys cannot be fetched. Try again shortly")
+		return
+	}
+	if challenge != "" {
+		w.Header().Set("WWW-Authenticate", challenge)
+	}
+	transport.WriteError(w, status, apperr.Unauthenticated, "Unauthorized: "+err.Error())
 }
 
 // limits refuses oversized bodies with 413 before anything parses them, and multipart requests

@@ -23,6 +23,9 @@ const (
 	TokenAudience = "advisor-gateway"
 	// TokenTTL is how long a minted token lasts.
 	TokenTTL = time.Hour
+	// DemoFirmID is the firm of the demo advisor (DefaultAdvisorID), who a gateway running
+	// the embedded sandbox takes a caller without a token for.
+	DemoFirmID = "firm-001"
 	// maxTokenID bounds the advisor and firm ids a token carries.
 	maxTokenID = 255
 )

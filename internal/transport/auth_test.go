@@ -15,11 +15,11 @@ import (
 const goodToken = "Bearer let-me-in"
 
 // acceptGoodToken is an Authenticate hook that accepts only goodToken.
-func acceptGoodToken(_ context.Context, h http.Header) error {
+func acceptGoodToken(ctx context.Context, h http.Header) (context.Context, error) {
 	if h.Get("Authorization") != goodToken {
-		return errors.New("a valid bearer token is required")
+		return ctx, errors.New("a valid bearer token is required")
 	}
-	return nil
+	return ctx, nil
 }
 
 func TestAuthenticateVetsConnectionInitOnWebSockets(t *testing.T) {

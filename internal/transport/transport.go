@@ -44,7 +44,7 @@ type Config struct {
 	// connection_init's payload, since a browser cannot set headers on a WebSocket. A refusal
 	// closes the socket with 4403. Nil accepts every connection. (HTTP requests are vetted
 	// before they reach a transport, by their headers.)
-	Authenticate func(ctx context.Context, headers http.Header) error
+	Authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
 	// Streams tracks the WebSocket and SSE streams, so that shutting down can end them. Nil
 	// tracks them where no one can end them early.
 	Streams *Streams

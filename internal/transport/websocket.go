@@ -46,7 +46,7 @@ type websocketTransport struct {
 	// authenticate vets connection_init's credentials, merged into the upgrade request's
 	// headers; an error refuses the connection (4403). nil accepts every connection, as the
 	// HTTP endpoint does.
-	authenticate func(ctx context.Context, headers http.Header) error
+	authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
 	// streams is told when the server shuts down.
 	streams *Streams
 	// maxMessage bounds one client message.
@@ -114,6 +114,9 @@ type wsSession struct {
 	exec    graphql.GraphExecutor
 	legacy  bool
 	headers http.Header
+	// authed is the context authenticate returned, carrying the caller; the operations run in
+	// it. Only the reading goroutine touches it.
+	authed context.Context
 
 	cancel  context.CancelFunc
 	writeMu sync.Mutex
@@ -246,7 +249,8 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 	}
 	s.headers = initHeaders(s.headers, payload)
 	if s.t.authenticate != nil {
-		if err := s.t.authenticate(ctx, s.headers); err != nil {
+		authed, err := s.t.authenticate(ctx, s.headers)
+		if err != nil {
 			if s.legacy {
 				s.send(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": "Forbidden"})})
 				s.close(websocket.StatusPolicyViolation, "Forbidden")
@@ -255,6 +259,7 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 			}
 			return false
 		}
+		s.authed = authed
 	}
 	s.mu.Lock()
 	s.acked = true
@@ -321,6 +326,9 @@ func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessa
 	params.Headers = s.headers
 	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
 
+	if s.authed != nil {
+		ctx = s.authed
+	}
 	opCtx, stop := context.WithCancel(ctx)
 	s.mu.Lock()
 	if _, taken := s.ops[m.ID]; taken {
