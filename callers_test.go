@@ -101,6 +101,9 @@ func TestCallersAreTheAdvisorAndFirmTheirTokenNames(t *testing.T) {
 	if strings.Contains(log.String(), token[:20]) {
 		t.Errorf("the log holds the token:\n%s", log)
 	}
+	if ops := log.lines("operation"); len(ops) == 0 || !strings.Contains(ops[0], "advisor=adv-042 firm=firm-7") {
+		t.Errorf("the operation's log line does not name its caller: %q", ops)
+	}
 	if !strings.Contains(log.String(), "reason=bad_signature") {
 		t.Errorf("the log does not say why a token was refused:\n%s", log)
 	}

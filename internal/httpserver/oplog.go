@@ -14,11 +14,13 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/advisorhq/gateway/internal/callerauth"
 )
 
 // operationLog writes one line per GraphQL operation, on every transport: its name, its type,
 // how long it took, its status ("ok", or the codes of the errors it answered with) and how many
-// requests it made to the upstream. Never its variables, its query or its errors' messages,
+// requests it made to the upstream, and the caller's advisor and firm. Never its variables, its query or its errors' messages,
 // which may quote the variables: a request line tells who was refused what, not with which
 // data. A subscription's line is written when its stream ends, with the events it sent.
 type operationLog struct{ log *slog.Logger }
@@ -160,6 +162,10 @@ func (l operationLog) write(ctx context.Context, op *operation) {
 		attrs = append(attrs, "events", op.events)
 	}
 	op.mu.Unlock()
+	// Who asked: the caller's ids, which are not secrets (the token never is in the context).
+	if c, ok := callerauth.FromContext(ctx); ok {
+		attrs = append(attrs, "advisor", c.AdvisorID, "firm", c.FirmID)
+	}
 	// The context may have ended (that is how a subscription's line gets written); the line is
 	// still wanted.
 	l.log.InfoContext(context.WithoutCancel(ctx), "operation", attrs...)
