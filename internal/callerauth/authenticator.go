@@ -20,11 +20,24 @@ type Authenticator struct {
 	Log *slog.Logger
 }
 
-// Authenticate returns ctx with the caller the headers' bearer token names, or an *Error.
+// ErrCredentialsExpired is the cause of a context Authenticate returned that ended because the
+// token it was made from ran out.
+var ErrCredentialsExpired = errors.New("the caller's token has expired")
+
+// Authenticate returns ctx with the caller the headers' bearer token names, or an *Error. The
+// context ends when the token does (its exp, with the verifier's leeway), so a WebSocket or
+// an SSE stream does not outlive the credentials it was opened with.
 func (a *Authenticator) Authenticate(ctx context.Context, h http.Header) (context.Context, error) {
 	c, err := a.Verifier.FromHeader(ctx, h)
 	if err == nil {
-		return WithCaller(ctx, c), nil
+		authed := WithCaller(ctx, c)
+		if !c.ExpiresAt.IsZero() {
+			var cancel context.CancelFunc
+			authed, cancel = context.WithDeadlineCause(authed, c.ExpiresAt.Add(a.Verifier.cfg.Leeway), ErrCredentialsExpired)
+			// The deadline's timer is released when ctx ends, by this or by cancellation.
+			context.AfterFunc(ctx, cancel)
+		}
+		return authed, nil
 	}
 	if a.Anonymous != nil && errors.Is(err, ErrNoAuthorization) {
 		return WithCaller(ctx, *a.Anonymous), nil

@@ -86,3 +86,34 @@ func TestAuthenticateVetsConnectionInitOnWebSockets(t *testing.T) {
 		})
 	}
 }
+
+// A connection lives no longer than the credentials it was opened with: when the context
+// Authenticate returned ends (the token's exp), the socket closes with 4403, and the client
+// reconnects with fresh credentials.
+func TestAWebSocketClosesWhenItsCredentialsExpire(t *testing.T) {
+	expiring := func(ctx context.Context, _ http.Header) (context.Context, error) {
+		authed, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		context.AfterFunc(ctx, cancel)
+		return authed, nil
+	}
+	srv := probeServer(t, Config{Authenticate: expiring})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{protocolTransportWS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := conn.Read(ctx); err != nil || !strings.Contains(string(data), "connection_ack") {
+		t.Fatalf("got %s, %v; want connection_ack", data, err)
+	}
+	_, _, err = conn.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != closeForbidden || !strings.Contains(ce.Reason, "expired") {
+		t.Fatalf("got %v, want a 4403 close saying the credentials expired", err)
+	}
+}

@@ -251,15 +251,21 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 	if s.t.authenticate != nil {
 		authed, err := s.t.authenticate(ctx, s.headers)
 		if err != nil {
-			if s.legacy {
-				s.send(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": "Forbidden"})})
-				s.close(websocket.StatusPolicyViolation, "Forbidden")
-			} else {
-				s.close(closeForbidden, "Forbidden")
-			}
+			s.forbid("Forbidden")
 			return false
 		}
 		s.authed = authed
+		// Credentials that run out (a token's exp: the context's deadline) end the connection,
+		// whose subscriptions would otherwise outlive them; 4403 has the client reconnect
+		// with fresh ones.
+		if _, ok := authed.Deadline(); ok {
+			wg.Go(func() {
+				<-authed.Done()
+				if ctx.Err() == nil {
+					s.forbid("Forbidden: the credentials have expired")
+				}
+			})
+		}
 	}
 	s.mu.Lock()
 	s.acked = true
@@ -267,6 +273,17 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 	s.send(wsMessage{Type: "connection_ack"})
 	wg.Go(func() { s.keepAlive(ctx) })
 	return true
+}
+
+// forbid closes the connection for its credentials: 4403, or in the legacy protocol a
+// connection_error and a policy violation.
+func (s *wsSession) forbid(reason string) {
+	if s.legacy {
+		s.send(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": reason})})
+		s.close(websocket.StatusPolicyViolation, reason)
+		return
+	}
+	s.close(closeForbidden, reason)
 }
 
 func (s *wsSession) keepAlive(ctx context.Context) {
