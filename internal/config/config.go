@@ -131,6 +131,12 @@ type Gateway struct {
 	// Bulk is where bulk files are uploaded (BULK_SFTP_*); unset against the Advisor service
 	// leaves bulk uploads off, and against the embedded sandbox means its SFTP server.
 	Bulk BulkSFTP
+
+	// AssistantEmbedURL is the embed host of the chat SDK (ASSISTANT_EMBED_URL): the pop-out
+	// page at /assistant loads {embed_url}/v1/sdk/assistant-sdk.js and frames its chat, and
+	// allows nothing else in its script-src and frame-src. Empty: the embedded sandbox's
+	// address (required with ADVISOR_BASE_URL for /assistant to be served).
+	AssistantEmbedURL string
 }
 
 // BulkSFTP is the SFTP server bulk files are uploaded to.
@@ -317,6 +323,15 @@ func Load(getenv func(string) string) (Gateway, error) {
 
 	errs = append(errs, loadBulk(getenv, set, &cfg)...)
 	errs = append(errs, loadAuth(getenv, set, &cfg)...)
+
+	set("ASSISTANT_EMBED_URL", func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("must be an absolute http or https URL without credentials or query, such as https://embed.advisor.example")
+		}
+		cfg.AssistantEmbedURL = strings.TrimSuffix(v, "/")
+		return nil
+	})
 
 	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
 		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",

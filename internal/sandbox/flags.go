@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
@@ -48,6 +49,8 @@ v2 paths take "Authorization: Bearer $SANDBOX_ACCESS_TOKEN" (default `+DefaultAc
 v1 paths take Basic credentials $SANDBOX_BASIC_CREDENTIALS (default `+DefaultBasicCredentials+`).
 Bulk files arrive over SFTP with the password of $SANDBOX_SFTP_CREDENTIALS (default `+DefaultSFTPCredentials+`)
 or a key of -sftp-authorized-keys; its host key is kept in -file-dir.
+Pages that may embed the chat: $SANDBOX_EMBED_ORIGINS, comma-separated origins
+(default `+strings.Join(DefaultEmbedOrigins, ",")+`).
 
 Flags:
 `)
@@ -91,11 +94,39 @@ Flags:
 		}
 		cfg.Options.SFTPCredentials, cfg.SFTPCredentialsFromEnv = v, true
 	}
+	if v := getenv("SANDBOX_EMBED_ORIGINS"); v != "" {
+		origins, err := ParseEmbedOrigins(v)
+		if err != nil {
+			return cfg, fmt.Errorf("SANDBOX_EMBED_ORIGINS: %w", err)
+		}
+		cfg.Options.EmbedOrigins = origins
+	}
 	cfg.Options.WebhookKey = getenv("SANDBOX_WEBHOOK_KEY")
 	if cfg.Options.WebhookURL != "" && cfg.Options.WebhookKey == "" {
 		return cfg, errors.New("-webhook-url needs SANDBOX_WEBHOOK_KEY: the service-api-key the receiver expects")
 	}
 	return cfg, nil
+}
+
+// ParseEmbedOrigins reads a comma-separated list of origins, such as
+// "https://crm.example.com,http://localhost:8080": the pages that may embed the chat.
+func ParseEmbedOrigins(v string) ([]string, error) {
+	var origins []string
+	for _, o := range strings.Split(v, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+			return nil, fmt.Errorf("%q is not an origin such as https://crm.example.com", o)
+		}
+		origins = append(origins, u.Scheme+"://"+u.Host)
+	}
+	if len(origins) == 0 {
+		return nil, errors.New("names no origin")
+	}
+	return origins, nil
 }
 
 // sizeFlag is a byte count written as a number with an optional unit.

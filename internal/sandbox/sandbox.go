@@ -81,6 +81,9 @@ type Options struct {
 	// SessionTTL is the lifetime of an assistant session token; zero means DefaultSessionTTL.
 	// Tests shorten it to see a chat session expire.
 	SessionTTL time.Duration
+	// EmbedOrigins are the origins of the pages that may embed the chat (scheme, host and any
+	// non-default port); empty means DefaultEmbedOrigins.
+	EmbedOrigins []string
 }
 
 // Sandbox is the Advisor service in process. It is an http.Handler.
@@ -227,6 +230,9 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.routeV2(w, r, segs[1:])
+	case segs[0] == "v1" && len(segs) >= 2 && (segs[1] == "sdk" || segs[1] == "chat"):
+		// The embed host: public files, and a chat API that takes session tokens.
+		s.routeEmbed(w, r, segs[1:])
 	case segs[0] == "v1":
 		if !s.basicOK(r) {
 			writeError(w, http.StatusForbidden, "Access Denied")
