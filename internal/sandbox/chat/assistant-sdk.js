@@ -68,7 +68,11 @@
     var iframe = d.createElement('iframe');
     iframe.src = src;
     iframe.title = config.title || 'Advisor assistant';
-    iframe.setAttribute('style', 'display:block;width:100%;height:100%;border:0');
+    // Through the CSSOM: a style attribute would need the page's CSP to allow inline styles.
+    iframe.style.display = 'block';
+    iframe.style.width = '100%';
+    iframe.style.height = '100%';
+    iframe.style.border = '0';
     state.inited = true;
     state.iframe = iframe;
     state.origin = new URL(src).origin;

@@ -1,0 +1,135 @@
+// Package assistantpage serves the pop-out chat assistant: the page at /assistant that loads
+// the Advisor chat SDK from its embed host and passes it session tokens fetched from the
+// gateway's createAssistantSession mutation, the script /assistant/open.js that opens it docked
+// to the opener, and a demo page at /assistant/demo.
+//
+// The pages carry no inline script, so their Content-Security-Policy can allow scripts and
+// frames from the embed host and nowhere else.
+package assistantpage
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+//go:embed static/*.js static/*.css
+var static embed.FS
+
+// SDKPath is where the embed host serves the chat SDK.
+const SDKPath = "/v1/sdk/assistant-sdk.js"
+
+// Handler serves GET /assistant, /assistant/demo and the files under /assistant/.
+type Handler struct {
+	sdkURL string
+	csp    string
+}
+
+// New returns the handler for the embed host at embedURL, such as https://embed.advisor.example.
+func New(embedURL string) (*Handler, error) {
+	u, err := url.Parse(embedURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("assistant embed URL %q must be an absolute http or https URL", embedURL)
+	}
+	return &Handler{
+		sdkURL: strings.TrimSuffix(embedURL, "/") + SDKPath,
+		csp:    CSP(u.Scheme + "://" + u.Host),
+	}, nil
+}
+
+// CSP is the pop-out page's Content-Security-Policy for the embed host's origin: its own
+// scripts and the SDK, the chat's frame, calls to its own /graphql, and nothing broader.
+func CSP(embedOrigin string) string {
+	return "default-src 'none'; script-src 'self' " + embedOrigin + "; frame-src " + embedOrigin +
+		"; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
+
+// demoCSP is the demo page's policy: its own scripts only.
+const demoCSP = "default-src 'none'; script-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'"
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch name := strings.TrimPrefix(r.URL.Path, "/assistant/"); {
+	case r.URL.Path == "/assistant":
+		page(w, h.csp, popoutPage, h.sdkURL)
+	case name == "demo":
+		page(w, demoCSP, demoPage, nil)
+	case !strings.Contains(name, "/") && name != "" && name != r.URL.Path:
+		serveFile(w, name)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func page(w http.ResponseWriter, csp string, t *template.Template, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", csp)
+	w.Header().Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = t.Execute(w, data) // the data is fixed, so only a gone client fails it
+}
+
+func serveFile(w http.ResponseWriter, name string) {
+	data, err := static.ReadFile("static/" + name)
+	if err != nil {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	ct := "text/javascript; charset=utf-8"
+	if strings.HasSuffix(name, ".css") {
+		ct = "text/css; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-cache")
+	if name == "open.js" {
+		// Included by the caller's pages, wherever they are served from.
+		w.Header().Set("Cross-Origin-Resource-Policy", "cross-origin")
+	}
+	_, _ = w.Write(data)
+}
+
+// popoutPage: the queue stub goes before the SDK's tag, which loads asynchronously; page.js
+// drives the SDK. The container and each of its ancestors up to html have a real height.
+var popoutPage = template.Must(template.New("popout").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Advisor assistant</title>
+  <link rel="stylesheet" href="/assistant/assistant.css">
+  <script src="/assistant/queue.js"></script>
+  <script async src="{{.}}"></script>
+  <script defer src="/assistant/page.js"></script>
+</head>
+<body>
+  <div id="assistant-notices" role="status" aria-live="polite"></div>
+  <div id="assistant-chat"></div>
+</body>
+</html>
+`))
+
+var demoPage = template.Must(template.New("demo").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Advisor assistant demo</title>
+  <link rel="stylesheet" href="/assistant/assistant.css">
+  <script src="/assistant/open.js"></script>
+  <script defer src="/assistant/demo.js"></script>
+</head>
+<body class="demo">
+  <h1>Advisor assistant</h1>
+  <p>The assistant opens in its own window, docked to the bottom right of this one.</p>
+  <button id="open-assistant" type="button">Open the assistant</button>
+</body>
+</html>
+`))

@@ -1,0 +1,3 @@
+document.getElementById('open-assistant').addEventListener('click', function () {
+  openAssistant();
+});

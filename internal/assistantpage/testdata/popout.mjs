@@ -1,0 +1,133 @@
+// Drives the pop-out assistant and the chat SDK in headless Chromium and prints one JSON
+// object of what it saw. Usage: node popout.mjs <mode> <page server url>
+//   popout  opens /assistant/demo, clicks its button, follows the pop-out through ready,
+//           identify, a message, the "wider" button and (EXPECT_EXPIRY=1) a session that expires
+//   empty   opens /assistant and watches it for WATCH_MS (a page that must stay empty)
+//   sdk     runs the SDK's configuration cases on /harness
+import { chromium } from 'playwright-core';
+
+const [mode, base] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    // A screen tall enough for the 730-pixel pop-out, which a browser fits to the screen.
+    '--screen-info={0,0 1600x1200}'],
+});
+const out = { urls: [], tokens: [], bearers: [], pageErrors: [], graphqlBodies: [] };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+try {
+  // No emulated viewport: a pop-out is as large as window.open's features make it.
+  const context = await browser.newContext({ viewport: null });
+  context.on('request', (r) => {
+    out.urls.push(r.url());
+    const auth = r.headers().authorization;
+    if (auth && r.url().includes('/v1/chat/')) out.bearers.push(auth.replace(/^Bearer /, ''));
+    if (r.url().endsWith('/graphql')) out.graphqlBodies.push(r.postData());
+  });
+  context.on('response', async (r) => {
+    if (!r.url().endsWith('/graphql')) return;
+    try {
+      const body = await r.json();
+      out.tokens.push(body.data.createAssistantSession.token);
+    } catch (e) { /* not a token */ }
+  });
+  context.on('page', (p) => p.on('pageerror', (e) => out.pageErrors.push(e.message)));
+  await context.addInitScript(() => {
+    const open = window.open;
+    window.open = function (...args) {
+      (window.__opened ||= []).push(args.map(String));
+      return open.apply(this, args);
+    };
+    const resizeBy = window.resizeBy;
+    window.resizeBy = function (x, y) {
+      (window.__resized ||= []).push([x, y]);
+      return resizeBy.call(this, x, y);
+    };
+  });
+  const events = (p) => p.evaluate(() => (document.documentElement.dataset.assistantEvents || '').split(' ').filter(Boolean));
+  const count = (list, name) => list.filter((e) => e === name).length;
+
+  if (mode === 'popout') {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => out.pageErrors.push(e.message));
+    await page.goto(base + '/assistant/demo');
+    out.opener = await page.evaluate(() => ({ screenX, screenY, outerWidth, outerHeight }));
+    const [popup] = await Promise.all([context.waitForEvent('page'), page.click('#open-assistant')]);
+    await popup.waitForLoadState();
+    await popup.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
+      /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    out.opened = await page.evaluate(() => window.__opened);
+    out.popup = await popup.evaluate(() => ({ name: window.name, innerWidth, innerHeight, url: location.href }));
+    const chat = popup.frameLocator('#assistant-chat iframe');
+    out.frameBox = await popup.locator('#assistant-chat iframe').boundingBox();
+    await chat.locator('#text').fill('first message');
+    await chat.locator('#send').click();
+    await chat.getByText('You said: first message').waitFor({ timeout: 10000 });
+    await popup.locator('#assistant-notices').getByText('You said: first message').waitFor({ timeout: 5000 });
+    await chat.locator('#wider').click();
+    await popup.waitForFunction(() => (window.__resized || []).length === 1, null, { timeout: 5000 });
+    out.widerWidth = await popup.evaluate(() => window.innerWidth);
+    await chat.locator('#wider').click();
+    await popup.waitForFunction(() => (window.__resized || []).length === 2, null, { timeout: 5000 });
+    out.resized = await popup.evaluate(() => window.__resized);
+    // Opening again refocuses the same window.
+    await page.click('#open-assistant');
+    await sleep(300);
+    out.pages = context.pages().length;
+    if (process.env.EXPECT_EXPIRY) {
+      await popup.waitForFunction(() => {
+        const ev = (document.documentElement.dataset.assistantEvents || '').split(' ');
+        return ev.includes('session_expired') && ev.filter((e) => e === 'identify').length >= 2;
+      }, null, { timeout: 20000, polling: 100 });
+      out.identifyAfterExpiry = true;
+      await chat.locator('#text').fill('second message');
+      await chat.locator('#send').click();
+      await chat.getByText('You said: second message').waitFor({ timeout: 10000 });
+    }
+    out.messages = await chat.locator('#messages li').allTextContents();
+    out.events = await events(popup);
+    out.notices = await popup.locator('#assistant-notices').textContent();
+  } else if (mode === 'empty') {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => out.pageErrors.push(e.message));
+    await page.goto(base + '/assistant');
+    await sleep(Number(process.env.WATCH_MS ?? 4000));
+    out.events = await events(page);
+    out.notices = await page.locator('#assistant-notices').textContent();
+    out.iframes = await page.locator('#assistant-chat iframe').count();
+  } else if (mode === 'sdk') {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => out.pageErrors.push(e.message));
+    await page.goto(base + '/harness');
+    await page.waitForFunction(() => window.Assistant && window.Assistant.loaded, null, { timeout: 10000 });
+    out.cases = await page.evaluate(async () => {
+      const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+      const heard = [];
+      for (const name of ['ready', 'error', 'destroy']) {
+        Assistant('on', name, (e) => heard.push(name === 'error' ? 'error: ' + e.message : name));
+      }
+      const step = async (fn, wait = 200) => { heard.length = 0; let thrown = null; try { fn(); } catch (e) { thrown = e.message; } await sleep(wait); return { heard: [...heard], thrown }; };
+      const frames = () => [...document.querySelectorAll('iframe')].map((f) => f.title);
+      const r = {};
+      await sleep(100);
+      r.queued = [...window.__queuedHeard]; // what the calls queued before the SDK loaded gave
+      r.identifyBeforeInit = await step(() => Assistant('identify', { token: 'ast_x' }));
+      r.noConfig = await step(() => Assistant('init'));
+      r.noContainer = await step(() => Assistant('init', { title: 'x' }));
+      r.selector = await step(() => Assistant('init', { container: '#box' }));
+      r.missing = await step(() => Assistant('init', { container: 'nowhere' }));
+      r.badURL = await step(() => Assistant('init', { container: 'box', iframeUrl: 'javascript:alert(1)' }));
+      r.framesAfterBad = frames();
+      r.first = await step(() => Assistant('init', { container: 'box', title: 'First' }), 3000);
+      r.second = await step(() => Assistant('init', { container: 'box', title: 'Second' }));
+      r.framesAfterInits = frames();
+      r.destroy = await step(() => Assistant('destroy'));
+      r.framesAfterDestroy = frames();
+      return r;
+    });
+  }
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(out));
