@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/assistantpage"
 	"github.com/advisorhq/gateway/internal/bulk"
 	"github.com/advisorhq/gateway/internal/bulkcli"
 	"github.com/advisorhq/gateway/internal/bulkprogress"
@@ -187,7 +189,9 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		if webhookKey == "" {
 			webhookKey = randomKey()
 		}
-		sb, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", webhookKey)
+		// The gateway's own pages (the pop-out assistant) may embed the sandbox's chat.
+		origins := append(slices.Clone(sandbox.DefaultEmbedOrigins), base, loopbackURL(ln.Addr()))
+		sb, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", webhookKey, origins)
 		if err != nil {
 			return err
 		}
@@ -196,6 +200,9 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		sbBase := sb.url
 		sandboxURL = sbBase
 		upstream.BaseURL = sbBase
+		if cfg.AssistantEmbedURL == "" {
+			cfg.AssistantEmbedURL = sbBase
+		}
 		upstream.AccessToken, upstream.BasicCredentials = sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
 		// Bulk files go to the sandbox's own SFTP server, whose host key is trusted because the
 		// gateway made it; nothing else is ever trusted without configuration.
@@ -229,10 +236,19 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	schema := generated.NewExecutableSchema(generated.Config{
 		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps},
 	})
+	var assistant http.Handler
+	if cfg.AssistantEmbedURL != "" {
+		page, err := assistantpage.New(cfg.AssistantEmbedURL)
+		if err != nil {
+			return fmt.Errorf("ASSISTANT_EMBED_URL: %w", err)
+		}
+		assistant = page
+	}
 	handler := httpserver.New(httpserver.Deps{
-		Log:     log,
-		Schema:  schema,
-		Metrics: m,
+		Assistant: assistant,
+		Log:       log,
+		Schema:    schema,
+		Metrics:   m,
 		PerRequest: func(ctx context.Context) context.Context {
 			return advisor.WithBudget(advisor.WithCache(ctx), cfg.UpstreamBudget)
 		},
@@ -429,8 +445,9 @@ type embeddedSandbox struct {
 
 // startEmbeddedSandbox serves a demo sandbox on a free loopback port, sending its webhook events
 // to the gateway, and its SFTP server for bulk files.
-func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, webhookKey string) (*embeddedSandbox, error) {
+func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, webhookKey string, embedOrigins []string) (*embeddedSandbox, error) {
 	sb, err := sandbox.New(sandbox.Options{
+		EmbedOrigins: embedOrigins,
 		// Its request lines at debug: they would bury the gateway's own, which say the same.
 		Logger:     slog.New(loglevel.Demote(log.Handler())).With("component", "sandbox"),
 		WebhookURL: webhookURL,

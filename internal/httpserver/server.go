@@ -88,6 +88,8 @@ type Deps struct {
 	// close code 4403 on a WebSocket. Nil accepts everyone.
 	Authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
 	Config       Config
+	// Assistant serves the pop-out chat assistant at /assistant and below. Nil serves none.
+	Assistant http.Handler
 }
 
 // readyTimeout bounds each readiness check.
@@ -123,6 +125,10 @@ func New(d Deps) *Handler {
 		writeJSON(w, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", d.ready)
+	if d.Assistant != nil {
+		mux.Handle("GET /assistant", d.Assistant)
+		mux.Handle("GET /assistant/", d.Assistant)
+	}
 	if d.Webhooks != nil {
 		mux.Handle("/webhooks", d.Webhooks)
 	}
