@@ -135,6 +135,8 @@ type browserRun struct {
 	Notices  string                          `json:"notices"`
 	Iframes  int                             `json:"iframes"`
 	Cases    map[string]json.RawMessage      `json:"cases"`
+	Waiting  string                          `json:"waiting"`
+	Refused  int                             `json:"refused"`
 }
 
 func drive(t *testing.T, browser, mode, url string, env ...string) browserRun {
@@ -229,6 +231,25 @@ func TestPopoutOpensIdentifiesAndSurvivesExpiry(t *testing.T) {
 	}
 	if !strings.Contains(got.Notices, "You said:") {
 		t.Errorf("the page shows notices %q, want the chat's notification", got.Notices)
+	}
+}
+
+// A message sent after the session expired, while the gateway cannot give a new token, is
+// kept, and sent once the page's retries get one and identify with it (rule 3: within 15 s).
+func TestPopoutKeepsTheUnsentMessageUntilTheNextIdentify(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	url, _ := popoutServer(t, popoutSetup{ttl: 5 * time.Second})
+	got := drive(t, browser, "pending", url)
+	if got.Refused == 0 {
+		t.Error("the page never asked for a new token while the gateway was unreachable")
+	}
+	if got.Waiting != "after expiry" {
+		t.Errorf("while no token could be had the message box held %q, want the unsent message", got.Waiting)
+	}
+	want := []string{"before expiry", "You said: before expiry", "after expiry", "You said: after expiry"}
+	if strings.Join(got.Messages, "|") != strings.Join(want, "|") {
+		t.Errorf("the conversation is %q, want %q", got.Messages, want)
 	}
 }
 

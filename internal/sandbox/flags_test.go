@@ -106,3 +106,15 @@ func TestParseFlagsHelpNamesTheDefaultCredentials(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFlagsReadsEmbedOrigins(t *testing.T) {
+	env := map[string]string{"SANDBOX_EMBED_ORIGINS": "https://crm.example.com, http://localhost:3000"}
+	cfg, err := sandbox.ParseFlags(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || strings.Join(cfg.Options.EmbedOrigins, " ") != "https://crm.example.com http://localhost:3000" {
+		t.Errorf("got %q, %v; want the two origins", cfg.Options.EmbedOrigins, err)
+	}
+	env["SANDBOX_EMBED_ORIGINS"] = "crm.example.com"
+	if _, err := sandbox.ParseFlags(nil, func(k string) string { return env[k] }, io.Discard); err == nil || !strings.Contains(err.Error(), "SANDBOX_EMBED_ORIGINS") {
+		t.Errorf("got %v, want an error naming SANDBOX_EMBED_ORIGINS", err)
+	}
+}

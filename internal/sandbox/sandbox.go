@@ -468,6 +468,12 @@ v1 (clients, and contacts by client addressed by wid or external_id):
   GET  /v1/clients/{wid}/contacts           POST /v1/clients/{wid}/contacts
   GET  /v1/clients/{wid}/contacts/{id}      PUT  /v1/clients/{wid}/contacts/{id}
 
+Chat embed host (no credentials; the chat shows only to pages of the embed allow-list):
+  GET  /v1/sdk/assistant-sdk.js             the chat SDK (protocol assistant-embed/1.0)
+  GET  /v1/chat                             the chat page the SDK frames
+  GET  /v1/chat/history   POST /v1/chat/messages {"text": "..."}
+                                            Authorization: Bearer <session token>
+
 Uploads: PUT the file's bytes to the upload_uri a create or update returned, with the
 Content-Type of its extension, within %s.
 `, s.opts.UploadTTL)

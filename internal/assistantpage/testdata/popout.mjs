@@ -88,6 +88,30 @@ try {
     out.messages = await chat.locator('#messages li').allTextContents();
     out.events = await events(popup);
     out.notices = await popup.locator('#assistant-notices').textContent();
+  } else if (mode === 'pending') {
+    // The session expires while the gateway cannot be reached: a message sent then waits,
+    // and goes once the page's retries get a new token to identify with.
+    const page = await context.newPage();
+    page.on('pageerror', (e) => out.pageErrors.push(e.message));
+    await page.goto(base + '/assistant');
+    await page.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
+      /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    const chat = page.frameLocator('#assistant-chat iframe');
+    await chat.locator('#text').fill('before expiry');
+    await chat.locator('#send').click();
+    await chat.getByText('You said: before expiry').waitFor({ timeout: 10000 });
+    let refused = 0;
+    await context.route('**/graphql', (route) => { refused++; return route.abort(); });
+    await page.waitForFunction(() => /\bsession_expired\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    await chat.locator('#text').fill('after expiry');
+    await chat.locator('#send').click();
+    await sleep(1000);
+    out.waiting = await chat.locator('#text').inputValue();
+    out.refused = refused;
+    await context.unroute('**/graphql');
+    await chat.getByText('You said: after expiry').waitFor({ timeout: 15000 });
+    out.messages = await chat.locator('#messages li').allTextContents();
+    out.events = await events(page);
   } else if (mode === 'empty') {
     const page = await context.newPage();
     page.on('pageerror', (e) => out.pageErrors.push(e.message));
