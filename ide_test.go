@@ -11,26 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/advisorhq/gateway/internal/testnpm"
 )
 
 const ideDir = "testdata/ide"
 
-// chromium finds Debian's Chromium. CI installs it and sets REQUIRE_BROWSER=1, so there the
-// test fails rather than skips when it is missing.
-func chromium(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("REQUIRE_BROWSER") != "" {
-			t.Fatalf("Chromium is not at %s (apt-get install chromium, or set CHROMIUM)", path)
-		}
-		t.Skipf("no Chromium at %s: apt-get install chromium to run the IDE check (CI always runs it)", path)
-	}
-	return path
-}
+// chromium finds Debian's Chromium (testnpm.Chromium). CI installs it and sets
+// REQUIRE_BROWSER=1, so there the test fails rather than skips when it is missing.
+func chromium(t *testing.T) string { return testnpm.Chromium(t) }
 
 // The "done when": the README's example family query, pasted into the IDE at /, shows
 // the demo family with its relationships. The IDE's files come from the gateway itself, so no

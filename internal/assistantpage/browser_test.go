@@ -20,20 +20,11 @@ import (
 	"github.com/advisorhq/gateway/internal/testnpm"
 )
 
-// chromium finds Debian's Chromium, as the root's browser tests do. CI installs it and sets
-// REQUIRE_BROWSER=1, so there the tests fail rather than skip when it is missing.
+// chromium finds Debian's Chromium (testnpm.Chromium: CI sets REQUIRE_BROWSER=1, so there
+// the tests fail rather than skip without it) and installs the browser driver.
 func chromium(t *testing.T) string {
 	t.Helper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("REQUIRE_BROWSER") != "" {
-			t.Fatalf("Chromium is not at %s (apt-get install chromium, or set CHROMIUM)", path)
-		}
-		t.Skipf("no Chromium at %s: apt-get install chromium to run the pop-out checks (CI always runs them)", path)
-	}
+	path := testnpm.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	if err := testnpm.Install(ctx, "testdata", "playwright-core"); err != nil {
