@@ -111,6 +111,8 @@ type browserRun struct {
 	Bearers       []string `json:"bearers"`
 	PageErrors    []string `json:"pageErrors"`
 	GraphqlBodies []string `json:"graphqlBodies"`
+	GraphqlAuth   []string `json:"graphqlAuth"`
+	WiderWidth    int      `json:"widerWidth"`
 	Opener        struct{ ScreenX, ScreenY, OuterWidth, OuterHeight int }
 	Opened        [][]string `json:"opened"`
 	Popup         struct {
@@ -187,6 +189,9 @@ func TestPopoutOpensIdentifiesAndSurvivesExpiry(t *testing.T) {
 	if got.Pages != 2 {
 		t.Errorf("after a second click there are %d pages, want 2: the same pop-out refocused", got.Pages)
 	}
+	if got.WiderWidth != 700 {
+		t.Errorf("after \"wider\" the pop-out is %d wide, want 700", got.WiderWidth)
+	}
 	if len(got.Resized) != 2 || got.Resized[0][0] != 200 || got.Resized[1][0] != -200 || got.Resized[0][1] != 0 {
 		t.Errorf("the pop-out resized by %v, want [200 0] then [-200 0]", got.Resized)
 	}
@@ -204,6 +209,11 @@ func TestPopoutOpensIdentifiesAndSurvivesExpiry(t *testing.T) {
 	for _, tok := range got.Tokens[:2] {
 		if !strings.Contains(seen, tok) {
 			t.Errorf("the chat never used token %.8s… the page passed to identify", tok)
+		}
+	}
+	for _, a := range got.GraphqlAuth {
+		if a != "Bearer caller-1" {
+			t.Errorf("the page asked for a token with Authorization %q, want the opener's Bearer caller-1", a)
 		}
 	}
 	for _, b := range got.GraphqlBodies {
@@ -346,6 +356,10 @@ func TestSDKConfigurationErrors(t *testing.T) {
 	}
 	if len(second.Heard) != 0 || strings.Join(framesInits, " ") != "First" {
 		t.Errorf("a second init heard %v and left frames %v, want nothing heard and the first's frame only", second.Heard, framesInits)
+	}
+	var late []string
+	if err := json.Unmarshal(got.Cases["lateReady"], &late); err != nil || strings.Join(late, " ") != "ready" {
+		t.Errorf("a ready handler added after ready heard %v, want ready: on may be called at any time", late)
 	}
 	if strings.Join(destroy.Heard, " ") != "destroy" || len(framesDestroy) != 0 {
 		t.Errorf("destroy heard %v and left frames %v, want destroy and no frame", destroy.Heard, framesDestroy)

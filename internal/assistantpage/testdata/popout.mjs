@@ -14,7 +14,7 @@ const browser = await chromium.launch({
     // A screen tall enough for the 730-pixel pop-out, which a browser fits to the screen.
     '--screen-info={0,0 1600x1200}'],
 });
-const out = { urls: [], tokens: [], bearers: [], pageErrors: [], graphqlBodies: [] };
+const out = { urls: [], tokens: [], bearers: [], pageErrors: [], graphqlBodies: [], graphqlAuth: [] };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 try {
   // No emulated viewport: a pop-out is as large as window.open's features make it.
@@ -23,7 +23,10 @@ try {
     out.urls.push(r.url());
     const auth = r.headers().authorization;
     if (auth && r.url().includes('/v1/chat/')) out.bearers.push(auth.replace(/^Bearer /, ''));
-    if (r.url().endsWith('/graphql')) out.graphqlBodies.push(r.postData());
+    if (r.url().endsWith('/graphql')) {
+      out.graphqlBodies.push(r.postData());
+      out.graphqlAuth.push(r.headers().authorization ?? '');
+    }
   });
   context.on('response', async (r) => {
     if (!r.url().endsWith('/graphql')) return;
@@ -53,7 +56,10 @@ try {
     page.on('pageerror', (e) => out.pageErrors.push(e.message));
     await page.goto(base + '/assistant/demo');
     out.opener = await page.evaluate(() => ({ screenX, screenY, outerWidth, outerHeight }));
-    const [popup] = await Promise.all([context.waitForEvent('page'), page.click('#open-assistant')]);
+    // First as a page of the gateway's origin with its caller's credentials would open it;
+    // then the demo's button, which must refocus the same window.
+    const [popup] = await Promise.all([context.waitForEvent('page'),
+      page.evaluate(() => { openAssistant({ authorization: 'Bearer caller-1' }); })]);
     await popup.waitForLoadState();
     await popup.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
       /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
@@ -145,6 +151,10 @@ try {
       r.framesAfterBad = frames();
       r.first = await step(() => Assistant('init', { container: 'box', title: 'First' }), 3000);
       r.second = await step(() => Assistant('init', { container: 'box', title: 'Second' }));
+      const late = [];
+      Assistant('on', 'ready', () => late.push('ready'));
+      await sleep(100);
+      r.lateReady = late;
       r.framesAfterInits = frames();
       r.destroy = await step(() => Assistant('destroy'));
       r.framesAfterDestroy = frames();

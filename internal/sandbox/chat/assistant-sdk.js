@@ -128,6 +128,10 @@
     if (EVENTS.indexOf(name) < 0) return fail('on: unknown event "' + name + '"');
     if (typeof handler !== 'function') return fail('on: the handler of "' + name + '" is not a function');
     (handlers[name] = handlers[name] || []).push(handler);
+    // A page that subscribes after the chat is ready still hears that it is.
+    if (name === 'ready' && state.ready) {
+      setTimeout(function () { handler(); }, 0);
+    }
   }
 
   function destroy() {
