@@ -38,6 +38,7 @@ type popoutSetup struct {
 	ttl      time.Duration
 	unlisted bool                // the page's origin is not on the sandbox's allow-list
 	csp      func(string) string // rewrites the pop-out page's policy
+	embedCSP func(string) string // rewrites the policies of the embed host's answers
 }
 
 // popoutServer stands in for the gateway: the pop-out pages, and a POST /graphql that answers
@@ -55,7 +56,12 @@ func popoutServer(t *testing.T, s popoutSetup) (pageURL string, sb *sandbox.Sand
 		origins = []string{"http://127.0.0.1:1"}
 	}
 	embed := sandboxtest.Start(t, sandbox.Options{Empty: true, SessionTTL: s.ttl, EmbedOrigins: origins})
-	page, err := assistantpage.New(embed.Server.URL)
+	embedURL := embed.Server.URL
+	if s.embedCSP != nil {
+		// The same sandbox behind a front that rewrites its chat page's policy.
+		embedURL = sandboxtest.Serve(t, rewriteCSP(embed.Sandbox, s.embedCSP)).URL
+	}
+	page, err := assistantpage.New(embedURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +83,7 @@ func popoutServer(t *testing.T, s popoutSetup) (pageURL string, sb *sandbox.Sand
 		fmt.Fprintf(w, `<!DOCTYPE html><html><head><script src="/assistant/queue.js"></script>
 <script>window.__queuedHeard = []; Assistant('on', 'error', function (e) { window.__queuedHeard.push(e.message); }); Assistant('identify', {token: 'ast_early'});</script>
 <script async src="%s/v1/sdk/assistant-sdk.js"></script></head>
-<body><div id="box" style="height:300px"></div></body></html>`, embed.Server.URL)
+<body><div id="box" style="height:300px"></div></body></html>`, embedURL)
 	})
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Listener.Close()
@@ -87,7 +93,8 @@ func popoutServer(t *testing.T, s popoutSetup) (pageURL string, sb *sandbox.Sand
 	return pageURL, embed.Sandbox
 }
 
-// rewriteCSP serves h with its Content-Security-Policy rewritten by f (nil: as it is).
+// rewriteCSP serves h with the Content-Security-Policy of its answers, where they have one,
+// rewritten by f (nil: as they are).
 func rewriteCSP(h http.Handler, f func(string) string) http.Handler {
 	if f == nil {
 		return h
@@ -98,10 +105,25 @@ func rewriteCSP(h http.Handler, f func(string) string) http.Handler {
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
 		}
-		w.Header().Set("Content-Security-Policy", f(rec.Header().Get("Content-Security-Policy")))
+		if csp := rec.Header().Get("Content-Security-Policy"); csp != "" {
+			w.Header().Set("Content-Security-Policy", f(csp))
+		}
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(rec.Body.Bytes())
 	})
+}
+
+// without is a policy rewrite that drops one directive.
+func without(directive string) func(string) string {
+	return func(csp string) string {
+		var kept []string
+		for _, d := range strings.Split(csp, "; ") {
+			if !strings.HasPrefix(d, directive+" ") {
+				kept = append(kept, d)
+			}
+		}
+		return strings.Join(kept, "; ")
+	}
 }
 
 // browserRun is what popout.mjs saw.
@@ -266,7 +288,9 @@ func subsequence(got, want []string) int {
 }
 
 // A page whose origin is not on the allow-list, or whose policy lacks frame-src for the embed
-// host, stays empty: no ready and no error, neither event nor exception.
+// host, stays empty: no ready and no error, neither event nor exception. The allow-list holds
+// twice: the browser refuses to frame the chat page (frame-ancestors), and the chat page says
+// nothing to a parent that is not on it.
 func TestPopoutStaysEmpty(t *testing.T) {
 	t.Parallel()
 	browser := chromium(t)
@@ -275,16 +299,9 @@ func TestPopoutStaysEmpty(t *testing.T) {
 		setup popoutSetup
 	}{
 		{"unlisted origin", popoutSetup{unlisted: true}},
-		{"no frame-src", popoutSetup{csp: func(csp string) string {
-			parts := strings.Split(csp, "; ")
-			kept := parts[:0]
-			for _, p := range parts {
-				if !strings.HasPrefix(p, "frame-src ") {
-					kept = append(kept, p)
-				}
-			}
-			return strings.Join(kept, "; ")
-		}}},
+		{"no frame-src", popoutSetup{csp: without("frame-src")}},
+		// The chat page's own check, for browsers that ignore frame-ancestors.
+		{"unlisted origin, chat page without frame-ancestors", popoutSetup{unlisted: true, embedCSP: without("frame-ancestors")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
