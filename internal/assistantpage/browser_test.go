@@ -306,7 +306,7 @@ func TestPopoutStaysEmpty(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			url, _ := popoutServer(t, tc.setup)
-			got := drive(t, browser, "empty", url, "WATCH_MS=3000")
+			got := drive(t, browser, "watch", url, "WATCH_MS=3000")
 			for _, e := range got.Events {
 				if e == "ready" || e == "error" {
 					t.Errorf("events %v, want neither ready nor error", got.Events)

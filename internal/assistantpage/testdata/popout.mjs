@@ -2,7 +2,7 @@
 // object of what it saw. Usage: node popout.mjs <mode> <page server url>
 //   popout  opens /assistant/demo, clicks its button, follows the pop-out through ready,
 //           identify, a message, the "wider" button and (EXPECT_EXPIRY=1) a session that expires
-//   empty   opens /assistant and watches it for WATCH_MS (a page that must stay empty)
+//   watch   opens /assistant and watches it for WATCH_MS (say, a page that must stay empty)
 //   sdk     runs the SDK's configuration cases on /harness
 import { chromium } from 'playwright-core';
 
@@ -118,7 +118,7 @@ try {
     await chat.getByText('You said: after expiry').waitFor({ timeout: 15000 });
     out.messages = await chat.locator('#messages li').allTextContents();
     out.events = await events(page);
-  } else if (mode === 'empty') {
+  } else if (mode === 'watch') {
     const page = await context.newPage();
     page.on('pageerror', (e) => out.pageErrors.push(e.message));
     await page.goto(base + '/assistant');
