@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/advisorhq/gateway/internal/testnpm"
 )
 
 const assistantDir = "internal/assistantpage/testdata"
@@ -25,21 +26,11 @@ func TestTheZeroConfigGatewayServesAReadyAssistant(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(assistantDir, "popout.mjs"), "watch", gw.url)
 	cmd.Env = append(os.Environ(), "CHROMIUM="+browser, "WATCH_MS=3000")
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("drive the pop-out: %v\n%s", err, stderr)
-	}
 	var got struct {
 		Events     []string `json:"events"`
 		PageErrors []string `json:"pageErrors"`
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("browser output %q: %v", out, err)
-	}
+	testnpm.RunJSON(t, cmd, &got)
 	if !slices.Contains(got.Events, "ready") {
 		t.Errorf("the pop-out heard %v, want ready: the embedded sandbox must allow the gateway's origin", got.Events)
 	}

@@ -160,18 +160,8 @@ func drive(t *testing.T, browser, mode, url string, env ...string) browserRun {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "popout.mjs"), mode, url)
 	cmd.Env = append(append(os.Environ(), "CHROMIUM="+browser), env...)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("drive the browser: %v\n%s", err, stderr)
-	}
 	var got browserRun
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("browser output %q: %v", out, err)
-	}
+	testnpm.RunJSON(t, cmd, &got)
 	if len(got.PageErrors) > 0 {
 		t.Errorf("exceptions in the pages: %v", got.PageErrors)
 	}
