@@ -9,6 +9,8 @@
   var token = null;
   var pending = null; // the message that waits for a token
   var expiryTimer = null;
+  var waitTimer = null;
+  var IDENTIFY_WITHIN = 15000;
   var wide = false;
 
   function post(message) {
@@ -44,6 +46,7 @@
     if (e.origin !== parentOrigin) return;
     if (m.type === 'identify' && typeof m.token === 'string' && m.token !== '') {
       token = m.token;
+      clearTimeout(waitTimer);
       load();
     }
   });
@@ -68,9 +71,17 @@
       });
   }
 
+  // expired asks the page for a new token; a message waiting for it fails when none comes
+  // within the spec's 15 seconds (its text stays in the box, to send again).
   function expired() {
     token = null;
     clearTimeout(expiryTimer);
+    clearTimeout(waitTimer);
+    waitTimer = setTimeout(function () {
+      if (token || pending === null) return;
+      pending = null;
+      post({ type: 'error', message: 'the message was not sent: the session expired and no new token came within 15 seconds' });
+    }, IDENTIFY_WITHIN);
     post({ type: 'session_expired' });
   }
 
