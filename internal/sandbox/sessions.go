@@ -138,3 +138,7 @@ func randomToken(n int) string {
 	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// AssistantAdvisors is how many advisor records the assistant has: one per advisor external id
+// a session was ever minted for.
+func (s *Sandbox) AssistantAdvisors() int { return s.sessions.advisorCount() }
