@@ -44,17 +44,23 @@ func (s signer) valid(method, wid, vaultID, nonce string, expires int64, signatu
 	return hmac.Equal([]byte(want), []byte(signature))
 }
 
+// baseURL is where the sandbox's own addresses start: its public URL, or the host the request
+// came to.
+func (s *Sandbox) baseURL(r *http.Request) string {
+	if s.opts.PublicURL != "" {
+		return s.opts.PublicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
 // presign returns the address of d's file for method, valid until expires. The address is on
 // the sandbox's public URL, or on the host the request came to.
 func (s *Sandbox) presign(r *http.Request, method string, d *document, nonce string, expires time.Time) string {
-	base := s.opts.PublicURL
-	if base == "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
+	base := s.baseURL(r)
 	prefix := downloadPrefix
 	if method == http.MethodPut {
 		prefix = uploadPrefix

@@ -32,6 +32,8 @@ type Config struct {
 	TokenFromEnv           bool
 	CredentialsFromEnv     bool
 	SFTPCredentialsFromEnv bool
+	// ReferralFromEnv says the referral key or secret was set by the environment.
+	ReferralFromEnv bool
 }
 
 // ParseFlags reads the sandbox's flags from args and its credentials from the environment, as
@@ -51,6 +53,8 @@ Bulk files arrive over SFTP with the password of $SANDBOX_SFTP_CREDENTIALS (defa
 or a key of -sftp-authorized-keys; its host key is kept in -file-dir.
 Pages that may embed the chat: $SANDBOX_EMBED_ORIGINS, comma-separated origins
 (default `+strings.Join(DefaultEmbedOrigins, ",")+`).
+POST /v1/refer/{partner_id} takes x-api-key $SANDBOX_REFERRAL_API_KEY (default `+DefaultReferralAPIKey+`)
+and user-data-signature, the hex HMAC-SHA256 of the body with $SANDBOX_REFERRAL_SECRET (default `+DefaultReferralSecret+`).
 
 Flags:
 `)
@@ -67,6 +71,7 @@ Flags:
 	fs.StringVar(&cfg.Options.WebhookURL, "webhook-url", "", "`URL` to POST webhook events to, such as http://localhost:8080/webhooks (key: $SANDBOX_WEBHOOK_KEY)")
 	fs.StringVar(&cfg.SFTPAddr, "sftp-addr", DefaultSFTPAddr, "`host:port` the SFTP server for bulk files listens on")
 	fs.StringVar(&cfg.Options.SFTPAuthorizedKeys, "sftp-authorized-keys", "", "authorized_keys `file` of public keys that may log in to SFTP as the user of $SANDBOX_SFTP_CREDENTIALS")
+	partners := fs.String("partners", strings.Join(DefaultReferralPartners, ","), "comma-separated referral partner `ids` the sandbox knows")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -75,6 +80,15 @@ Flags:
 		return cfg, fmt.Errorf("sandbox: unexpected argument %q", fs.Arg(0))
 	}
 	cfg.Options.MaxFileSize = int64(maxFile)
+	cfg.Options.Partners = []string{}
+	for _, p := range strings.Split(*partners, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.Options.Partners = append(cfg.Options.Partners, p)
+		}
+	}
+	if len(cfg.Options.Partners) == 0 {
+		return cfg, errors.New("-partners must name at least one partner id")
+	}
 
 	if v := getenv("SANDBOX_ACCESS_TOKEN"); v != "" {
 		if strings.TrimSpace(v) != v || strings.ContainsAny(v, " \t\r\n") {
@@ -100,6 +114,20 @@ Flags:
 			return cfg, fmt.Errorf("SANDBOX_EMBED_ORIGINS: %w", err)
 		}
 		cfg.Options.EmbedOrigins = origins
+	}
+	for _, s := range []struct {
+		name string
+		dst  *string
+	}{
+		{"SANDBOX_REFERRAL_API_KEY", &cfg.Options.ReferralAPIKey},
+		{"SANDBOX_REFERRAL_SECRET", &cfg.Options.ReferralSecret},
+	} {
+		if v := getenv(s.name); v != "" {
+			if strings.ContainsAny(v, " \t\r\n") {
+				return cfg, fmt.Errorf("%s must not contain spaces", s.name)
+			}
+			*s.dst, cfg.ReferralFromEnv = v, true
+		}
 	}
 	cfg.Options.WebhookKey = getenv("SANDBOX_WEBHOOK_KEY")
 	if cfg.Options.WebhookURL != "" && cfg.Options.WebhookKey == "" {

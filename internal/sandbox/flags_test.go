@@ -28,10 +28,11 @@ func TestParseFlagsDefaults(t *testing.T) {
 func TestParseFlagsReadsFlagsAndEnvironment(t *testing.T) {
 	args := []string{"-addr", "0.0.0.0:9999", "-seed", "7", "-empty", "-max-file-size", "2MiB", "-processing-delay", "3s",
 		"-file-dir", "/tmp/files", "-public-url", "https://sandbox.example", "-webhook-url", "http://localhost:8080/webhooks",
-		"-sftp-addr", "0.0.0.0:2022", "-sftp-authorized-keys", "/etc/keys"}
+		"-sftp-addr", "0.0.0.0:2022", "-sftp-authorized-keys", "/etc/keys", "-partners", "p-1, p-2"}
 	env := map[string]string{
 		"SANDBOX_ACCESS_TOKEN": "tok", "SANDBOX_BASIC_CREDENTIALS": "ann:pw", "SANDBOX_WEBHOOK_KEY": "key-1",
 		"SANDBOX_SFTP_CREDENTIALS": "bob:pw:with:colons",
+		"SANDBOX_REFERRAL_API_KEY": "ref-key", "SANDBOX_REFERRAL_SECRET": "ref-secret",
 	}
 	cfg, err := sandbox.ParseFlags(args, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
@@ -59,6 +60,10 @@ func TestParseFlagsReadsFlagsAndEnvironment(t *testing.T) {
 		{"sftp-authorized-keys", o.SFTPAuthorizedKeys, "/etc/keys"},
 		{"SANDBOX_SFTP_CREDENTIALS", o.SFTPCredentials, "bob:pw:with:colons"},
 		{"SFTP credentials from the environment", cfg.SFTPCredentialsFromEnv, true},
+		{"partners", strings.Join(o.Partners, ","), "p-1,p-2"},
+		{"SANDBOX_REFERRAL_API_KEY", o.ReferralAPIKey, "ref-key"},
+		{"SANDBOX_REFERRAL_SECRET", o.ReferralSecret, "ref-secret"},
+		{"referral credentials from the environment", cfg.ReferralFromEnv, true},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
@@ -80,6 +85,9 @@ func TestParseFlagsRefusesWithTheSettingsName(t *testing.T) {
 		{"SFTP credentials without a password", nil, map[string]string{"SANDBOX_SFTP_CREDENTIALS": "bob:"}, "SANDBOX_SFTP_CREDENTIALS"},
 		{"an access token with a space", nil, map[string]string{"SANDBOX_ACCESS_TOKEN": "a b"}, "SANDBOX_ACCESS_TOKEN"},
 		{"a webhook URL without a key", []string{"-webhook-url", "http://localhost:8080/webhooks"}, nil, "SANDBOX_WEBHOOK_KEY"},
+		{"a referral key with a space", nil, map[string]string{"SANDBOX_REFERRAL_API_KEY": "a b"}, "SANDBOX_REFERRAL_API_KEY"},
+		{"a referral secret with a space", nil, map[string]string{"SANDBOX_REFERRAL_SECRET": "a b"}, "SANDBOX_REFERRAL_SECRET"},
+		{"no partners", []string{"-partners", " , "}, nil, "-partners"},
 		{"a size that is not one", []string{"-max-file-size", "lots"}, nil, "max-file-size"},
 		{"an unknown flag", []string{"-colour"}, nil, "colour"},
 		{"an argument that is not a flag", []string{"extra"}, nil, `unexpected argument "extra"`},

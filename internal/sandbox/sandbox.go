@@ -84,6 +84,16 @@ type Options struct {
 	// EmbedOrigins are the origins of the pages that may embed the chat (scheme, host and any
 	// non-default port); empty means DefaultEmbedOrigins.
 	EmbedOrigins []string
+
+	// ReferralAPIKey is the x-api-key of POST /v1/refer/{partner_id}; empty means
+	// DefaultReferralAPIKey.
+	ReferralAPIKey string
+	// ReferralSecret signs referral bodies (user-data-signature); empty means
+	// DefaultReferralSecret.
+	ReferralSecret string
+	// Partners are the referral partner ids the sandbox knows; nil means
+	// DefaultReferralPartners.
+	Partners []string
 }
 
 // Sandbox is the Advisor service in process. It is an http.Handler.
@@ -123,6 +133,15 @@ func New(opts Options) (*Sandbox, error) {
 	}
 	if user, pass, ok := strings.Cut(opts.SFTPCredentials, ":"); !ok || user == "" || pass == "" {
 		return nil, errors.New(`SFTP credentials must have the form "user:password"`)
+	}
+	if opts.ReferralAPIKey == "" {
+		opts.ReferralAPIKey = DefaultReferralAPIKey
+	}
+	if opts.ReferralSecret == "" {
+		opts.ReferralSecret = DefaultReferralSecret
+	}
+	if opts.Partners == nil {
+		opts.Partners = DefaultReferralPartners
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -233,6 +252,10 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 	case segs[0] == "v1" && len(segs) >= 2 && (segs[1] == "sdk" || segs[1] == "chat"):
 		// The embed host: public files, and a chat API that takes session tokens.
 		s.routeEmbed(w, r, segs[1:])
+
+	case segs[0] == "v1" && len(segs) >= 2 && segs[1] == "refer":
+		// The referral service has its own credentials (x-api-key and a signature), not v1's.
+		s.serveReferral(w, r, segs[2:])
 	case segs[0] == "v1":
 		if !s.basicOK(r) {
 			writeError(w, http.StatusForbidden, "Access Denied")
@@ -473,6 +496,10 @@ Chat embed host (no credentials; the chat shows only to pages of the embed allow
   GET  /v1/chat                             the chat page the SDK frames
   GET  /v1/chat/history   POST /v1/chat/messages {"text": "..."}
                                             Authorization: Bearer <session token>
+
+Referrals (the referral service's own credentials):
+  x-api-key: <referral API key>   user-data-signature: lower-case hex HMAC-SHA256 of the body
+  POST /v1/refer/{partner_id}   JSON or user[firstName]=... form: {"referralToken", "url"}
 
 Uploads: PUT the file's bytes to the upload_uri a create or update returned, with the
 Content-Type of its extension, within %s.
