@@ -40,6 +40,7 @@ import (
 	"github.com/advisorhq/gateway/internal/loglevel"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
+	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 	"github.com/advisorhq/gateway/internal/sftpupload"
@@ -208,6 +209,11 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		// gateway made it; nothing else is ever trusted without configuration.
 		user, pass, _ := strings.Cut(sandbox.DefaultSFTPCredentials, ":")
 		cfg.Bulk = config.BulkSFTP{Addr: sb.sftpAddr, User: user, Password: pass, Dir: config.DefaultBulkDir, HostKeyFingerprint: sb.fingerprint}
+		if cfg.ReferralURL == "" {
+			// Referrals go to the sandbox's referral endpoint with its demo key and secret.
+			cfg.ReferralURL = sbBase
+			cfg.ReferralAPIKey, cfg.ReferralSigningSecret = sandbox.DefaultReferralAPIKey, sandbox.DefaultReferralSecret
+		}
 		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s\n", sbBase)
 		fmt.Fprintf(stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
 		fmt.Fprintf(stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
@@ -233,8 +239,12 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		// Deferred before the gateway serves: loads under way end when it has drained.
 		defer bulkDeps.Loads.Close()
 	}
+	referrals, err := openReferral(cfg)
+	if err != nil {
+		return err
+	}
 	schema := generated.NewExecutableSchema(generated.Config{
-		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps},
+		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps, Referral: referrals},
 	})
 	var assistant http.Handler
 	if cfg.AssistantEmbedURL != "" {
@@ -435,6 +445,24 @@ func loopbackURL(a net.Addr) string {
 		return "http://" + a.String()
 	}
 	return "http://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+}
+
+// openReferral is the referral service's client, or, without REFERRAL_URL, a service that
+// answers that referrals are off.
+func openReferral(cfg config.Gateway) (*referral.Service, error) {
+	if cfg.ReferralURL == "" {
+		return referral.NewService(nil), nil
+	}
+	client, err := referral.New(referral.Options{
+		URL:     cfg.ReferralURL,
+		APIKey:  cfg.ReferralAPIKey,
+		Sign:    referral.HMACSigner(cfg.ReferralSigningSecret),
+		Timeout: cfg.UpstreamTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("REFERRAL_URL: %w", err)
+	}
+	return referral.NewService(client), nil
 }
 
 // embeddedSandbox is the sandbox the gateway runs when it has no ADVISOR_BASE_URL.

@@ -12,6 +12,7 @@ import (
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/vault"
 )
 
@@ -26,6 +27,8 @@ type Resolver struct {
 	Hub *eventhub.Hub
 	// Bulk checks and runs bulk loads.
 	Bulk Bulk
+	// Referral refers clients to the referral service; nil answers that referrals are off.
+	Referral *referral.Service
 }
 
 // clientRef addresses a v1 client from a query's arguments.

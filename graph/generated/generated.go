@@ -19,6 +19,7 @@ import (
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/gqlrun"
+	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -465,6 +466,7 @@ type ComplexityRoot struct {
 		CreateTopAccount    func(childComplexity int, input family.CreateTopAccountInput) int
 		DeleteClient        func(childComplexity int, externalID string, advisorID *string, teamID *string) int
 		DeleteDocument      func(childComplexity int, wid string, vaultID string) int
+		ReferClient         func(childComplexity int, partnerID string, input referral.Input) int
 		UpdateClientContact func(childComplexity int, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) int
 		UpdateContact       func(childComplexity int, wid string, id string, input family.ContactPatch) int
 		UpdateDocument      func(childComplexity int, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) int
@@ -508,6 +510,32 @@ type ComplexityRoot struct {
 		TopAccounts      func(childComplexity int, page *int, limit *int) int
 		Version          func(childComplexity int) int
 		Viewer           func(childComplexity int) int
+	}
+
+	Referral struct {
+		PartnerID     func(childComplexity int) int
+		Product       func(childComplexity int) int
+		ReferralToken func(childComplexity int) int
+		Token         func(childComplexity int) int
+		URL           func(childComplexity int) int
+		User          func(childComplexity int) int
+	}
+
+	ReferralAddress struct {
+		City  func(childComplexity int) int
+		Line1 func(childComplexity int) int
+		Line2 func(childComplexity int) int
+		State func(childComplexity int) int
+		Zip   func(childComplexity int) int
+	}
+
+	ReferralUser struct {
+		Address       func(childComplexity int) int
+		Email         func(childComplexity int) int
+		FirstName     func(childComplexity int) int
+		HasPets       func(childComplexity int) int
+		LastName      func(childComplexity int) int
+		MaritalStatus func(childComplexity int) int
 	}
 
 	Relationship struct {
@@ -689,6 +717,7 @@ type MutationResolver interface {
 	CreateDocument(ctx context.Context, wid string, input vault.CreateDocumentInput, file *graphql.Upload) (*vault.DocumentPayload, error)
 	UpdateDocument(ctx context.Context, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) (*vault.DocumentPayload, error)
 	DeleteDocument(ctx context.Context, wid string, vaultID string) (*vault.DeleteDocumentPayload, error)
+	ReferClient(ctx context.Context, partnerID string, input referral.Input) (*referral.Referral, error)
 }
 type QueryResolver interface {
 	Version(ctx context.Context) (string, error)
@@ -2572,6 +2601,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteDocument(childComplexity, args["wid"].(string), args["vaultId"].(string)), true
+	case "Mutation.referClient":
+		if e.ComplexityRoot.Mutation.ReferClient == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_referClient_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReferClient(childComplexity, args["partnerId"].(string), args["input"].(referral.Input)), true
 	case "Mutation.updateClientContact":
 		if e.ComplexityRoot.Mutation.UpdateClientContact == nil {
 			break
@@ -2811,6 +2851,111 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "Referral.partnerId":
+		if e.ComplexityRoot.Referral.PartnerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Referral.PartnerID(childComplexity), true
+	case "Referral.product":
+		if e.ComplexityRoot.Referral.Product == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Referral.Product(childComplexity), true
+	case "Referral.referralToken":
+		if e.ComplexityRoot.Referral.ReferralToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Referral.ReferralToken(childComplexity), true
+	case "Referral.token":
+		if e.ComplexityRoot.Referral.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Referral.Token(childComplexity), true
+	case "Referral.url":
+		if e.ComplexityRoot.Referral.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Referral.URL(childComplexity), true
+	case "Referral.user":
+		if e.ComplexityRoot.Referral.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Referral.User(childComplexity), true
+
+	case "ReferralAddress.city":
+		if e.ComplexityRoot.ReferralAddress.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralAddress.City(childComplexity), true
+	case "ReferralAddress.line1":
+		if e.ComplexityRoot.ReferralAddress.Line1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralAddress.Line1(childComplexity), true
+	case "ReferralAddress.line2":
+		if e.ComplexityRoot.ReferralAddress.Line2 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralAddress.Line2(childComplexity), true
+	case "ReferralAddress.state":
+		if e.ComplexityRoot.ReferralAddress.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralAddress.State(childComplexity), true
+	case "ReferralAddress.zip":
+		if e.ComplexityRoot.ReferralAddress.Zip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralAddress.Zip(childComplexity), true
+
+	case "ReferralUser.address":
+		if e.ComplexityRoot.ReferralUser.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralUser.Address(childComplexity), true
+	case "ReferralUser.email":
+		if e.ComplexityRoot.ReferralUser.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralUser.Email(childComplexity), true
+	case "ReferralUser.firstName":
+		if e.ComplexityRoot.ReferralUser.FirstName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralUser.FirstName(childComplexity), true
+	case "ReferralUser.hasPets":
+		if e.ComplexityRoot.ReferralUser.HasPets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralUser.HasPets(childComplexity), true
+	case "ReferralUser.lastName":
+		if e.ComplexityRoot.ReferralUser.LastName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralUser.LastName(childComplexity), true
+	case "ReferralUser.maritalStatus":
+		if e.ComplexityRoot.ReferralUser.MaritalStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralUser.MaritalStatus(childComplexity), true
 
 	case "Relationship.percentage":
 		if e.ComplexityRoot.Relationship.Percentage == nil {
@@ -3471,6 +3616,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputIndividualInput,
 		ec.unmarshalInputIndividualPatch,
 		ec.unmarshalInputOwnershipInput,
+		ec.unmarshalInputReferralAddressInput,
+		ec.unmarshalInputReferralInput,
+		ec.unmarshalInputReferralUserInput,
 		ec.unmarshalInputTrustInput,
 		ec.unmarshalInputTrustPatch,
 		ec.unmarshalInputUpdateDocumentInput,
@@ -5136,6 +5284,89 @@ scalar Upload
 "A date and time in RFC 3339, in UTC, such as ` + "`" + `2026-11-22T09:30:00.000Z` + "`" + `."
 scalar DateTime
 `, BuiltIn: false},
+	{Name: "../../schema/referral.graphqls", Input: `# Referrals: a client referred to a partner of the referral service (POST /v1/refer/{partner_id}).
+# The gateway signs the call with its own credentials; callers never see them.
+
+extend type Mutation {
+  """
+  Refers a client to a partner of the referral service and answers the token that marks them as
+  a referral and the address to send them to. The input is checked against the service's field
+  table first (BAD_USER_INPUT naming the field; nothing is sent). NOT_FOUND when the service
+  has no such partner; FORBIDDEN when it refuses the gateway's credentials; UPSTREAM_UNAVAILABLE
+  when it fails, does not answer in time, or referrals are not configured (REFERRAL_URL).
+  """
+  referClient(partnerId: ID!, input: ReferralInput!): Referral!
+}
+
+"What a client is referred for."
+enum ReferralProduct {
+  WILL
+  TRUST
+  "Advance health care directive."
+  AHCD
+  "Financial power of attorney."
+  FPOA
+}
+
+input ReferralInput {
+  product: ReferralProduct = WILL
+  "The user's token with the partner: at most 36 characters."
+  token: String
+  user: ReferralUserInput!
+}
+
+"The person referred: names and email at most 100, 100 and 320 characters."
+input ReferralUserInput {
+  email: String!
+  "Legal first name."
+  firstName: String!
+  "Legal last name."
+  lastName: String!
+  hasPets: Boolean
+  "Any status but WIDOWED, which the referral service does not take."
+  maritalStatus: MaritalStatus
+  address: ReferralAddressInput
+}
+
+"An address: line1 and city at most 255 characters, line2 150, state 2, zip 10."
+input ReferralAddressInput {
+  line1: String!
+  line2: String
+  city: String!
+  state: String!
+  zip: String!
+}
+
+"A referral made."
+type Referral {
+  "Identifies the user as an external referral during onboarding: at most 36 characters."
+  referralToken: String!
+  "Where to send the user: at most 2048 characters."
+  url: String!
+  partnerId: ID!
+  product: ReferralProduct!
+  token: String
+  user: ReferralUser!
+}
+
+"The person referred, as sent."
+type ReferralUser {
+  email: String!
+  firstName: String!
+  lastName: String!
+  hasPets: Boolean
+  maritalStatus: MaritalStatus
+  address: ReferralAddress
+}
+
+type ReferralAddress {
+  line1: String!
+  line2: String
+  city: String!
+  state: String!
+  zip: String!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/topaccount.graphqls", Input: `extend type Query {
   "One page of the top accounts the gateway's credentials reach, oldest first."
   topAccounts(page: Int = 1, limit: Int = 20): TopAccountPage!
@@ -5611,6 +5842,58 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_Referral(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "referralToken":
+		return ec.fieldContext_Referral_referralToken(ctx, field)
+	case "url":
+		return ec.fieldContext_Referral_url(ctx, field)
+	case "partnerId":
+		return ec.fieldContext_Referral_partnerId(ctx, field)
+	case "product":
+		return ec.fieldContext_Referral_product(ctx, field)
+	case "token":
+		return ec.fieldContext_Referral_token(ctx, field)
+	case "user":
+		return ec.fieldContext_Referral_user(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Referral", field.Name)
+}
+
+func (ec *executionContext) childFields_ReferralAddress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "line1":
+		return ec.fieldContext_ReferralAddress_line1(ctx, field)
+	case "line2":
+		return ec.fieldContext_ReferralAddress_line2(ctx, field)
+	case "city":
+		return ec.fieldContext_ReferralAddress_city(ctx, field)
+	case "state":
+		return ec.fieldContext_ReferralAddress_state(ctx, field)
+	case "zip":
+		return ec.fieldContext_ReferralAddress_zip(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReferralAddress", field.Name)
+}
+
+func (ec *executionContext) childFields_ReferralUser(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "email":
+		return ec.fieldContext_ReferralUser_email(ctx, field)
+	case "firstName":
+		return ec.fieldContext_ReferralUser_firstName(ctx, field)
+	case "lastName":
+		return ec.fieldContext_ReferralUser_lastName(ctx, field)
+	case "hasPets":
+		return ec.fieldContext_ReferralUser_hasPets(ctx, field)
+	case "maritalStatus":
+		return ec.fieldContext_ReferralUser_maritalStatus(ctx, field)
+	case "address":
+		return ec.fieldContext_ReferralUser_address(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReferralUser", field.Name)
+}
+
 func (ec *executionContext) childFields_Relationship(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "role":
@@ -6010,6 +6293,28 @@ func (ec *executionContext) field_Mutation_deleteDocument_args(ctx context.Conte
 		return nil, err
 	}
 	args["vaultId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_referClient_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "partnerId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["partnerId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (referral.Input, error) {
+			return ec.unmarshalNReferralInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -9921,6 +10226,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteDocument(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_referClient(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_referClient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReferClient(ctx, fc.Args["partnerId"].(string), fc.Args["input"].(referral.Input))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *referral.Referral) graphql.Marshaler {
+			return ec.marshalNReferral2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐReferral(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_referClient(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Referral(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_referClient_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Name_name(ctx context.Context, field graphql.CollectedField, obj *event.Name) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
 	return (*gqlrun.String)(&obj.Name)
@@ -10494,6 +10843,160 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Referral_referralToken(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ReferralToken)) + 2)
+	return (*gqlrun.String)(&obj.ReferralToken)
+}
+func (ec *executionContext) fieldContext_Referral_referralToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Referral_url(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.URL)) + 2)
+	return (*gqlrun.String)(&obj.URL)
+}
+func (ec *executionContext) fieldContext_Referral_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Referral_partnerId(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.PartnerID)) + 2)
+	return (*gqlrun.String)(&obj.PartnerID)
+}
+func (ec *executionContext) fieldContext_Referral_partnerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Referral_product(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return &obj.Product
+}
+func (ec *executionContext) fieldContext_Referral_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type ReferralProduct does not have child fields"))
+}
+
+func (ec *executionContext) _Referral_token(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Token))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Token))
+}
+func (ec *executionContext) fieldContext_Referral_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Referral_user(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Referral", Field: field, IsMethod: false}), field.Selections, obj.User)
+}
+func (ec *executionContext) fieldContext_Referral_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Referral",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReferralUser(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReferralAddress_line1(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Line1)) + 2)
+	return (*gqlrun.String)(&obj.Line1)
+}
+func (ec *executionContext) fieldContext_ReferralAddress_line1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralAddress_line2(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Line2))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Line2))
+}
+func (ec *executionContext) fieldContext_ReferralAddress_line2(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralAddress_city(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.City)) + 2)
+	return (*gqlrun.String)(&obj.City)
+}
+func (ec *executionContext) fieldContext_ReferralAddress_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralAddress_state(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.State)) + 2)
+	return (*gqlrun.String)(&obj.State)
+}
+func (ec *executionContext) fieldContext_ReferralAddress_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralAddress_zip(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Zip)) + 2)
+	return (*gqlrun.String)(&obj.Zip)
+}
+func (ec *executionContext) fieldContext_ReferralAddress_zip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralUser_email(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Email)) + 2)
+	return (*gqlrun.String)(&obj.Email)
+}
+func (ec *executionContext) fieldContext_ReferralUser_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralUser_firstName(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.FirstName)) + 2)
+	return (*gqlrun.String)(&obj.FirstName)
+}
+func (ec *executionContext) fieldContext_ReferralUser_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralUser_lastName(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LastName)) + 2)
+	return (*gqlrun.String)(&obj.LastName)
+}
+func (ec *executionContext) fieldContext_ReferralUser_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralUser_hasPets(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.HasPets))
+}
+func (ec *executionContext) fieldContext_ReferralUser_hasPets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralUser_maritalStatus(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.MaritalStatus))
+	return gqlrun.Nullable(obj.MaritalStatus)
+}
+func (ec *executionContext) fieldContext_ReferralUser_maritalStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type MaritalStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ReferralUser_address(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ReferralUser", Field: field, IsMethod: false}), field.Selections, obj.Address)
+}
+func (ec *executionContext) fieldContext_ReferralUser_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReferralUser",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReferralAddress(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13391,6 +13894,177 @@ func (ec *executionContext) unmarshalInputOwnershipInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Joint = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputReferralAddressInput(ctx context.Context, obj any) (referral.Address, error) {
+	var it referral.Address
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"line1", "line2", "city", "state", "zip"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "line1":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("line1"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Line1 = data
+		case "line2":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("line2"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Line2 = data
+		case "city":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("city"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.City = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "zip":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("zip"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Zip = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputReferralInput(ctx context.Context, obj any) (referral.Input, error) {
+	var it referral.Input
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["product"]; !present {
+		asMap["product"] = "WILL"
+	}
+
+	fieldsInOrder := [...]string{"product", "token", "user"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "product":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("product"))
+			data, err := ec.unmarshalOReferralProduct2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐProduct(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Product = data
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "user":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("user"))
+			data, err := ec.unmarshalNReferralUserInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.User = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputReferralUserInput(ctx context.Context, obj any) (referral.User, error) {
+	var it referral.User
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"email", "firstName", "lastName", "hasPets", "maritalStatus", "address"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "firstName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("firstName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FirstName = data
+		case "lastName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lastName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LastName = data
+		case "hasPets":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasPets"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasPets = data
+		case "maritalStatus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maritalStatus"))
+			data, err := ec.unmarshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaritalStatus = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOReferralAddressInput2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
 		}
 	}
 	return it, nil
@@ -17374,6 +18048,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "referClient":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_referClient(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17855,6 +18536,205 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var referralImplementors = []string{"Referral"}
+
+func (ec *executionContext) _Referral(ctx context.Context, sel ast.SelectionSet, obj *referral.Referral) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, referralImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
+			out.Values[i] = graphql.MarshalString("Referral")
+		case "referralToken":
+			out.Values[i] = ec._Referral_referralToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._Referral_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "partnerId":
+			out.Values[i] = ec._Referral_partnerId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "product":
+			out.Values[i] = ec._Referral_product(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._Referral_token(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "user":
+			out.Values[i] = ec._Referral_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var referralAddressImplementors = []string{"ReferralAddress"}
+
+func (ec *executionContext) _ReferralAddress(ctx context.Context, sel ast.SelectionSet, obj *referral.Address) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, referralAddressImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
+			out.Values[i] = graphql.MarshalString("ReferralAddress")
+		case "line1":
+			out.Values[i] = ec._ReferralAddress_line1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "line2":
+			out.Values[i] = ec._ReferralAddress_line2(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._ReferralAddress_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._ReferralAddress_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "zip":
+			out.Values[i] = ec._ReferralAddress_zip(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var referralUserImplementors = []string{"ReferralUser"}
+
+func (ec *executionContext) _ReferralUser(ctx context.Context, sel ast.SelectionSet, obj *referral.User) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, referralUserImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
+			out.Values[i] = graphql.MarshalString("ReferralUser")
+		case "email":
+			out.Values[i] = ec._ReferralUser_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "firstName":
+			out.Values[i] = ec._ReferralUser_firstName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastName":
+			out.Values[i] = ec._ReferralUser_lastName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPets":
+			out.Values[i] = ec._ReferralUser_hasPets(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maritalStatus":
+			out.Values[i] = ec._ReferralUser_maritalStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "address":
+			out.Values[i] = ec._ReferralUser_address(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20568,6 +21448,40 @@ func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgateway�
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNReferral2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐReferral(ctx context.Context, sel ast.SelectionSet, v *referral.Referral) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Referral(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReferralInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐInput(ctx context.Context, v any) (referral.Input, error) {
+	res, err := ec.unmarshalInputReferralInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNReferralProduct2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐProduct(ctx context.Context, v any) (referral.Product, error) {
+	var res referral.Product
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReferralProduct2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐProduct(ctx context.Context, sel ast.SelectionSet, v referral.Product) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(ctx context.Context, sel ast.SelectionSet, v referral.User) graphql.Marshaler {
+	return ec._ReferralUser(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNReferralUserInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(ctx context.Context, v any) (referral.User, error) {
+	res, err := ec.unmarshalInputReferralUserInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Relationship") {
@@ -21743,6 +22657,31 @@ func (ec *executionContext) marshalOPrimaryDocument2ᚖgithubᚗcomᚋadvisorhq�
 	if v == nil {
 		return graphql.Null
 	}
+	return v
+}
+
+func (ec *executionContext) marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(ctx context.Context, sel ast.SelectionSet, v *referral.Address) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReferralAddress(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOReferralAddressInput2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(ctx context.Context, v any) (*referral.Address, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputReferralAddressInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOReferralProduct2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐProduct(ctx context.Context, v any) (referral.Product, error) {
+	var res referral.Product
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReferralProduct2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐProduct(ctx context.Context, sel ast.SelectionSet, v referral.Product) graphql.Marshaler {
 	return v
 }
 

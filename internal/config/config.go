@@ -137,6 +137,14 @@ type Gateway struct {
 	// allows nothing else in its script-src and frame-src. Empty: the embedded sandbox's
 	// address (required with ADVISOR_BASE_URL for /assistant to be served).
 	AssistantEmbedURL string
+
+	// ReferralURL is the referral service (REFERRAL_URL); empty leaves referClient off against
+	// the Advisor service, and means the embedded sandbox's referral endpoint with it.
+	ReferralURL string
+	// ReferralAPIKey is its x-api-key (REFERRAL_API_KEY) and ReferralSigningSecret the secret
+	// of the user-data-signature (REFERRAL_SIGNING_SECRET); both required with REFERRAL_URL.
+	ReferralAPIKey        string `json:"-"`
+	ReferralSigningSecret string `json:"-"`
 }
 
 // BulkSFTP is the SFTP server bulk files are uploaded to.
@@ -333,6 +341,8 @@ func Load(getenv func(string) string) (Gateway, error) {
 		return nil
 	})
 
+	errs = append(errs, loadReferral(set, &cfg)...)
+
 	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
 		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
 			bytesize.Format(cfg.UploadDiskBudget), bytesize.Format(cfg.MaxUploadBytes)))
@@ -514,4 +524,40 @@ func boolSetting(dst *bool) func(string) error {
 		*dst = b
 		return nil
 	}
+}
+
+// loadReferral reads the referral service's settings: its address and, with it, both
+// credentials; credentials without an address are a mistake, not a default.
+func loadReferral(set func(string, func(string) error), cfg *Gateway) []error {
+	set("REFERRAL_URL", func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			return errors.New("must be an absolute http or https URL without credentials or query, such as https://referrals.advisor.example")
+		}
+		cfg.ReferralURL = strings.TrimSuffix(v, "/")
+		return nil
+	})
+	secret := func(dst *string) func(string) error {
+		return func(v string) error {
+			if strings.ContainsAny(v, " \t\r\n") {
+				return errors.New("must not contain spaces")
+			}
+			*dst = v
+			return nil
+		}
+	}
+	set("REFERRAL_API_KEY", secret(&cfg.ReferralAPIKey))
+	set("REFERRAL_SIGNING_SECRET", secret(&cfg.ReferralSigningSecret))
+	var errs []error
+	if cfg.ReferralURL != "" {
+		if cfg.ReferralAPIKey == "" {
+			errs = append(errs, errors.New("REFERRAL_API_KEY: required when REFERRAL_URL is set"))
+		}
+		if cfg.ReferralSigningSecret == "" {
+			errs = append(errs, errors.New("REFERRAL_SIGNING_SECRET: required when REFERRAL_URL is set: every referral is signed with it"))
+		}
+	} else if cfg.ReferralAPIKey != "" || cfg.ReferralSigningSecret != "" {
+		errs = append(errs, errors.New("REFERRAL_URL: required when REFERRAL_API_KEY or REFERRAL_SIGNING_SECRET is set"))
+	}
+	return errs
 }

@@ -219,3 +219,35 @@ func TestCallerAuthenticationIsRequiredAgainstTheService(t *testing.T) {
 		})
 	}
 }
+
+func TestReferralSettingsGoTogether(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string // "" for accepted
+	}{
+		{"none", nil, ""},
+		{"all three", map[string]string{"REFERRAL_URL": "https://ref.example/", "REFERRAL_API_KEY": "k", "REFERRAL_SIGNING_SECRET": "s"}, ""},
+		{"a URL that is not http", map[string]string{"REFERRAL_URL": "ftp://ref.example", "REFERRAL_API_KEY": "k", "REFERRAL_SIGNING_SECRET": "s"}, "REFERRAL_URL: must be an absolute http or https URL"},
+		{"a relative URL", map[string]string{"REFERRAL_URL": "/refer", "REFERRAL_API_KEY": "k", "REFERRAL_SIGNING_SECRET": "s"}, "REFERRAL_URL: must be an absolute http or https URL"},
+		{"a URL without a key", map[string]string{"REFERRAL_URL": "https://ref.example", "REFERRAL_SIGNING_SECRET": "s"}, "REFERRAL_API_KEY: required when REFERRAL_URL is set"},
+		{"a URL without a secret", map[string]string{"REFERRAL_URL": "https://ref.example", "REFERRAL_API_KEY": "k"}, "REFERRAL_SIGNING_SECRET: required when REFERRAL_URL is set"},
+		{"credentials without a URL", map[string]string{"REFERRAL_API_KEY": "k"}, "REFERRAL_URL: required when REFERRAL_API_KEY or REFERRAL_SIGNING_SECRET is set"},
+		{"a key with a space", map[string]string{"REFERRAL_URL": "https://ref.example", "REFERRAL_API_KEY": "k k", "REFERRAL_SIGNING_SECRET": "s"}, "REFERRAL_API_KEY: must not contain spaces"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Load(func(k string) string { return c.env[k] })
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("got %v, want no error", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("got %v, want an error saying %q", err, c.want)
+			case c.want == "" && c.env["REFERRAL_URL"] != "" && cfg.ReferralURL != "https://ref.example":
+				t.Errorf("got REFERRAL_URL %q, want it without the trailing slash", cfg.ReferralURL)
+			}
+			if err != nil && strings.Contains(err.Error(), "k k") {
+				t.Errorf("the error shows the key: %v", err)
+			}
+		})
+	}
+}
