@@ -244,14 +244,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 		cfg.Addr = v
 		return nil
 	})
-	set("ADVISOR_BASE_URL", func(v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
-			return errors.New("must be an absolute http or https URL without credentials or query, such as https://api.advisor.example")
-		}
-		cfg.AdvisorBaseURL = strings.TrimSuffix(v, "/")
-		return nil
-	})
+	set("ADVISOR_BASE_URL", baseURLSetting(&cfg.AdvisorBaseURL, "https://api.advisor.example"))
 	set("ADVISOR_ACCESS_TOKEN", func(v string) error {
 		if strings.ContainsAny(v, " \t\r\n") {
 			return errors.New("must not contain spaces")
@@ -529,14 +522,7 @@ func boolSetting(dst *bool) func(string) error {
 // loadReferral reads the referral service's settings: its address and, with it, both
 // credentials; credentials without an address are a mistake, not a default.
 func loadReferral(set func(string, func(string) error), cfg *Gateway) []error {
-	set("REFERRAL_URL", func(v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
-			return errors.New("must be an absolute http or https URL without credentials or query, such as https://referrals.advisor.example")
-		}
-		cfg.ReferralURL = strings.TrimSuffix(v, "/")
-		return nil
-	})
+	set("REFERRAL_URL", baseURLSetting(&cfg.ReferralURL, "https://referrals.advisor.example"))
 	secret := func(dst *string) func(string) error {
 		return func(v string) error {
 			if strings.ContainsAny(v, " \t\r\n") {
@@ -560,4 +546,17 @@ func loadReferral(set func(string, func(string) error), cfg *Gateway) []error {
 		errs = append(errs, errors.New("REFERRAL_URL: required when REFERRAL_API_KEY or REFERRAL_SIGNING_SECRET is set"))
 	}
 	return errs
+}
+
+// baseURLSetting reads a service's base address: absolute http or https, without credentials
+// or query, kept without a trailing slash.
+func baseURLSetting(dst *string, example string) func(string) error {
+	return func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			return errors.New("must be an absolute http or https URL without credentials or query, such as " + example)
+		}
+		*dst = strings.TrimSuffix(v, "/")
+		return nil
+	}
 }
