@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
@@ -132,5 +135,34 @@ func TestReferClientWorksAgainstTheEmbeddedSandbox(t *testing.T) {
 	gw.post(t, referClientMutation, map[string]any{"partner": "demo-partner", "input": in}).ok(t, &got)
 	if got.ReferClient.Product != "FPOA" || !strings.Contains(got.ReferClient.URL, "product=fpoa") {
 		t.Errorf("got %+v, want an FPOA referral", got.ReferClient)
+	}
+}
+
+// `go run . sandbox` takes its referral credentials from the environment and its partners
+// from -partners, and prints where the credentials are, not what they are.
+func TestSandboxCommandTakesReferralSettings(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"SANDBOX_REFERRAL_API_KEY": "env-referral-key", "SANDBOX_REFERRAL_SECRET": "env-referral-secret"}
+	lines := startedLines(t, []string{"sandbox", "-addr", "127.0.0.1:0", "-partners", "p-9"}, env, "sandbox serving", "referral:")
+	if strings.Contains(lines[1], "env-referral") || !strings.Contains(lines[1], "{p-9}") {
+		t.Errorf("start-up line %q, want the partner and no credential", lines[1])
+	}
+	base := urlPattern.FindString(lines[0])
+	for _, c := range []struct {
+		partner, key string
+		want         int
+	}{
+		{"p-9", "env-referral-key", 200},
+		{"demo-partner", "env-referral-key", 404},
+		{"p-9", sandbox.DefaultReferralAPIKey, 401},
+	} {
+		body := []byte(`{"user":{"email":"a@example.com","firstName":"A","lastName":"B"}}`)
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/refer/"+c.partner, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", c.key)
+		req.Header.Set("user-data-signature", advisorspec.SignReferral("env-referral-secret", body))
+		if status, out := doJSON(t, req); status != c.want {
+			t.Errorf("partner %s, key %s: status %d %v, want %d", c.partner, c.key, status, out, c.want)
+		}
 	}
 }

@@ -100,6 +100,10 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
 	if cfg.SFTPCredentialsFromEnv {
 		sftpLogin = "user and password $SANDBOX_SFTP_CREDENTIALS"
 	}
+	referralLogin := "x-api-key " + sandbox.DefaultReferralAPIKey + ", signing secret " + sandbox.DefaultReferralSecret
+	if cfg.ReferralFromEnv {
+		referralLogin = "x-api-key $SANDBOX_REFERRAL_API_KEY, signing secret $SANDBOX_REFERRAL_SECRET"
+	}
 	sftpSrv, sftpLn, err := listenSFTP(sb, cfg.SFTPAddr, cfg.SFTPAddr != sandbox.DefaultSFTPAddr)
 	if err != nil {
 		_ = ln.Close()
@@ -110,7 +114,8 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
   v1 paths: Basic credentials %[3]s
   try:      curl -H "Authorization: Bearer %[2]s" http://%[1]s/v2/top-accounts/
   bulk:     sftp://%[4]s (%[5]s), host key %[6]s
-`, ln.Addr(), token, creds, sftpLn.Addr(), sftpLogin, sftpSrv.Fingerprint())
+  referral: POST /v1/refer/{%[7]s} (%[8]s)
+`, ln.Addr(), token, creds, sftpLn.Addr(), sftpLogin, sftpSrv.Fingerprint(), strings.Join(cfg.Options.Partners, ","), referralLogin)
 	return serveSandbox(ctx, sb, ln, sftpSrv, sftpLn)
 }
 
