@@ -159,8 +159,8 @@ func ParseReferralForm(form url.Values) (Referral, *Error) {
 		if len(form[key]) > 1 {
 			return Referral{}, invalid(field, "%s is given more than once", field)
 		}
-		if !setPath(obj, path, form[key][0]) {
-			return Referral{}, invalid(field, "%s is given both as a value and as an object", path[0])
+		if at := setPath(obj, path, form[key][0]); at != "" {
+			return Referral{}, invalid(at, "%s is given both as a value and as an object", at)
 		}
 	}
 	data, _ := json.Marshal(obj) // strings and maps only
@@ -200,10 +200,10 @@ func formPath(key string) ([]string, bool) {
 	return path, true
 }
 
-// setPath puts value at path in obj, making the objects on the way; false when a value and an
-// object would share a name.
-func setPath(obj map[string]any, path []string, value string) bool {
-	for _, name := range path[:len(path)-1] {
+// setPath puts value at path in obj, making the objects on the way. When a value and an
+// object would share a name it returns that name's path, and "" otherwise.
+func setPath(obj map[string]any, path []string, value string) string {
+	for i, name := range path[:len(path)-1] {
 		next, ok := obj[name]
 		if !ok {
 			m := map[string]any{}
@@ -213,16 +213,16 @@ func setPath(obj map[string]any, path []string, value string) bool {
 		}
 		m, isObj := next.(map[string]any)
 		if !isObj {
-			return false
+			return strings.Join(path[:i+1], ".")
 		}
 		obj = m
 	}
 	last := path[len(path)-1]
 	if _, taken := obj[last]; taken {
-		return false
+		return strings.Join(path, ".")
 	}
 	obj[last] = value
-	return true
+	return ""
 }
 
 func checkReferral(obj object, form bool) (Referral, *Error) {

@@ -230,6 +230,7 @@ func TestReferralRefusesValuesTheTableDoesNotAllow(t *testing.T) {
 		{"unknown user field", formType, referralForm(map[string]string{"user[phone]": "1"}), "user.phone is not a field of the referral"},
 		{"a field twice in a form", formType, []byte(string(referralForm(nil)) + "&token=again"), "token is given more than once"},
 		{"user as a value and an object", formType, []byte(string(referralForm(nil)) + "&user=x"), "user is given both as a value and as an object"},
+		{"an address as a value and an object", formType, []byte(string(referralForm(addressForm("city", "c"))) + "&user[address]=x"), "user.address is given both as a value and as an object"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
