@@ -223,6 +223,9 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		fmt.Fprintf(stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
 		fmt.Fprintf(stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
 			sandbox.DefaultAccessToken, sbBase)
+		if cfg.ReferralURL == sbBase {
+			fmt.Fprintf(stdout, "  its referral partners (referClient): %s\n", strings.Join(sandbox.DefaultReferralPartners, ", "))
+		}
 	}
 	api, err := advisor.New(upstream)
 	if err != nil {

@@ -137,6 +137,12 @@ func (c *Client) statusError(status int, partnerID string, body []byte) error {
 	upstream := &apperr.Upstream{Status: status, Message: said}
 	switch {
 	case status == http.StatusBadRequest, status == http.StatusUnprocessableEntity, status == http.StatusRequestEntityTooLarge:
+		// A message that starts with a field of the body (the sandbox's do) is put in the
+		// schema's names, as the gateway's own check would word it; the service's words stay
+		// in Upstream.
+		if field, rest, ok := strings.Cut(said, " "); ok && isBodyField(field) {
+			return &apperr.Error{Code: apperr.BadUserInput, Field: schemaPath(field), Message: schemaPath(field) + " " + rest, Err: cause, Upstream: upstream}
+		}
 		return &apperr.Error{Code: apperr.BadUserInput, Message: "The referral service refused the referral: " + said, Err: cause, Upstream: upstream}
 	case status == http.StatusUnauthorized, status == http.StatusForbidden:
 		// The gateway's credentials, not the caller's: the caller can do nothing but report it.

@@ -107,7 +107,8 @@ func TestReferMapsTheServicesAnswersToCodes(t *testing.T) {
 		code    apperr.Code
 		message string
 	}{
-		{"refused input keeps the service's words", 400, `{"message":"user.email must be at most 320 characters"}`, apperr.BadUserInput, "The referral service refused the referral: user.email must be at most 320 characters"},
+		{"refused input in the schema's names", 400, `{"message":"user.address.postal_code must be at most 10 characters"}`, apperr.BadUserInput, "input.user.address.zip must be at most 10 characters"},
+		{"a refusal naming no field keeps the service's words", 400, `{"message":"Duplicate referral"}`, apperr.BadUserInput, "The referral service refused the referral: Duplicate referral"},
 		{"a plain-text refusal", 422, `bad zip`, apperr.BadUserInput, "The referral service refused the referral: bad zip"},
 		{"a wrong key", 401, `{"message":"Missing or invalid x-api-key"}`, apperr.Forbidden, "The referral service refused the gateway's credentials: check REFERRAL_API_KEY and REFERRAL_SIGNING_SECRET"},
 		{"a wrong signature", 403, `{"message":"Missing or invalid user-data-signature"}`, apperr.Forbidden, "The referral service refused the gateway's credentials: check REFERRAL_API_KEY and REFERRAL_SIGNING_SECRET"},
@@ -133,6 +134,9 @@ func TestReferMapsTheServicesAnswersToCodes(t *testing.T) {
 			e, ok := apperr.As(err)
 			if !ok || e.Code != c.code || e.Message != c.message {
 				t.Fatalf("got %v, want %s %q", err, c.code, c.message)
+			}
+			if c.code == apperr.BadUserInput && (e.Upstream == nil || e.Upstream.Status != c.status || !strings.Contains(c.body, e.Upstream.Message)) {
+				t.Errorf("upstream %+v, want the service's status and words", e.Upstream)
 			}
 		})
 	}

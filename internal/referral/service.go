@@ -151,6 +151,11 @@ func (in Input) wire() (advisorspec.Referral, error) {
 	return ref, nil
 }
 
+// isBodyField reports whether s names a field of the referral body, such as user.address.city.
+func isBodyField(s string) bool {
+	return s == "product" || s == "token" || s == "user" || strings.HasPrefix(s, "user.") && !strings.ContainsAny(s, "\"'(),:")
+}
+
 // schemaPath names a field of the service's body by its path in referClient's arguments.
 func schemaPath(field string) string {
 	if field == "" {
