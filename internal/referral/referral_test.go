@@ -188,6 +188,7 @@ func TestReferRefusesInputOverTheLimitsBeforeAnyCall(t *testing.T) {
 		message string
 	}{
 		{"token", func(in *referral.Input) { in.Token = ptr(long(36)) }, "", "input.token", "input.token must be at most 36 characters"},
+		{"blank token", func(in *referral.Input) { in.Token = ptr("") }, "", "input.token", "input.token must not be blank"},
 		{"email", func(in *referral.Input) { in.User.Email = long(320) }, "", "input.user.email", "input.user.email must be at most 320 characters"},
 		{"firstName", func(in *referral.Input) { in.User.FirstName = long(100) }, "", "input.user.firstName", "input.user.firstName must be at most 100 characters"},
 		{"lastName blank", func(in *referral.Input) { in.User.LastName = " " }, "", "input.user.lastName", "input.user.lastName must not be blank"},

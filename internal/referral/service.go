@@ -119,6 +119,10 @@ func (in Input) wire() (advisorspec.Referral, error) {
 		ref.Product = advisorspec.DefaultReferralProduct
 	}
 	if in.Token != nil {
+		// An empty token would travel as none (omitempty): refuse it as the service would.
+		if strings.TrimSpace(*in.Token) == "" {
+			return ref, apperr.Input("input.token", "input.token must not be blank")
+		}
 		ref.Token = *in.Token
 	}
 	if u.MaritalStatus != nil {
