@@ -19,14 +19,7 @@ import (
 // written and show the demo family with its relationships.
 func TestTheREADMEExampleQueryShowsTheDemoFamily(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := regexp.MustCompile("(?s)<!-- README example query.*?```graphql\n(.*?)```").FindSubmatch(readme)
-	if block == nil {
-		t.Fatal("README.md has no example query block")
-	}
+	query := readmeGraphQL(t, "README example query")
 	gw := newGateway(t, newUpstream(t, true), nil)
 	var got struct {
 		TopAccounts struct {
@@ -41,7 +34,7 @@ func TestTheREADMEExampleQueryShowsTheDemoFamily(t *testing.T) {
 			}
 		}
 	}
-	gw.post(t, string(block[1]), nil).ok(t, &got)
+	gw.post(t, query, nil).ok(t, &got)
 	if len(got.TopAccounts.Nodes) != 1 {
 		t.Fatalf("got %d top accounts, want the demo family", len(got.TopAccounts.Nodes))
 	}
@@ -57,6 +50,21 @@ func TestTheREADMEExampleQueryShowsTheDemoFamily(t *testing.T) {
 		t.Errorf("got %s with %d cards, relationship roles %v and %d documents; want the Hartwell family with every role",
 			fam.Name, len(fam.Contacts), roles, fam.Documents.TotalCount)
 	}
+}
+
+// readmeGraphQL is the README's graphql block that follows the comment starting with marker
+// (<!-- marker ... -->), as written.
+func readmeGraphQL(t *testing.T, marker string) string {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)<!-- " + regexp.QuoteMeta(marker) + ".*?```graphql\n(.*?)```").FindSubmatch(readme)
+	if block == nil {
+		t.Fatalf("README.md has no graphql block after <!-- %s", marker)
+	}
+	return string(block[1])
 }
 
 // The README's live-events walk-through: its subscription, then its curl line to the sandbox,

@@ -166,3 +166,17 @@ func TestSandboxCommandTakesReferralSettings(t *testing.T) {
 		}
 	}
 }
+
+// The README's referClient example runs as written against the gateway with no configuration.
+func TestTheREADMEReferralRunsAgainstTheEmbeddedSandbox(t *testing.T) {
+	t.Parallel()
+	query := readmeGraphQL(t, "README referral")
+	gw := &gateway{url: started(t, nil, map[string]string{"ADDR": "127.0.0.1:0"}, "gateway serving")}
+	var got struct {
+		ReferClient struct{ ReferralToken, URL string }
+	}
+	gw.post(t, query, nil).ok(t, &got)
+	if got.ReferClient.ReferralToken == "" || !strings.Contains(got.ReferClient.URL, "product=trust") {
+		t.Errorf("got %+v, want a trust referral", got.ReferClient)
+	}
+}
