@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -27,6 +29,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/assistantpage"
 	"github.com/advisorhq/gateway/internal/bulk"
 	"github.com/advisorhq/gateway/internal/bulkcli"
@@ -74,6 +77,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "enroll" {
+		return runEnroll(args[1:], stdout, stderr)
+	}
 	cfg, err := sandbox.ParseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
@@ -109,14 +115,58 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
 		_ = ln.Close()
 		return err
 	}
+	sessions, sessionLn, err := listenSessionHost(sb, cfg.SessionEnv, cfg.SessionAddr, cfg.SessionAddr != sandbox.DefaultSessionAddr)
+	if err != nil {
+		_ = ln.Close()
+		_ = sftpLn.Close()
+		return err
+	}
 	fmt.Fprintf(stdout, `Advisor sandbox serving http://%[1]s
   v2 paths: Authorization: Bearer %[2]s
   v1 paths: Basic credentials %[3]s
   try:      curl -H "Authorization: Bearer %[2]s" http://%[1]s/v2/top-accounts/
   bulk:     sftp://%[4]s (%[5]s), host key %[6]s
   referral: POST /v1/refer/{%[7]s} (%[8]s)
-`, ln.Addr(), token, creds, sftpLn.Addr(), sftpLogin, sftpSrv.Fingerprint(), strings.Join(cfg.Options.Partners, ","), referralLogin)
-	return serveSandbox(ctx, sb, ln, sftpSrv, sftpLn)
+  sessions: https://%[9]s (mutual TLS, HTTP/2; %[10]s certificates: go run . sandbox enroll -file-dir %[11]s -env %[10]s -out DIR)
+`, ln.Addr(), token, creds, sftpLn.Addr(), sftpLogin, sftpSrv.Fingerprint(), strings.Join(cfg.Options.Partners, ","), referralLogin,
+		sessionLn.Addr(), sessions.Env, sessions.Dir)
+	return serveSandbox(ctx, sb, ln, sftpSrv, sftpLn, sessions, sessionLn)
+}
+
+// runEnroll issues a client certificate of the sandbox's session host (`sandbox enroll`).
+func runEnroll(args []string, stdout, stderr io.Writer) error {
+	cfg, err := sandbox.ParseEnrollFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	e, err := sandbox.Enroll(cfg.FileDir, cfg.Env, cfg.Name, now.Add(-time.Minute), now.Add(cfg.TTL))
+	if err != nil {
+		return fmt.Errorf("sandbox enroll: %w", err)
+	}
+	if err := sandbox.WriteEnrollment(e, cfg.Out); err != nil {
+		return fmt.Errorf("sandbox enroll: %w", err)
+	}
+	fmt.Fprintf(stdout, "Enrolled %q for %s until %s: %s/client.crt, client.key and the host's CA ca.crt\n",
+		cfg.Name, cfg.Env, e.NotAfter.UTC().Format(time.RFC3339), cfg.Out)
+	return nil
+}
+
+// listenSessionHost makes the sandbox's session host of env and its listener: on addr, or,
+// unless exact, on a free loopback port when addr is taken.
+func listenSessionHost(sb *sandbox.Sandbox, env, addr string, exact bool) (*sandbox.SessionHost, net.Listener, error) {
+	h, err := sb.SessionHost(env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the sandbox's session host: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil && !exact {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on -session-addr %s: %w", addr, err)
+	}
+	return h, ln, nil
 }
 
 // listenSFTP makes the sandbox's SFTP server and its listener: on addr, or, unless exact (an
@@ -138,15 +188,20 @@ func listenSFTP(sb *sandbox.Sandbox, addr string, exact bool) (*sftpd.Server, ne
 
 // serveSandbox serves the sandbox's HTTP interface and its SFTP server until ctx ends, and
 // returns once both have stopped.
-func serveSandbox(ctx context.Context, sb *sandbox.Sandbox, ln net.Listener, sftpSrv *sftpd.Server, sftpLn net.Listener) error {
+func serveSandbox(ctx context.Context, sb *sandbox.Sandbox, ln net.Listener, sftpSrv *sftpd.Server, sftpLn net.Listener,
+	sessions *sandbox.SessionHost, sessionLn net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sftpDone := make(chan error, 1)
+	sftpDone, sessionsDone := make(chan error, 1), make(chan error, 1)
 	go func() { sftpDone <- sftpSrv.Serve(ctx, sftpLn) }()
+	go func() { sessionsDone <- sessions.Serve(ctx, sessionLn) }()
 	err := serve(ctx, sandboxServer(sb), ln)
 	cancel()
 	if serr := <-sftpDone; serr != nil && err == nil {
 		err = fmt.Errorf("serve SFTP: %w", serr)
+	}
+	if serr := <-sessionsDone; serr != nil && err == nil {
+		err = fmt.Errorf("serve the session host: %w", serr)
 	}
 	return err
 }
@@ -191,6 +246,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	webhookKey := cfg.WebhookAPIKey
 	sandboxURL := ""
+	var embedded *embeddedSandbox
 	if cfg.Sandboxed() {
 		if webhookKey == "" {
 			webhookKey = randomKey()
@@ -204,7 +260,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		// Deferred before the gateway serves, so the sandbox stops after the gateway has drained.
 		defer sb.stop()
 		sbBase := sb.url
-		sandboxURL = sbBase
+		sandboxURL, embedded = sbBase, sb
 		upstream.BaseURL = sbBase
 		if cfg.AssistantEmbedURL == "" {
 			cfg.AssistantEmbedURL = sbBase
@@ -237,6 +293,15 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	defer callers.close()
 	callers.describe(stdout, sandboxURL)
+	sessionHost, err := openSessionHost(cfg.AssistantSession, embedded)
+	if err != nil {
+		return err
+	}
+	var sessionReady []httpserver.ReadyCheck
+	if sessionHost != nil {
+		defer sessionHost.Close()
+		sessionReady = append(sessionReady, httpserver.ReadyCheck{Name: "assistant_session", Check: sessionHost.Health})
+	}
 	fam := family.NewService(api)
 	docs := vault.NewService(api, vault.DefaultDetailConcurrency)
 	bulkDeps, err := openBulk(cfg, api, bulkProgress, log)
@@ -252,18 +317,19 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		return err
 	}
 	schema := generated.NewExecutableSchema(generated.Config{
-		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps, Referral: referrals},
+		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps, Referral: referrals,
+			Assistant: &assistant.Sessions{Client: sessionHost}},
 	})
-	var assistant http.Handler
+	var assistantPage http.Handler
 	if cfg.AssistantEmbedURL != "" {
 		page, err := assistantpage.New(cfg.AssistantEmbedURL)
 		if err != nil {
 			return fmt.Errorf("ASSISTANT_EMBED_URL: %w", err)
 		}
-		assistant = page
+		assistantPage = page
 	}
 	handler := httpserver.New(httpserver.Deps{
-		Assistant: assistant,
+		Assistant: assistantPage,
 		Log:       log,
 		Schema:    schema,
 		Metrics:   m,
@@ -275,7 +341,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Ready: append([]httpserver.ReadyCheck{
 			{Name: "advisor", Check: api.Ping, Advisory: true},
 			{Name: "events", Check: hub.Ready},
-		}, callers.ready...),
+		}, append(callers.ready, sessionReady...)...),
 		Config: httpserver.Config{
 			AllowedOrigins:  cfg.AllowedOrigins,
 			MaxRequestBytes: cfg.MaxRequestBytes,
@@ -302,6 +368,9 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	if cfg.Introspection {
 		fmt.Fprintf(stdout, "  Schema:   %s/graphql/schema.graphql\n", base)
+	}
+	if assistantPage != nil {
+		fmt.Fprintf(stdout, "  Assistant: %[1]s/assistant (opened by %[1]s/assistant/open.js; try %[1]s/assistant/demo)\n", base)
 	}
 	fmt.Fprintf(stdout, "  Health:   %[1]s/healthz\n  Ready:    %[1]s/readyz\n  Metrics:  %[1]s/metrics\n", base)
 	srv := &http.Server{
@@ -473,10 +542,51 @@ func openReferral(cfg config.Gateway) (*referral.Service, error) {
 	return referral.NewService(client), nil
 }
 
+// openSessionHost is the client of the session host the assistant's tokens are minted at: the
+// embedded sandbox's, with the certificate the gateway enrolled there, or ASSISTANT_SESSION_URL's
+// with the files of ASSISTANT_CLIENT_CERT, ASSISTANT_CLIENT_KEY and ASSISTANT_SERVER_CA. Nil when
+// there is none: createAssistantSession then says which settings to set.
+func openSessionHost(cfg config.AssistantSession, sb *embeddedSandbox) (*assistant.Client, error) {
+	if sb != nil {
+		cert, err := sb.enrollment.TLSCertificate()
+		if err != nil {
+			return nil, fmt.Errorf("the embedded sandbox's enrollment: %w", err)
+		}
+		return assistant.New(assistant.Options{URL: sb.sessionURL, Certificate: cert, ServerCAs: sb.enrollment.ServerCAs()})
+	}
+	if !cfg.Configured() {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+	if err != nil {
+		// The error names the files, never their contents.
+		return nil, fmt.Errorf("ASSISTANT_CLIENT_CERT and ASSISTANT_CLIENT_KEY: %w", err)
+	}
+	var pool *x509.CertPool
+	if cfg.ServerCAFile != "" {
+		pemBytes, err := os.ReadFile(cfg.ServerCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ASSISTANT_SERVER_CA: %w", err)
+		}
+		pool = x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemBytes) {
+			return nil, fmt.Errorf("ASSISTANT_SERVER_CA: %s holds no PEM certificate", cfg.ServerCAFile)
+		}
+	}
+	c, err := assistant.New(assistant.Options{URL: cfg.URL, Certificate: cert, ServerCAs: pool})
+	if err != nil {
+		return nil, fmt.Errorf("ASSISTANT_SESSION_URL: %w", err)
+	}
+	return c, nil
+}
+
 // embeddedSandbox is the sandbox the gateway runs when it has no ADVISOR_BASE_URL.
 type embeddedSandbox struct {
 	url, sftpAddr, fingerprint string
-	stop                       func()
+	// sessionURL is its session host, and enrollment the gateway's certificate for it.
+	sessionURL string
+	enrollment sandbox.Enrollment
+	stop       func()
 }
 
 // startEmbeddedSandbox serves a demo sandbox on a free loopback port, sending its webhook events
@@ -508,15 +618,32 @@ func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, web
 		_ = sb.Close()
 		return nil, fmt.Errorf("the embedded sandbox: %w", err)
 	}
+	sessions, sessionLn, err := listenSessionHost(sb, sandbox.EnvUAT, sandbox.DefaultSessionAddr, false)
+	var enrollment sandbox.Enrollment
+	if err == nil {
+		// The gateway enrols itself, as an integrator does once at the enrollment host.
+		enrollment, err = sessions.Enroll("advisor-gateway")
+		if err != nil {
+			_ = sessionLn.Close()
+		}
+	}
+	if err != nil {
+		_ = ln.Close()
+		_ = sftpLn.Close()
+		_ = sb.Close()
+		return nil, fmt.Errorf("the embedded sandbox: %w", err)
+	}
 	// Not the signal's context: the gateway drains its in-flight requests after the signal, and
 	// they may still need the sandbox; the caller stops it (stop) once the gateway has stopped.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
-	go func() { done <- serveSandbox(ctx, sb, ln, sftpSrv, sftpLn) }()
+	go func() { done <- serveSandbox(ctx, sb, ln, sftpSrv, sftpLn, sessions, sessionLn) }()
 	return &embeddedSandbox{
 		url:         "http://" + ln.Addr().String(),
 		sftpAddr:    sftpLn.Addr().String(),
 		fingerprint: sftpSrv.Fingerprint(),
+		sessionURL:  "https://" + sessionLn.Addr().String(),
+		enrollment:  enrollment,
 		stop: func() {
 			cancel()
 			<-done

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/referral"
@@ -29,6 +30,8 @@ type Resolver struct {
 	Bulk Bulk
 	// Referral refers clients to the referral service; nil answers that referrals are off.
 	Referral *referral.Service
+	// Assistant mints the chat assistant's session tokens for the caller.
+	Assistant *assistant.Sessions
 }
 
 // clientRef addresses a v1 client from a query's arguments.

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/advisorhq/gateway/graph/model"
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/gqlrun"
@@ -157,6 +158,11 @@ type ComplexityRoot struct {
 		Timestamp             func(childComplexity int) int
 		VaultLink             func(childComplexity int) int
 		Wid                   func(childComplexity int) int
+	}
+
+	AssistantSession struct {
+		ExpiresAt func(childComplexity int) int
+		Token     func(childComplexity int) int
 	}
 
 	BulkFileReport struct {
@@ -459,20 +465,21 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddClient           func(childComplexity int, input family.ClientInput, advisorID *string, teamID *string) int
-		CreateClientContact func(childComplexity int, ref string, advisorID *string, teamID *string, input family.ContactInput) int
-		CreateContact       func(childComplexity int, wid string, input family.ContactInput) int
-		CreateDocument      func(childComplexity int, wid string, input vault.CreateDocumentInput, file *graphql.Upload) int
-		CreateTopAccount    func(childComplexity int, input family.CreateTopAccountInput) int
-		DeleteClient        func(childComplexity int, externalID string, advisorID *string, teamID *string) int
-		DeleteDocument      func(childComplexity int, wid string, vaultID string) int
-		ReferClient         func(childComplexity int, partnerID string, input referral.Input) int
-		UpdateClientContact func(childComplexity int, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) int
-		UpdateContact       func(childComplexity int, wid string, id string, input family.ContactPatch) int
-		UpdateDocument      func(childComplexity int, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) int
-		UpdateTopAccount    func(childComplexity int, wid string, input family.UpdateTopAccountInput) int
-		UploadBulkFiles     func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) int
-		ValidateBulkFiles   func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) int
+		AddClient              func(childComplexity int, input family.ClientInput, advisorID *string, teamID *string) int
+		CreateAssistantSession func(childComplexity int) int
+		CreateClientContact    func(childComplexity int, ref string, advisorID *string, teamID *string, input family.ContactInput) int
+		CreateContact          func(childComplexity int, wid string, input family.ContactInput) int
+		CreateDocument         func(childComplexity int, wid string, input vault.CreateDocumentInput, file *graphql.Upload) int
+		CreateTopAccount       func(childComplexity int, input family.CreateTopAccountInput) int
+		DeleteClient           func(childComplexity int, externalID string, advisorID *string, teamID *string) int
+		DeleteDocument         func(childComplexity int, wid string, vaultID string) int
+		ReferClient            func(childComplexity int, partnerID string, input referral.Input) int
+		UpdateClientContact    func(childComplexity int, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) int
+		UpdateContact          func(childComplexity int, wid string, id string, input family.ContactPatch) int
+		UpdateDocument         func(childComplexity int, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) int
+		UpdateTopAccount       func(childComplexity int, wid string, input family.UpdateTopAccountInput) int
+		UploadBulkFiles        func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) int
+		ValidateBulkFiles      func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) int
 	}
 
 	Name struct {
@@ -706,6 +713,7 @@ type GeneratedDocumentResolver interface {
 type MutationResolver interface {
 	CreateTopAccount(ctx context.Context, input family.CreateTopAccountInput) (*family.TopAccount, error)
 	UpdateTopAccount(ctx context.Context, wid string, input family.UpdateTopAccountInput) (*family.TopAccount, error)
+	CreateAssistantSession(ctx context.Context) (*assistant.Session, error)
 	ValidateBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) (*model.BulkReport, error)
 	UploadBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) (*model.BulkUpload, error)
 	AddClient(ctx context.Context, input family.ClientInput, advisorID *string, teamID *string) (*family.Client, error)
@@ -1246,6 +1254,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AssistantMultiDocumentRequiresReview.Wid(childComplexity), true
+
+	case "AssistantSession.expiresAt":
+		if e.ComplexityRoot.AssistantSession.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantSession.ExpiresAt(childComplexity), true
+	case "AssistantSession.token":
+		if e.ComplexityRoot.AssistantSession.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantSession.Token(childComplexity), true
 
 	case "BulkFileReport.bytes":
 		if e.ComplexityRoot.BulkFileReport.Bytes == nil {
@@ -2535,6 +2556,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddClient(childComplexity, args["input"].(family.ClientInput), args["advisorId"].(*string), args["teamId"].(*string)), true
+	case "Mutation.createAssistantSession":
+		if e.ComplexityRoot.Mutation.CreateAssistantSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAssistantSession(childComplexity), true
 	case "Mutation.createClientContact":
 		if e.ComplexityRoot.Mutation.CreateClientContact == nil {
 			break
@@ -3800,6 +3827,24 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../../schema/assistant.graphqls", Input: `extend type Mutation {
+  """
+  Mints a session token of the chat assistant for the caller: the advisor and firm of the
+  caller's token, never ids from the request. The pop-out page at ` + "`" + `/assistant` + "`" + ` passes it to the
+  chat SDK's ` + "`" + `identify` + "`" + `; it lasts 15 minutes, and a new one is minted when the SDK says
+  ` + "`" + `session_expired` + "`" + `. The token is a credential: keep it out of URLs and logs.
+  """
+  createAssistantSession: AssistantSession!
+}
+
+"A session of the chat assistant."
+type AssistantSession {
+  "The session token, for the chat SDK's ` + "`" + `identify({token})` + "`" + `."
+  token: String!
+  "When the token stops being accepted."
+  expiresAt: DateTime!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/bulk.graphqls", Input: `# Bulk loads: a Clients file and a People/Trusts/Entities file (JSONL, one record per line),
 # checked as they stream and sent to the service's SFTP server, which adds or updates every
 # record and never deletes one.
@@ -5441,6 +5486,16 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AssistantSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_AssistantSession_token(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_AssistantSession_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AssistantSession", field.Name)
+}
 
 func (ec *executionContext) childFields_BulkFileReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -7635,6 +7690,23 @@ func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_de
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _AssistantSession_token(ctx context.Context, field graphql.CollectedField, obj *assistant.Session) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Token)) + 2)
+	return (*gqlrun.String)(&obj.Token)
+}
+func (ec *executionContext) fieldContext_AssistantSession_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssistantSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AssistantSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *assistant.Session) (ret graphql.Marshaler) {
+	var v time.Time = obj.ExpiresAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_AssistantSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssistantSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _BulkFileReport_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
 	return (*gqlrun.Int)(&obj.Rows)
@@ -9738,6 +9810,38 @@ func (ec *executionContext) fieldContext_Mutation_updateTopAccount(ctx context.C
 	if fc.Args, err = ec.field_Mutation_updateTopAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createAssistantSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createAssistantSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().CreateAssistantSession(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *assistant.Session) graphql.Marshaler {
+			return ec.marshalNAssistantSession2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋassistantᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createAssistantSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AssistantSession(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -15548,6 +15652,54 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 	return out
 }
 
+var assistantSessionImplementors = []string{"AssistantSession"}
+
+func (ec *executionContext) _AssistantSession(ctx context.Context, sel ast.SelectionSet, obj *assistant.Session) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantSessionImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 16 + 6)
+			out.Values[i] = graphql.MarshalString("AssistantSession")
+		case "token":
+			out.Values[i] = ec._AssistantSession_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._AssistantSession_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var bulkFileReportImplementors = []string{"BulkFileReport"}
 
 func (ec *executionContext) _BulkFileReport(ctx context.Context, sel ast.SelectionSet, obj *model.BulkFileReport) graphql.Marshaler {
@@ -17967,6 +18119,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateTopAccount":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateTopAccount(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createAssistantSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createAssistantSession(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -20475,6 +20634,16 @@ func (ec *executionContext) unmarshalNAssistantFailureReason2githubᚗcomᚋadvi
 
 func (ec *executionContext) marshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx context.Context, sel ast.SelectionSet, v event.AssistantFailureReason) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNAssistantSession2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋassistantᚐSession(ctx context.Context, sel ast.SelectionSet, v *assistant.Session) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AssistantSession(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {

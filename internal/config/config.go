@@ -137,6 +137,11 @@ type Gateway struct {
 	// allows nothing else in its script-src and frame-src. Empty: the embedded sandbox's
 	// address (required with ADVISOR_BASE_URL for /assistant to be served).
 	AssistantEmbedURL string
+	// AssistantSession is the session host the assistant's tokens are minted at, over mutual
+	// TLS (ASSISTANT_SESSION_URL, ASSISTANT_CLIENT_CERT, ASSISTANT_CLIENT_KEY,
+	// ASSISTANT_SERVER_CA); unset against the Advisor service, createAssistantSession is off,
+	// and against the embedded sandbox the gateway enrols with the sandbox's own.
+	AssistantSession AssistantSession
 
 	// ReferralURL is the referral service (REFERRAL_URL); empty leaves referClient off against
 	// the Advisor service, and means the embedded sandbox's referral endpoint with it.
@@ -335,6 +340,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 	})
 
 	errs = append(errs, loadReferral(set, &cfg)...)
+	errs = append(errs, loadAssistantSession(getenv, set, &cfg)...)
 
 	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
 		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
@@ -517,6 +523,66 @@ func boolSetting(dst *bool) func(string) error {
 		*dst = b
 		return nil
 	}
+}
+
+// AssistantSession is where and as whom the gateway mints assistant session tokens.
+type AssistantSession struct {
+	// URL is the session host, https (ASSISTANT_SESSION_URL).
+	URL string
+	// CertFile and KeyFile are the gateway's enrolled client certificate and its key, PEM
+	// (ASSISTANT_CLIENT_CERT, ASSISTANT_CLIENT_KEY).
+	CertFile string
+	KeyFile  string
+	// ServerCAFile holds the CA certificates that sign the session host's certificate, PEM
+	// (ASSISTANT_SERVER_CA); empty trusts the system's roots.
+	ServerCAFile string
+}
+
+// Configured reports whether there is a session host.
+func (a AssistantSession) Configured() bool { return a.URL != "" }
+
+// assistantSessionSettings are the settings of the session host, in the order their errors are
+// reported.
+var assistantSessionSettings = []string{"ASSISTANT_SESSION_URL", "ASSISTANT_CLIENT_CERT", "ASSISTANT_CLIENT_KEY", "ASSISTANT_SERVER_CA"}
+
+// loadAssistantSession reads the session host's settings: none, or the address with the
+// client certificate and its key; against the embedded sandbox, none.
+func loadAssistantSession(getenv func(string) string, set func(string, func(string) error), cfg *Gateway) []error {
+	a := &cfg.AssistantSession
+	set("ASSISTANT_SESSION_URL", func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			return errors.New("must be an absolute https URL without credentials or query, such as https://session.advisor.example: the session host speaks only mutual TLS")
+		}
+		a.URL = strings.TrimSuffix(v, "/")
+		return nil
+	})
+	set("ASSISTANT_CLIENT_CERT", func(v string) error { a.CertFile = v; return nil })
+	set("ASSISTANT_CLIENT_KEY", func(v string) error { a.KeyFile = v; return nil })
+	set("ASSISTANT_SERVER_CA", func(v string) error { a.ServerCAFile = v; return nil })
+	var given []string
+	for _, name := range assistantSessionSettings {
+		if getenv(name) != "" {
+			given = append(given, name)
+		}
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	if cfg.Sandboxed() {
+		return []error{fmt.Errorf("ADVISOR_BASE_URL: required when %s is set (without it the gateway enrols with the embedded sandbox's session host)", strings.Join(given, ", "))}
+	}
+	var errs []error
+	if a.URL == "" && getenv("ASSISTANT_SESSION_URL") == "" {
+		errs = append(errs, fmt.Errorf("ASSISTANT_SESSION_URL: required when %s is set", strings.Join(given, ", ")))
+	}
+	if a.CertFile == "" {
+		errs = append(errs, errors.New("ASSISTANT_CLIENT_CERT: required for assistant sessions: the session host authenticates the gateway by its enrolled certificate"))
+	}
+	if a.KeyFile == "" {
+		errs = append(errs, errors.New("ASSISTANT_CLIENT_KEY: required for assistant sessions: the key of ASSISTANT_CLIENT_CERT"))
+	}
+	return errs
 }
 
 // loadReferral reads the referral service's settings: its address and, with it, both

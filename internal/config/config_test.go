@@ -251,3 +251,45 @@ func TestReferralSettingsGoTogether(t *testing.T) {
 		})
 	}
 }
+
+func TestAssistantSessionSettingsGoTogether(t *testing.T) {
+	t.Parallel()
+	prod := map[string]string{
+		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
+		"AUTH_DISABLED": "true",
+	}
+	for _, tc := range []struct {
+		name    string
+		sandbox bool
+		env     map[string]string
+		want    string // in the error; empty: accepted
+	}{
+		{"none: sessions off", false, nil, ""},
+		{"all four", false, map[string]string{"ASSISTANT_SESSION_URL": "https://session.example/", "ASSISTANT_CLIENT_CERT": "/c", "ASSISTANT_CLIENT_KEY": "/k", "ASSISTANT_SERVER_CA": "/ca"}, ""},
+		{"the system's roots", false, map[string]string{"ASSISTANT_SESSION_URL": "https://session.example", "ASSISTANT_CLIENT_CERT": "/c", "ASSISTANT_CLIENT_KEY": "/k"}, ""},
+		{"plain http", false, map[string]string{"ASSISTANT_SESSION_URL": "http://session.example", "ASSISTANT_CLIENT_CERT": "/c", "ASSISTANT_CLIENT_KEY": "/k"}, "ASSISTANT_SESSION_URL: must be an absolute https URL"},
+		{"no certificate", false, map[string]string{"ASSISTANT_SESSION_URL": "https://session.example", "ASSISTANT_CLIENT_KEY": "/k"}, "ASSISTANT_CLIENT_CERT: required"},
+		{"no key", false, map[string]string{"ASSISTANT_SESSION_URL": "https://session.example", "ASSISTANT_CLIENT_CERT": "/c"}, "ASSISTANT_CLIENT_KEY: required"},
+		{"a certificate without the host", false, map[string]string{"ASSISTANT_CLIENT_CERT": "/c", "ASSISTANT_CLIENT_KEY": "/k"}, "ASSISTANT_SESSION_URL: required when ASSISTANT_CLIENT_CERT, ASSISTANT_CLIENT_KEY is set"},
+		{"against the embedded sandbox", true, map[string]string{"ASSISTANT_SESSION_URL": "https://session.example"}, "ADVISOR_BASE_URL: required when ASSISTANT_SESSION_URL is set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{}
+			if !tc.sandbox {
+				maps.Copy(env, prod)
+			}
+			maps.Copy(env, tc.env)
+			cfg, err := config.Load(func(k string) string { return env[k] })
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			case tc.want == "" && cfg.AssistantSession.Configured() != (tc.env != nil):
+				t.Fatalf("configured %v for %v", cfg.AssistantSession.Configured(), tc.env)
+			case tc.want == "" && tc.env != nil && cfg.AssistantSession.URL != "https://session.example":
+				t.Errorf("URL %q, want it without the trailing slash", cfg.AssistantSession.URL)
+			}
+		})
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
@@ -26,7 +28,11 @@ type Config struct {
 	Addr string
 	// SFTPAddr is where the SFTP server for bulk files listens.
 	SFTPAddr string
-	Options  Options
+	// SessionAddr is where the session host (mutual TLS, HTTP/2) listens, and SessionEnv the
+	// environment whose client certificates it accepts.
+	SessionAddr string
+	SessionEnv  string
+	Options     Options
 	// TokenFromEnv, CredentialsFromEnv and SFTPCredentialsFromEnv say the credentials were set
 	// by the environment, so their values are not printed.
 	TokenFromEnv           bool
@@ -40,7 +46,7 @@ type Config struct {
 // a remote service reads its own configuration. Usage and flag errors are written to output.
 // It returns flag.ErrHelp when help was asked for.
 func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Config, error) {
-	cfg := Config{Addr: DefaultAddr, SFTPAddr: DefaultSFTPAddr}
+	cfg := Config{Addr: DefaultAddr, SFTPAddr: DefaultSFTPAddr, SessionAddr: DefaultSessionAddr, SessionEnv: EnvUAT}
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.Usage = func() {
@@ -71,6 +77,9 @@ Flags:
 	fs.StringVar(&cfg.Options.WebhookURL, "webhook-url", "", "`URL` to POST webhook events to, such as http://localhost:8080/webhooks (key: $SANDBOX_WEBHOOK_KEY)")
 	fs.StringVar(&cfg.SFTPAddr, "sftp-addr", DefaultSFTPAddr, "`host:port` the SFTP server for bulk files listens on")
 	fs.StringVar(&cfg.Options.SFTPAuthorizedKeys, "sftp-authorized-keys", "", "authorized_keys `file` of public keys that may log in to SFTP as the user of $SANDBOX_SFTP_CREDENTIALS")
+	fs.StringVar(&cfg.SessionAddr, "session-addr", DefaultSessionAddr, "`host:port` the session host (mutual TLS, HTTP/2 only) listens on")
+	fs.StringVar(&cfg.SessionEnv, "session-env", EnvUAT, "the `environment` (uat or production) whose client certificates the session host accepts")
+	fs.DurationVar(&cfg.Options.SessionTTL, "session-ttl", DefaultSessionTTL, "how long an assistant session token lasts")
 	partners := fs.String("partners", strings.Join(DefaultReferralPartners, ","), "comma-separated referral partner `ids` the sandbox knows")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -80,6 +89,12 @@ Flags:
 		return cfg, fmt.Errorf("sandbox: unexpected argument %q", fs.Arg(0))
 	}
 	cfg.Options.MaxFileSize = int64(maxFile)
+	if !slices.Contains(Environments, cfg.SessionEnv) {
+		return cfg, fmt.Errorf("-session-env %q: want %s or %s", cfg.SessionEnv, EnvUAT, EnvProduction)
+	}
+	if cfg.Options.SessionTTL <= 0 {
+		return cfg, fmt.Errorf("-session-ttl %s: want a positive duration", cfg.Options.SessionTTL)
+	}
 	cfg.Options.Partners = []string{}
 	for _, p := range strings.Split(*partners, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -170,4 +185,51 @@ func (s *sizeFlag) Set(v string) error {
 	}
 	*s = sizeFlag(n)
 	return nil
+}
+
+// EnrollConfig is what `sandbox enroll` does: issue a client certificate of Env's CA, kept in
+// FileDir, into Out.
+type EnrollConfig struct {
+	Env, FileDir, Out, Name string
+	TTL                     time.Duration
+}
+
+// ParseEnrollFlags reads `sandbox enroll`'s flags.
+func ParseEnrollFlags(args []string, output io.Writer) (EnrollConfig, error) {
+	cfg := EnrollConfig{}
+	fs := flag.NewFlagSet("sandbox enroll", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.Usage = func() {
+		fmt.Fprint(output, `Usage: go run . sandbox enroll -file-dir DIR -env uat|production -out DIR
+
+Issues a client certificate for the sandbox's session host, as the service's enrollment host
+does: client.crt, client.key and the host's CA, ca.crt, written to -out. The CA of each
+environment is kept in the -file-dir the sandbox runs with; a certificate of one environment
+is refused by a session host of the other.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.Env, "env", EnvUAT, "the `environment`: uat or production")
+	fs.StringVar(&cfg.FileDir, "file-dir", "", "the sandbox's -file-dir, where the CAs are kept (required)")
+	fs.StringVar(&cfg.Out, "out", "", "`directory` to write client.crt, client.key and ca.crt to (required)")
+	fs.StringVar(&cfg.Name, "name", "gateway", "the certificate's common name")
+	fs.DurationVar(&cfg.TTL, "ttl", DefaultClientCertTTL, "how long the certificate is valid")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("sandbox enroll: unexpected argument %q", fs.Arg(0))
+	case cfg.FileDir == "":
+		return cfg, errors.New("sandbox enroll: -file-dir is required: the directory the sandbox runs with, which keeps its CAs")
+	case cfg.Out == "":
+		return cfg, errors.New("sandbox enroll: -out is required: the directory to write the certificate to")
+	case !slices.Contains(Environments, cfg.Env):
+		return cfg, fmt.Errorf("sandbox enroll: -env %q: want %s or %s", cfg.Env, EnvUAT, EnvProduction)
+	case cfg.TTL <= 0:
+		return cfg, fmt.Errorf("sandbox enroll: -ttl %s: want a positive duration", cfg.TTL)
+	}
+	return cfg, nil
 }
