@@ -62,9 +62,13 @@ type Options struct {
 
 // Client calls the session host. It speaks only HTTP/2, so every call shares one connection.
 type Client struct {
-	base      string
-	http      *http.Client
-	transport *http.Transport
+	base string
+	// certExpires is when the client certificate runs out: a call after it fails here, saying
+	// so, instead of as a refused handshake.
+	certExpires time.Time
+	now         func() time.Time
+	http        *http.Client
+	transport   *http.Transport
 }
 
 // New returns a client of the session host at opts.URL.
@@ -94,9 +98,17 @@ func New(opts Options) (*Client, error) {
 		// HTTP/2 multiplexes every call over one connection; a second is never needed.
 		MaxConnsPerHost: 1,
 	}
+	leaf := opts.Certificate.Leaf
+	if leaf == nil {
+		if leaf, err = x509.ParseCertificate(opts.Certificate.Certificate[0]); err != nil {
+			return nil, fmt.Errorf("ASSISTANT_CLIENT_CERT: %w", err)
+		}
+	}
 	return &Client{
-		base:      strings.TrimSuffix(opts.URL, "/"),
-		transport: tr,
+		base:        strings.TrimSuffix(opts.URL, "/"),
+		certExpires: leaf.NotAfter,
+		now:         time.Now,
+		transport:   tr,
 		http: &http.Client{Transport: tr, Timeout: opts.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
@@ -164,6 +176,11 @@ func (c *Client) Health(ctx context.Context) error {
 }
 
 func (c *Client) call(ctx context.Context, method, path string, body []byte) ([]byte, int, error) {
+	if c.now().After(c.certExpires) {
+		return nil, 0, apperr.New(apperr.UpstreamUnavailable, fmt.Sprintf(
+			"The gateway's client certificate (ASSISTANT_CLIENT_CERT) expired on %s: enrol again with the session host",
+			c.certExpires.UTC().Format(time.RFC3339)))
+	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, 0, apperr.Wrap(apperr.Internal, "Internal error", err)
@@ -216,40 +233,34 @@ func errorMessage(body []byte) string {
 // transportError is the answer that never came, saying which setting to look at.
 func transportError(ctx context.Context, err error) error {
 	var (
-		certErr    *tls.CertificateVerificationError
-		unknownCA  x509.UnknownAuthorityError
-		hostErr    x509.HostnameError
-		alert      tls.AlertError
-		recordErr  tls.RecordHeaderError
-		netErr     net.Error
-		msg        = "The assistant session host could not be reached: check ASSISTANT_SESSION_URL"
-		cause      = errors.New("session host: " + err.Error())
-		alertCause = errors.New("session host: the host refused the gateway's client certificate: " + err.Error())
+		certErr   *tls.CertificateVerificationError
+		unknownCA x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		recordErr tls.RecordHeaderError
+		opErr     *net.OpError
+		netErr    net.Error
+		cause     = errors.New("session host: " + err.Error())
 	)
+	msg := "The assistant session host could not be reached: check ASSISTANT_SESSION_URL"
 	switch {
 	case ctx.Err() != nil:
-		return apperr.Wrap(apperr.UpstreamUnavailable, "The request was cancelled", cause)
+		msg = "The request was cancelled"
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
 		msg = "The assistant session host's certificate is not trusted: check ASSISTANT_SERVER_CA and ASSISTANT_SESSION_URL"
-	case errors.As(err, &alert), isRemoteCertificateRefusal(err):
-		// The host ended the handshake: it did not accept the gateway's certificate (none of
-		// its environment, or expired).
-		return apperr.Wrap(apperr.UpstreamUnavailable,
-			"The assistant session host refused the gateway's client certificate: check ASSISTANT_CLIENT_CERT (enrolled for the host's environment, not expired)", alertCause)
 	case errors.As(err, &recordErr):
 		msg = "The assistant session host does not speak TLS: check ASSISTANT_SESSION_URL"
 	case errors.As(err, &netErr) && netErr.Timeout():
 		msg = "The assistant session host did not answer in time"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		// Nothing listens there, or nothing is reachable: the address is the thing to check.
+	default:
+		// Connected, then cut off: how a host refuses a client certificate. In TLS 1.3 it
+		// checks the certificate after the client thinks the handshake done, so the refusal
+		// arrives as an alert, a reset or an unusable HTTP/2 connection, depending on timing.
+		msg = "The assistant session host closed the connection, as it does when it refuses a client certificate: " +
+			"check ASSISTANT_CLIENT_CERT (enrolled for the host's environment) and ASSISTANT_SESSION_URL"
 	}
 	return apperr.Wrap(apperr.UpstreamUnavailable, msg, cause)
-}
-
-// isRemoteCertificateRefusal recognises a handshake the server ended over the client's
-// certificate, which TLS 1.3 reports only as a failed read after the handshake.
-func isRemoteCertificateRefusal(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "certificate required") || strings.Contains(s, "bad certificate") ||
-		strings.Contains(s, "unknown certificate authority") || strings.Contains(s, "expired certificate")
 }
 
 func truncate(s string, n int) string {
