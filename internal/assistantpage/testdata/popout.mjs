@@ -59,7 +59,8 @@ try {
     // First as a page of the gateway's origin with its caller's credentials would open it;
     // then the demo's button, which must refocus the same window.
     const [popup] = await Promise.all([context.waitForEvent('page'),
-      page.evaluate(() => { openAssistant({ authorization: 'Bearer caller-1' }); })]);
+      page.evaluate((authorization) => { openAssistant({ authorization }); },
+        process.env.OPENER_AUTHORIZATION ?? 'Bearer caller-1')]);
     await popup.waitForLoadState();
     await popup.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
       /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
