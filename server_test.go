@@ -180,6 +180,10 @@ func TestInvalidSettingsStopStartUpNamingTheSetting(t *testing.T) {
 		{"an unknown flag", []string{"sandbox", "-colour"}, nil, "colour"},
 		{"a public URL that is not absolute", []string{"sandbox", "-addr", "127.0.0.1:0", "-public-url", "example.com"}, nil, "public URL"},
 		{"an unknown command", []string{"serve"}, nil, `unknown command "serve"`},
+		{"a session environment that is not one", []string{"sandbox", "-session-env", "staging"}, nil, `-session-env "staging"`},
+		{"enrolling without the sandbox's directory", []string{"sandbox", "enroll", "-out", "certs"}, nil, "-file-dir is required"},
+		{"enrolling without a place to write", []string{"sandbox", "enroll", "-file-dir", "d"}, nil, "-out is required"},
+		{"enrolling for an environment that is not one", []string{"sandbox", "enroll", "-file-dir", "d", "-out", "o", "-env", "qa"}, nil, `-env "qa"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
