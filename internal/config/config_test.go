@@ -202,18 +202,8 @@ func TestCallerAuthenticationIsRequiredAgainstTheService(t *testing.T) {
 		{"the sandbox with an audience of its own", true, map[string]string{"AUTH_AUDIENCE": "x"}, "AUTH_AUDIENCE: needs AUTH_JWKS_URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{}
-			if !tc.sandbox {
-				maps.Copy(env, prod)
-			}
-			maps.Copy(env, tc.env)
-			cfg, err := config.Load(func(k string) string { return env[k] })
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("got %v, want an error with %q", err, tc.want)
-			case tc.want == "" && (cfg.Auth.AdvisorClaim != "sub" || cfg.Auth.FirmClaim != "firm_id"):
+			cfg, ok := load(t, prodUnless(tc.sandbox, prod), tc.env, tc.want)
+			if ok && (cfg.Auth.AdvisorClaim != "sub" || cfg.Auth.FirmClaim != "firm_id") {
 				t.Fatalf("claims %q and %q, want the defaults sub and firm_id", cfg.Auth.AdvisorClaim, cfg.Auth.FirmClaim)
 			}
 		})
@@ -274,22 +264,38 @@ func TestAssistantSessionSettingsGoTogether(t *testing.T) {
 		{"against the embedded sandbox", true, map[string]string{"ASSISTANT_SESSION_URL": "https://session.example"}, "ADVISOR_BASE_URL: required when ASSISTANT_SESSION_URL is set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{}
-			if !tc.sandbox {
-				maps.Copy(env, prod)
-			}
-			maps.Copy(env, tc.env)
-			cfg, err := config.Load(func(k string) string { return env[k] })
+			cfg, ok := load(t, prodUnless(tc.sandbox, prod), tc.env, tc.want)
 			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("got %v, want an error with %q", err, tc.want)
-			case tc.want == "" && cfg.AssistantSession.Configured() != (tc.env != nil):
+			case ok && cfg.AssistantSession.Configured() != (tc.env != nil):
 				t.Fatalf("configured %v for %v", cfg.AssistantSession.Configured(), tc.env)
-			case tc.want == "" && tc.env != nil && cfg.AssistantSession.URL != "https://session.example":
+			case ok && tc.env != nil && cfg.AssistantSession.URL != "https://session.example":
 				t.Errorf("URL %q, want it without the trailing slash", cfg.AssistantSession.URL)
 			}
 		})
 	}
+}
+
+// prodUnless is prod, or nothing for a case run against the embedded sandbox.
+func prodUnless(sandbox bool, prod map[string]string) map[string]string {
+	if sandbox {
+		return nil
+	}
+	return prod
+}
+
+// load is config.Load of base and env together, which must be accepted when want is empty
+// and refused with an error containing want otherwise; ok reports an accepted load.
+func load(t *testing.T, base, env map[string]string, want string) (cfg config.Gateway, ok bool) {
+	t.Helper()
+	all := map[string]string{}
+	maps.Copy(all, base)
+	maps.Copy(all, env)
+	cfg, err := config.Load(func(k string) string { return all[k] })
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Fatalf("got %v, want an error with %q", err, want)
+	}
+	return cfg, want == ""
 }
