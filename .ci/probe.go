@@ -325,6 +325,7 @@ func items() []item {
 		{id: "h", name: "2,000 connections whose bodies drip 1 byte / 5 s", run: (*prober).dripBodies},
 		{id: "i", name: "multipart upload of one file mapped to 25,000 paths, ×5", fdPeak: 100, run: (*prober).multipartPaths},
 		{id: "j", name: "POSTs as text/plain, application/graphql and a form, ×50 each", cpuChecked: true, run: (*prober).unsupportedMedia},
+		{id: "k", name: "forged bearer tokens: made-up kids, alg none, HS256, 8 KiB and 60 KiB, ×400 each", cpuChecked: true, run: (*prober).forgedTokens},
 	}
 }
 
@@ -410,6 +411,35 @@ func (p *prober) unsupportedMedia(ctx context.Context, o *outcome) {
 		_, ans, _ := strings.Cut(k, ": ")
 		return strings.HasPrefix(ans, "HTTP 415 ") && !strings.HasSuffix(ans, "(no code)")
 	}, "415 with extensions.code")
+}
+
+// forgedTokens sends tokens the identity provider never signed. Each made-up kid asks for
+// the JWKS again, which the gateway does at most every 30 s however many arrive.
+func (p *prober) forgedTokens(ctx context.Context, o *outcome) {
+	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	claims := b64(`{"sub":"adv-001","firm_id":"firm-001","iss":"advisor-sandbox","aud":"advisor-gateway","exp":4102444800}`)
+	kinds := []struct{ name, token func(i int) string }{
+		{func(int) string { return "unknown kid" }, func(i int) string {
+			return b64(fmt.Sprintf(`{"alg":"EdDSA","kid":"forged-%d"}`, i)) + "." + claims + "." + b64(strings.Repeat("s", 64))
+		}},
+		{func(int) string { return "alg none" }, func(int) string { return b64(`{"alg":"none"}`) + "." + claims + "." }},
+		{func(int) string { return "HS256" }, func(int) string { return b64(`{"alg":"HS256","typ":"JWT"}`) + "." + claims + "." + b64("mac") }},
+		{func(int) string { return "8 KiB" }, func(int) string { return strings.Repeat("a", 8<<10) + "." + claims + ".x" }},
+		{func(int) string { return "60 KiB" }, func(int) string { return strings.Repeat("a", 60<<10) }},
+	}
+	for _, k := range kinds {
+		i := 0
+		o.series(ctx, 400, time.Minute, func(ctx context.Context) (string, string) {
+			i++
+			key, msg := p.post(ctx, "application/json", []byte(`{"query":"{ viewer { advisorId } }"}`),
+				map[string]string{"Authorization": "Bearer " + k.token(i)}, 10*time.Second)
+			return k.name(i) + ": " + key, msg
+		})
+	}
+	o.expect(func(k string) bool {
+		_, ans, _ := strings.Cut(k, ": ")
+		return ans == "HTTP 401 UNAUTHENTICATED" || strings.HasPrefix(ans, "HTTP 431 ")
+	}, "401 UNAUTHENTICATED (or 431 for a header over the limit)")
 }
 
 // multipartPaths uploads one small file whose map names it at 25,000 paths.
