@@ -1,0 +1,192 @@
+// Command fanoutbench measures the gateway's fan-out of live events to many subscribers: real
+// graphql-transport-ws (or SSE) clients in worker processes, webhooks at a rate or in a burst,
+// and the webhook-to-frame latency, losses, duplicates, order, deliveries/s and the gateway's
+// memory and CPU. See the README's "Fan-out benchmark".
+//
+//	go run ./internal/fanoutbench -start -subscribers 10000 -rate 2 -duration 60s
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/fanoutload"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == fanoutload.WorkerFlag {
+		err = fanoutload.RunWorker(ctx, os.Args[1:], os.Stdin, os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fanoutbench:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+type envList []string
+
+func (e *envList) String() string     { return strings.Join(*e, ",") }
+func (e *envList) Set(v string) error { *e = append(*e, v); return nil }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fanoutbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg fanoutload.Config
+	var start, asJSON bool
+	var rate, redisURL, binary string
+	var env envList
+	fs.BoolVar(&start, "start", false, "build and start a gateway (embedded sandbox, REDIS_URL, AUTH_DISABLED) and measure its memory and CPU")
+	fs.StringVar(&binary, "gateway-bin", "", "with -start: run this gateway binary instead of building the module's")
+	fs.StringVar(&redisURL, "redis", "redis://127.0.0.1:6379", "with -start: the gateway's REDIS_URL; empty for its in-process event log")
+	fs.Var(&env, "gateway-env", "with -start: NAME=VALUE for the gateway's environment (repeatable), e.g. SUBSCRIBER_BUFFER=1024")
+	fs.StringVar(&cfg.Gateway, "gateway", "", "the base URL of a running gateway (instead of -start)")
+	fs.IntVar(&cfg.GatewayPID, "gateway-pid", 0, "with -gateway: its process id, to read its memory and CPU")
+	fs.StringVar(&cfg.WebhookKey, "webhook-key", os.Getenv("WEBHOOK_API_KEY"), "with -gateway: its WEBHOOK_API_KEY")
+	fs.IntVar(&cfg.Subscribers, "subscribers", 1000, "WebSockets (or SSE streams) to open")
+	fs.IntVar(&cfg.PerSocket, "per-socket", 1, "subscriptions on each WebSocket")
+	fs.BoolVar(&cfg.SSE, "sse", false, "subscribe over Server-Sent Events, one stream each")
+	fs.IntVar(&cfg.PerWorker, "per-worker", 5000, "sockets per worker process at most (each is an open file; keep under the open-file limit)")
+	fs.StringVar(&rate, "rate", "2/s", "webhooks per second (\"2/s\" or \"2\")")
+	fs.DurationVar(&cfg.Duration, "duration", 60*time.Second, "how long to post webhooks")
+	fs.IntVar(&cfg.Burst, "burst", 0, "post this many webhooks within one second instead of -rate")
+	fs.DurationVar(&cfg.Drain, "drain", 30*time.Second, "how long after the last webhook to wait for frames")
+	fs.DurationVar(&cfg.Setup, "setup-timeout", 5*time.Minute, "how long opening the subscribers may take")
+	fs.IntVar(&cfg.Dial, "dial", 64, "sockets each worker opens at once")
+	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	r, err := strconv.ParseFloat(strings.TrimSuffix(rate, "/s"), 64)
+	if err != nil {
+		return fmt.Errorf("-rate %q: %w", rate, err)
+	}
+	cfg.Rate = r
+	cfg.Progress = stderr
+	if start == (cfg.Gateway != "") {
+		return errors.New("give -start or -gateway URL, one of them")
+	}
+	if start {
+		gw, err := startGateway(ctx, binary, redisURL, env, stderr)
+		if err != nil {
+			return err
+		}
+		defer gw.stop()
+		cfg.Gateway, cfg.GatewayPID, cfg.WebhookKey = gw.url, gw.cmd.Process.Pid, gw.key
+	}
+	res, err := fanoutload.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	res.Print(stdout)
+	return nil
+}
+
+// gateway is a gateway process the tool started.
+type gateway struct {
+	cmd  *exec.Cmd
+	url  string
+	key  string
+	done chan struct{}
+}
+
+var servingLine = regexp.MustCompile(`Advisor GraphQL gateway serving (http://\S+)`)
+
+// startGateway builds the module's gateway (unless binary is given) and runs it on a loopback
+// port with the embedded sandbox as its upstream, REDIS_URL, a fresh key prefix, a known
+// webhook key and caller authentication off; its log goes to a file named on stderr.
+func startGateway(ctx context.Context, binary, redisURL string, env []string, stderr io.Writer) (*gateway, error) {
+	dir, err := os.MkdirTemp("", "fanoutbench-")
+	if err != nil {
+		return nil, err
+	}
+	if binary == "" {
+		binary = filepath.Join(dir, "gateway")
+		build := exec.CommandContext(ctx, "go", "build", "-o", binary, "github.com/advisorhq/gateway")
+		build.Stdout, build.Stderr = stderr, stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("build the gateway: %w", err)
+		}
+	}
+	logFile, err := os.Create(filepath.Join(dir, "gateway.log"))
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("fanoutbench-%d", time.Now().UnixNano())
+	cmd := exec.Command(binary)
+	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "AUTH_DISABLED=true", "WEBHOOK_API_KEY="+key,
+		"REDIS_URL="+redisURL, "REDIS_KEY_PREFIX="+key+":")
+	for _, name := range []string{"ADVISOR_BASE_URL", "ADVISOR_ACCESS_TOKEN", "ADVISOR_BASIC_CREDENTIALS", "AUTH_JWKS_URL"} {
+		cmd.Env = append(cmd.Env, name+"=")
+	}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = logFile
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	gw := &gateway{cmd: cmd, key: key, done: make(chan struct{})}
+	found := make(chan string, 1)
+	go func() {
+		defer close(gw.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		_ = cmd.Wait()
+		logFile.Close()
+	}()
+	select {
+	case gw.url = <-found:
+	case <-gw.done:
+		return nil, fmt.Errorf("the gateway stopped before serving; see %s", logFile.Name())
+	case <-time.After(30 * time.Second):
+		gw.stop()
+		return nil, fmt.Errorf("the gateway did not serve within 30 s; see %s", logFile.Name())
+	case <-ctx.Done():
+		gw.stop()
+		return nil, ctx.Err()
+	}
+	fmt.Fprintf(stderr, "gateway pid %d at %s (log %s)\n", cmd.Process.Pid, gw.url, logFile.Name())
+	return gw, nil
+}
+
+// stop asks the gateway to shut down and kills it after 10 s.
+func (g *gateway) stop() {
+	_ = g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.done:
+	case <-time.After(10 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.done
+	}
+}

@@ -1,0 +1,378 @@
+// Package fanoutload measures how the gateway fans webhook events out to its subscribers: a
+// coordinator opens N real graphql-transport-ws (or SSE) subscribers spread over worker
+// processes, posts webhooks at a rate or in a burst, and computes from what each worker
+// received the webhook-to-frame latency, what was lost, duplicated or out of order, and the
+// gateway's memory and CPU. The command internal/fanoutbench runs it.
+package fanoutload
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Config is one measurement.
+type Config struct {
+	Gateway    string // the gateway's base URL
+	WebhookKey string
+	// GatewayPID, when not 0, is the gateway's process, whose memory and CPU are read.
+	GatewayPID int
+
+	Subscribers int  // sockets (or SSE streams)
+	PerSocket   int  // subscriptions on each socket; SSE has one
+	SSE         bool // SSE streams instead of WebSockets
+	PerWorker   int  // sockets per worker process at most
+
+	Rate     float64       // webhooks per second
+	Duration time.Duration // how long to post at Rate
+	Burst    int           // when not 0: this many events within one second instead of Rate
+	Drain    time.Duration // how long after the last webhook to wait for frames
+	Setup    time.Duration // how long a worker may take to open its sockets
+	Dial     int           // sockets each worker opens at once
+
+	// Spawn starts a worker with these arguments; nil runs this executable.
+	Spawn Spawner
+	// Progress, when set, receives a line about each phase.
+	Progress io.Writer
+}
+
+// Process is a running worker: its stdin and stdout, and a wait for its end.
+type Process struct {
+	Stdin  io.WriteCloser
+	Stdout io.Reader
+	Wait   func() error
+}
+
+// Spawner starts a worker process with args (which begin with WorkerFlag).
+type Spawner func(ctx context.Context, args []string) (*Process, error)
+
+// ExecSpawner re-runs path (this executable) as a worker; the worker dies with ctx.
+func ExecSpawner(path string) Spawner {
+	return func(ctx context.Context, args []string) (*Process, error) {
+		cmd := exec.CommandContext(ctx, path, args...)
+		cmd.Stderr = os.Stderr
+		cmd.WaitDelay = 5 * time.Second
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return &Process{Stdin: in, Stdout: out, Wait: cmd.Wait}, nil
+	}
+}
+
+// InProcess runs workers as goroutines over pipes: the same protocol, for tests.
+func InProcess() Spawner {
+	return func(ctx context.Context, args []string) (*Process, error) {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			err := RunWorker(ctx, args, inR, outW)
+			outW.CloseWithError(err)
+			inR.Close()
+			done <- err
+		}()
+		return &Process{Stdin: inW, Stdout: outR, Wait: func() error { return <-done }}, nil
+	}
+}
+
+type worker struct {
+	proc  *Process
+	lines *bufio.Scanner
+	ready workerMsg
+	res   workerMsg
+}
+
+func (w *worker) read(ctx context.Context, wait time.Duration, want string) (workerMsg, error) {
+	got := make(chan error, 1)
+	var m workerMsg
+	go func() {
+		if !w.lines.Scan() {
+			err := w.lines.Err()
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			got <- fmt.Errorf("the worker ended: %w", err)
+			return
+		}
+		got <- json.Unmarshal(w.lines.Bytes(), &m)
+	}()
+	select {
+	case err := <-got:
+		if err == nil && m.Kind != want {
+			err = fmt.Errorf("the worker said %q, want %q", m.Kind, want)
+		}
+		return m, err
+	case <-time.After(wait):
+		return m, fmt.Errorf("no %q from a worker within %s", want, wait)
+	case <-ctx.Done():
+		return m, ctx.Err()
+	}
+}
+
+// sent is one webhook: when it was posted and the id the gateway stored it under.
+type sent struct {
+	at time.Time
+	id string
+}
+
+// Run measures once and returns the figures.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	run := runID()
+	res := &Result{Mode: "graphql-transport-ws", Sockets: cfg.Subscribers, PerSocket: cfg.PerSocket,
+		Subscriptions: cfg.Subscribers * cfg.PerSocket, Rate: cfg.Rate, Duration: cfg.Duration.String(), Burst: cfg.Burst}
+	if cfg.SSE {
+		res.Mode = "sse"
+	}
+	base, _ := gaugeSubscribers(ctx, cfg.Gateway)
+	res.RSSBeforeKB = rssKB(cfg.GatewayPID)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers, err := startWorkers(ctx, cfg, run)
+	defer func() {
+		for _, w := range workers {
+			w.proc.Stdin.Close()
+		}
+		for _, w := range workers {
+			_ = w.proc.Wait()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	for _, w := range workers {
+		if w.ready, err = w.read(ctx, cfg.Setup+10*time.Second, "ready"); err != nil {
+			return nil, err
+		}
+		res.Open += w.ready.Open
+		if w.ready.Failed > 0 && res.OpenError == "" {
+			res.OpenError = w.ready.Error
+		}
+	}
+	res.Workers = len(workers)
+	res.OpenFailed = res.Subscriptions - res.Open
+	// graphql-transport-ws does not acknowledge a subscribe: wait for the gateway to count them.
+	if err := waitSubscribers(ctx, cfg.Gateway, base+res.Open, cfg.Setup); err != nil {
+		cfg.progress("%v; posting anyway", err)
+	}
+	res.SetupSeconds = time.Since(began).Seconds()
+	cfg.progress("%d subscriptions open over %d sockets in %d workers (%.1f s); %d failed", res.Open, cfg.Subscribers, len(workers), res.SetupSeconds, res.OpenFailed)
+	time.Sleep(time.Second) // let the gateway settle before reading its memory
+	res.RSSSubscribedKB = rssKB(cfg.GatewayPID)
+	cpu0 := cpuTicks(cfg.GatewayPID)
+
+	posts := post(ctx, cfg, run)
+	res.Sent = len(posts)
+	for _, p := range posts {
+		if p.id != "" {
+			res.Stored++
+		}
+	}
+	cfg.progress("posted %d webhooks, %d stored; waiting up to %s for the frames", res.Sent, res.Stored, cfg.Drain)
+	for _, w := range workers {
+		if _, err := fmt.Fprintf(w.proc.Stdin, "expect %d %s\n", res.Stored, cfg.Drain); err != nil {
+			return nil, fmt.Errorf("tell a worker: %w", err)
+		}
+	}
+	for _, w := range workers {
+		if w.res, err = w.read(ctx, cfg.Drain+time.Minute, "result"); err != nil {
+			return nil, err
+		}
+	}
+	if cpu1 := cpuTicks(cfg.GatewayPID); cpu0 >= 0 && cpu1 >= 0 {
+		res.CPUSeconds = float64(cpu1-cpu0) / clockTicks
+	}
+	res.RSSAfterKB = rssKB(cfg.GatewayPID)
+	var subs []subResult
+	for _, w := range workers {
+		subs = append(subs, w.res.Subs...)
+	}
+	res.compute(posts, subs)
+	return res, nil
+}
+
+func (cfg *Config) defaults() error {
+	if cfg.Gateway == "" || cfg.Subscribers < 1 {
+		return errors.New("a gateway URL and at least one subscriber are needed")
+	}
+	if cfg.PerSocket < 1 {
+		cfg.PerSocket = 1
+	}
+	if cfg.SSE && cfg.PerSocket != 1 {
+		return errors.New("-per-socket: an SSE stream carries one subscription")
+	}
+	if cfg.PerWorker < 1 {
+		cfg.PerWorker = 5000
+	}
+	if cfg.Burst == 0 && (cfg.Rate <= 0 || cfg.Duration <= 0) {
+		return errors.New("-rate and -duration must be positive, or -burst set")
+	}
+	if cfg.Drain <= 0 {
+		cfg.Drain = 30 * time.Second
+	}
+	if cfg.Setup <= 0 {
+		cfg.Setup = 5 * time.Minute
+	}
+	if cfg.Dial < 1 {
+		cfg.Dial = 64
+	}
+	if cfg.Spawn == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		cfg.Spawn = ExecSpawner(exe)
+	}
+	return nil
+}
+
+func (cfg *Config) progress(format string, args ...any) {
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, time.Now().Format("15:04:05 ")+format+"\n", args...)
+	}
+}
+
+// startWorkers splits the sockets evenly over as few workers as PerWorker allows.
+func startWorkers(ctx context.Context, cfg Config, run string) ([]*worker, error) {
+	n := (cfg.Subscribers + cfg.PerWorker - 1) / cfg.PerWorker
+	var workers []*worker
+	for i := range n {
+		share := cfg.Subscribers / n
+		if i < cfg.Subscribers%n {
+			share++
+		}
+		wc := workerConfig{gateway: cfg.Gateway, sockets: share, perSocket: cfg.PerSocket, sse: cfg.SSE, run: run, dial: cfg.Dial, timeout: cfg.Setup}
+		p, err := cfg.Spawn(ctx, wc.args())
+		if err != nil {
+			return workers, fmt.Errorf("start a worker: %w", err)
+		}
+		lines := bufio.NewScanner(p.Stdout)
+		lines.Buffer(make([]byte, 64<<10), 1<<30) // a result is one long line
+		workers = append(workers, &worker{proc: p, lines: lines})
+	}
+	return workers, nil
+}
+
+// post sends the webhooks, at cfg.Rate for cfg.Duration or cfg.Burst of them within a second,
+// each from its own goroutine so a slow answer does not hold the next one back.
+func post(ctx context.Context, cfg Config, run string) []sent {
+	n, every := int(cfg.Rate*cfg.Duration.Seconds()), time.Duration(float64(time.Second)/cfg.Rate)
+	if cfg.Burst > 0 {
+		n, every = cfg.Burst, time.Second/time.Duration(cfg.Burst)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	out := make([]sent, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		if d := time.Until(start.Add(time.Duration(i) * every)); d > 0 {
+			select {
+			case <-ctx.Done():
+				return out[:i]
+			case <-time.After(d):
+			}
+		}
+		wg.Go(func() {
+			body := webhookBody(run, i)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Gateway+"/webhooks", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("service-api-key", cfg.WebhookKey)
+			out[i].at = time.Now()
+			resp, err := client.Do(req)
+			if err != nil {
+				cfg.progress("webhook %d: %v", i, err)
+				return
+			}
+			defer resp.Body.Close()
+			var ans struct {
+				ID string `json:"id"`
+			}
+			if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&ans) != nil {
+				cfg.progress("webhook %d: status %d", i, resp.StatusCode)
+				return
+			}
+			out[i].id = ans.ID
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// webhookBody is event seq of run: a ClientProgressChanged whose wid carries both, so every
+// body is unique (the gateway de-duplicates identical ones) and every frame says which it is.
+func webhookBody(run string, seq int) []byte {
+	body, _ := json.Marshal(map[string]any{
+		"EventType": "ClientProgressChanged", "Wid": widPrefix(run) + strconv.Itoa(seq),
+		"Timestamp": time.Now().UTC().Format(time.RFC3339), "EstateStatus": "InProgress", "CompletionPercentage": seq % 101,
+	})
+	return body
+}
+
+func runID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+var subscribersGauge = regexp.MustCompile(`(?m)^advisor_event_subscribers (\d+)`)
+
+// gaugeSubscribers reads the gateway's count of open event subscriptions from /metrics.
+func gaugeSubscribers(ctx context.Context, gateway string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, gateway+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := subscribersGauge.FindSubmatch(body)
+	if m == nil {
+		return 0, errors.New("/metrics has no advisor_event_subscribers")
+	}
+	return strconv.Atoi(string(m[1]))
+}
+
+func waitSubscribers(ctx context.Context, gateway string, want int, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		n, err := gaugeSubscribers(ctx, gateway)
+		if err == nil && n >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the gateway counts %d subscriptions, want %d (%v)", n, want, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package fanoutload
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/advisorhq/gateway/internal/eventlog"
+)
+
+// Result is one measurement's figures.
+type Result struct {
+	Mode          string  `json:"mode"`
+	Workers       int     `json:"workers"`
+	Sockets       int     `json:"sockets"`
+	PerSocket     int     `json:"perSocket"`
+	Subscriptions int     `json:"subscriptions"`
+	Open          int     `json:"open"`
+	OpenFailed    int     `json:"openFailed"`
+	OpenError     string  `json:"openError,omitempty"`
+	SetupSeconds  float64 `json:"setupSeconds"`
+	Rate          float64 `json:"rate"`
+	Duration      string  `json:"duration"`
+	Burst         int     `json:"burst,omitempty"`
+
+	Sent   int `json:"sent"`   // webhooks posted
+	Stored int `json:"stored"` // of which the gateway answered 200
+
+	Expected        int     `json:"expected"`        // stored × open subscriptions
+	Delivered       int     `json:"delivered"`       // distinct (subscription, event) frames
+	Lost            int     `json:"lost"`            // expected but never received
+	Duplicated      int     `json:"duplicated"`      // frames of an event a subscription had already
+	OutOfOrder      int     `json:"outOfOrder"`      // frames older, in the log, than one received before
+	SubsWithLoss    int     `json:"subsWithLoss"`    // subscriptions that missed at least one event
+	SubsEnded       int     `json:"subsEnded"`       // opened subscriptions that ended before the end
+	EndReason       string  `json:"endReason,omitempty"`
+	LatencyMS       Latency `json:"latencyMs"`       // webhook POST sent to frame received
+	DeliveriesPerS  float64 `json:"deliveriesPerSecond"`
+	DeliverySeconds float64 `json:"deliverySeconds"` // first webhook sent to last frame received
+
+	RSSBeforeKB      int64   `json:"rssBeforeKB"`     // gateway, before the subscribers
+	RSSSubscribedKB  int64   `json:"rssSubscribedKB"` // with every subscriber open, before the events
+	RSSAfterKB       int64   `json:"rssAfterKB"`      // after the events
+	KBPerSubscriber  float64 `json:"kbPerSubscription"`
+	CPUSeconds       float64 `json:"cpuSeconds"`        // gateway's user+system time from the first webhook to the last frame
+	CPUMsPer1000Dlvr float64 `json:"cpuMsPer1000Deliveries"`
+}
+
+// Latency is a distribution in milliseconds.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func (r *Result) compute(posts []sent, subs []subResult) {
+	var lat []int64
+	var first time.Time
+	var last int64
+	for _, p := range posts {
+		if !p.at.IsZero() && (first.IsZero() || p.at.Before(first)) {
+			first = p.at
+		}
+	}
+	for _, s := range subs {
+		if strings.HasPrefix(s.Ended, "not opened") {
+			continue
+		}
+		if s.Ended != "" {
+			r.SubsEnded++
+			if r.EndReason == "" {
+				r.EndReason = s.Ended
+			}
+		}
+		seen := make(map[int32]bool, len(s.Seq))
+		prev := ""
+		for i, seq := range s.Seq {
+			if int(seq) >= len(posts) || posts[seq].id == "" {
+				continue // not one this run stored
+			}
+			if seen[seq] {
+				r.Duplicated++
+				continue
+			}
+			seen[seq] = true
+			id := posts[seq].id
+			if prev != "" && eventlog.Less(id, prev) {
+				r.OutOfOrder++
+			}
+			prev = id
+			lat = append(lat, s.At[i]-posts[seq].at.UnixNano())
+			last = max(last, s.At[i])
+		}
+		r.Delivered += len(seen)
+		if len(seen) < r.Stored {
+			r.SubsWithLoss++
+		}
+	}
+	r.Expected = r.Stored * r.Open
+	r.Lost = r.Expected - r.Delivered
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		at := func(q float64) float64 {
+			return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))]) / 1e6
+		}
+		r.LatencyMS = Latency{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: float64(lat[len(lat)-1]) / 1e6}
+		r.DeliverySeconds = float64(last-first.UnixNano()) / 1e9
+		if r.DeliverySeconds > 0 {
+			r.DeliveriesPerS = float64(r.Delivered) / r.DeliverySeconds
+		}
+	}
+	if r.Open > 0 && r.RSSBeforeKB > 0 {
+		r.KBPerSubscriber = float64(r.RSSSubscribedKB-r.RSSBeforeKB) / float64(r.Open)
+	}
+	if r.Delivered > 0 {
+		r.CPUMsPer1000Dlvr = r.CPUSeconds * 1000 / float64(r.Delivered) * 1000
+	}
+}
+
+// Print writes the figures as a table.
+func (r *Result) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	load := fmt.Sprintf("%g events/s for %s", r.Rate, r.Duration)
+	if r.Burst > 0 {
+		load = fmt.Sprintf("burst of %d events in 1 s", r.Burst)
+	}
+	row("transport", "%s", r.Mode)
+	row("subscriptions", "%d open of %d (%d sockets × %d, %d workers, %.1f s to open)", r.Open, r.Subscriptions, r.Sockets, r.PerSocket, r.Workers, r.SetupSeconds)
+	if r.OpenFailed > 0 {
+		row("  failed to open", "%d: %s", r.OpenFailed, r.OpenError)
+	}
+	row("load", "%s: %d sent, %d stored", load, r.Sent, r.Stored)
+	row("deliveries", "%d of %d expected", r.Delivered, r.Expected)
+	row("lost / duplicated / out of order", "%d / %d / %d (%d subscriptions missed events)", r.Lost, r.Duplicated, r.OutOfOrder, r.SubsWithLoss)
+	if r.SubsEnded > 0 {
+		row("subscriptions ended early", "%d: %s", r.SubsEnded, r.EndReason)
+	}
+	row("latency webhook→frame (ms)", "p50 %.1f  p90 %.1f  p99 %.1f  max %.1f", r.LatencyMS.P50, r.LatencyMS.P90, r.LatencyMS.P99, r.LatencyMS.Max)
+	row("deliveries/s", "%.0f (over %.1f s, first webhook to last frame)", r.DeliveriesPerS, r.DeliverySeconds)
+	if r.RSSBeforeKB > 0 {
+		row("gateway RSS (MB)", "%.1f before, %.1f subscribed, %.1f after", mb(r.RSSBeforeKB), mb(r.RSSSubscribedKB), mb(r.RSSAfterKB))
+		row("RSS growth per subscription", "%.1f KB", r.KBPerSubscriber)
+		row("gateway CPU", "%.1f s; %.1f ms per 1,000 deliveries", r.CPUSeconds, r.CPUMsPer1000Dlvr)
+	} else {
+		row("gateway RSS, CPU", "not measured (no -start or -gateway-pid)")
+	}
+	tw.Flush()
+}
+
+func mb(kb int64) float64 { return float64(kb) / 1024 }
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux Go runs on.
+const clockTicks = 100
+
+// rssKB is the process's resident memory from /proc/<pid>/status, 0 when unknown.
+func rssKB(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// cpuTicks is the process's user+system time from /proc/<pid>/stat, -1 when unknown.
+func cpuTicks(pid int) int64 {
+	if pid == 0 {
+		return -1
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The command name, in parentheses, may hold spaces: count fields after its end.
+	i := strings.LastIndexByte(string(data), ')')
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
+	s, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+	return u + s
+}

@@ -1,0 +1,449 @@
+package fanoutload
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// WorkerFlag, as a process's first argument, makes the load tool a worker: it opens its share of
+// the subscribers and speaks the coordinator's protocol on stdin and stdout.
+const WorkerFlag = "-worker"
+
+// workerConfig is one worker's share of the subscribers.
+type workerConfig struct {
+	gateway   string
+	sockets   int
+	perSocket int
+	sse       bool
+	run       string
+	dial      int // sockets being opened at once
+	timeout   time.Duration
+}
+
+func (c *workerConfig) args() []string {
+	return []string{WorkerFlag,
+		"-gateway", c.gateway, "-sockets", strconv.Itoa(c.sockets), "-per-socket", strconv.Itoa(c.perSocket),
+		"-sse=" + strconv.FormatBool(c.sse), "-run", c.run, "-dial", strconv.Itoa(c.dial), "-timeout", c.timeout.String()}
+}
+
+func parseWorker(args []string) (*workerConfig, error) {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var c workerConfig
+	fs.StringVar(&c.gateway, "gateway", "", "")
+	fs.IntVar(&c.sockets, "sockets", 0, "")
+	fs.IntVar(&c.perSocket, "per-socket", 1, "")
+	fs.BoolVar(&c.sse, "sse", false, "")
+	fs.StringVar(&c.run, "run", "", "")
+	fs.IntVar(&c.dial, "dial", 64, "")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "")
+	if len(args) > 0 && args[0] == WorkerFlag {
+		args = args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if c.gateway == "" || c.sockets < 1 || c.perSocket < 1 || c.run == "" || c.dial < 1 {
+		return nil, errors.New("worker: -gateway, -run, -sockets ≥ 1, -per-socket ≥ 1 and -dial ≥ 1 are required")
+	}
+	return &c, nil
+}
+
+// The worker's messages to the coordinator, one JSON object a line on stdout.
+type workerMsg struct {
+	Kind string `json:"kind"` // "ready" or "result"
+	// Ready: subscriptions opened and failed, and the first failure.
+	Open   int    `json:"open,omitempty"`
+	Failed int    `json:"failed,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Result: what every subscription received.
+	Subs []subResult `json:"subs,omitempty"`
+}
+
+// subResult is what one subscription received: the sequence number of each of this run's
+// events, in arrival order, with its arrival time in Unix nanoseconds, and why it ended early.
+type subResult struct {
+	Seq   []int32 `json:"seq"`
+	At    []int64 `json:"at"`
+	Ended string  `json:"ended,omitempty"`
+}
+
+// sub is one subscription's record, written by its socket's reader.
+type sub struct {
+	mu  sync.Mutex
+	res subResult
+}
+
+func (s *sub) add(seq int32, at int64) {
+	s.mu.Lock()
+	s.res.Seq = append(s.res.Seq, seq)
+	s.res.At = append(s.res.At, at)
+	s.mu.Unlock()
+}
+
+func (s *sub) end(why string) {
+	s.mu.Lock()
+	if s.res.Ended == "" {
+		s.res.Ended = why
+	}
+	s.mu.Unlock()
+}
+
+func (s *sub) snapshot() (n int, ended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.res.Seq), s.res.Ended != ""
+}
+
+// RunWorker is a worker's life: open the subscribers, report "ready", wait for "expect N" on
+// stdin, report what every subscription received once each has N events (or the deadline the
+// command gives passes), and close everything when stdin ends.
+func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	cfg, err := parseWorker(args)
+	if err != nil {
+		return err
+	}
+	raiseFileLimit()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	enc := json.NewEncoder(stdout)
+	subs := make([]*sub, cfg.sockets*cfg.perSocket)
+	for i := range subs {
+		subs[i] = &sub{}
+	}
+	var readers sync.WaitGroup
+	defer readers.Wait()
+	defer cancel() // runs before readers.Wait: the readers stop with ctx
+	open, failed, firstErr := openAll(ctx, cfg, subs, &readers)
+	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr}); err != nil {
+		return err
+	}
+	lines := bufio.NewScanner(stdin)
+	if !lines.Scan() {
+		return lines.Err() // the coordinator gave up
+	}
+	var expect int
+	var wait time.Duration
+	if _, err := fmt.Sscanf(lines.Text(), "expect %d %s", &expect, new(string)); err != nil {
+		return fmt.Errorf("worker: want \"expect N DURATION\", got %q", lines.Text())
+	}
+	fields := strings.Fields(lines.Text())
+	if wait, err = time.ParseDuration(fields[2]); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	waitFor(ctx, subs, expect, time.Now().Add(wait))
+	out := workerMsg{Kind: "result", Subs: make([]subResult, len(subs))}
+	for i, s := range subs {
+		s.mu.Lock()
+		out.Subs[i] = subResult{Seq: append([]int32(nil), s.res.Seq...), At: append([]int64(nil), s.res.At...), Ended: s.res.Ended}
+		s.mu.Unlock()
+	}
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	// Keep the sockets open until the coordinator has measured the gateway.
+	for lines.Scan() {
+	}
+	return nil
+}
+
+// waitFor returns when every subscription that is still open has n events, or at deadline.
+func waitFor(ctx context.Context, subs []*sub, n int, deadline time.Time) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		done := true
+		for _, s := range subs {
+			if got, ended := s.snapshot(); got < n && !ended {
+				done = false
+				break
+			}
+		}
+		if done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// openAll opens cfg.sockets sockets, dial at a time, each carrying perSocket subscriptions,
+// and starts their readers.
+func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.WaitGroup) (open, failed int, firstErr string) {
+	var mu sync.Mutex
+	sem := make(chan struct{}, cfg.dial)
+	var dialing sync.WaitGroup
+	client := sseClient()
+	for i := range cfg.sockets {
+		sem <- struct{}{}
+		dialing.Go(func() {
+			defer func() { <-sem }()
+			mine := subs[i*cfg.perSocket : (i+1)*cfg.perSocket]
+			dctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+			defer cancel()
+			var err error
+			if cfg.sse {
+				err = openSSE(dctx, ctx, client, cfg.gateway, widPrefix(cfg.run), mine[0], readers)
+			} else {
+				err = openWS(dctx, ctx, cfg.gateway, widPrefix(cfg.run), mine, readers)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed += len(mine)
+				if firstErr == "" {
+					firstErr = err.Error()
+				}
+				for _, s := range mine {
+					s.end("not opened: " + err.Error())
+				}
+				return
+			}
+			open += len(mine)
+		})
+	}
+	dialing.Wait()
+	return open, failed, firstErr
+}
+
+// Query is the operation every subscriber runs.
+const Query = `subscription Fanout { events { id wid eventType } }`
+
+// frame is what the worker reads of a message: the event's wid, which carries its sequence
+// number.
+type frame struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Payload struct {
+		Data struct {
+			Events struct {
+				Wid string `json:"wid"`
+			} `json:"events"`
+		} `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	} `json:"payload"`
+}
+
+func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup) error {
+	url := "ws" + strings.TrimPrefix(gateway, "http") + "/graphql"
+	conn, _, err := websocket.Dial(dctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		return err
+	}
+	send := func(c context.Context, v any) error {
+		data, _ := json.Marshal(v)
+		return conn.Write(c, websocket.MessageText, data)
+	}
+	if err := send(dctx, map[string]any{"type": "connection_init"}); err != nil {
+		conn.CloseNow()
+		return err
+	}
+	for {
+		_, data, err := conn.Read(dctx)
+		if err != nil {
+			conn.CloseNow()
+			return fmt.Errorf("connection_init: %w", err)
+		}
+		var m frame
+		_ = json.Unmarshal(data, &m)
+		if m.Type == "connection_ack" {
+			break
+		}
+	}
+	for i := range mine {
+		if err := send(dctx, map[string]any{"id": strconv.Itoa(i + 1), "type": "subscribe", "payload": map[string]any{"query": Query}}); err != nil {
+			conn.CloseNow()
+			return err
+		}
+	}
+	readers.Go(func() {
+		defer conn.CloseNow()
+		stop := context.AfterFunc(ctx, func() { conn.Close(websocket.StatusNormalClosure, "") })
+		defer stop()
+		readWS(ctx, conn, prefix, mine, send)
+	})
+	return nil
+}
+
+func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*sub, send func(context.Context, any) error) {
+	for {
+		_, data, err := conn.Read(context.Background()) // ended by closing conn
+		at := time.Now().UnixNano()
+		if err != nil {
+			if ctx.Err() == nil {
+				for _, s := range mine {
+					s.end("socket: " + err.Error())
+				}
+			}
+			return
+		}
+		var m frame
+		if err := json.Unmarshal(data, &m); err != nil {
+			continue
+		}
+		switch m.Type {
+		case "ping":
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = send(wctx, map[string]any{"type": "pong"})
+			cancel()
+			continue
+		case "next", "error", "complete":
+		default:
+			continue
+		}
+		i, err := strconv.Atoi(m.ID)
+		if err != nil || i < 1 || i > len(mine) {
+			continue
+		}
+		s := mine[i-1]
+		switch {
+		case m.Type == "next" && len(m.Payload.Errors) == 0:
+			if seq, ok := seqOf(prefix, m.Payload.Data.Events.Wid); ok {
+				s.add(seq, at)
+			}
+		case m.Type == "next":
+			s.end("error: " + m.Payload.Errors[0].Message)
+		case m.Type == "error":
+			s.end("error: " + string(data))
+		default:
+			s.end("complete")
+		}
+	}
+}
+
+func sseClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 1,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}}
+}
+
+func openSSE(dctx, ctx context.Context, client *http.Client, gateway, prefix string, s *sub, readers *sync.WaitGroup) error {
+	body, _ := json.Marshal(map[string]any{"query": Query})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, gateway+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := client.Do(req)
+		got <- answer{resp, err}
+	}()
+	var resp *http.Response
+	select {
+	case a := <-got:
+		if a.err != nil {
+			return a.err
+		}
+		resp = a.resp
+	case <-dctx.Done():
+		go func() {
+			if a := <-got; a.resp != nil {
+				a.resp.Body.Close()
+			}
+		}()
+		return fmt.Errorf("no answer: %w", dctx.Err())
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		return fmt.Errorf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	readers.Go(func() {
+		defer resp.Body.Close()
+		readSSE(ctx, resp.Body, prefix, s)
+	})
+	return nil
+}
+
+func readSSE(ctx context.Context, body io.Reader, prefix string, s *sub) {
+	r := bufio.NewReaderSize(body, 4096)
+	var name string
+	var data []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			if ctx.Err() == nil {
+				s.end("stream: " + err.Error())
+			}
+			return
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0:
+			at := time.Now().UnixNano()
+			switch name {
+			case "next":
+				var p struct {
+					Data struct {
+						Events struct {
+							Wid string `json:"wid"`
+						} `json:"events"`
+					} `json:"data"`
+					Errors []struct {
+						Message string `json:"message"`
+					} `json:"errors"`
+				}
+				if json.Unmarshal(data, &p) == nil {
+					if len(p.Errors) > 0 {
+						s.end("error: " + p.Errors[0].Message)
+					} else if seq, ok := seqOf(prefix, p.Data.Events.Wid); ok {
+						s.add(seq, at)
+					}
+				}
+			case "complete":
+				s.end("complete")
+			}
+			name, data = "", data[:0]
+		case bytes.HasPrefix(line, []byte("event:")):
+			name = string(bytes.TrimSpace(line[len("event:"):]))
+		case bytes.HasPrefix(line, []byte("data:")):
+			data = append(data, bytes.TrimSpace(line[len("data:"):])...)
+		}
+	}
+}
+
+// raiseFileLimit lifts the soft open-file limit to the hard one: each socket is a file.
+func raiseFileLimit() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+}
+
+// widPrefix starts the wid of every event of run: the sequence number follows it.
+func widPrefix(run string) string { return "c-fanout-" + run + "-" }
+
+// seqOf is the sequence number of one of this run's events, from its wid.
+func seqOf(prefix, wid string) (int32, bool) {
+	rest, ok := strings.CutPrefix(wid, prefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 32)
+	return int32(n), err == nil
+}
