@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.Drain, "drain", 30*time.Second, "how long after the last webhook to wait for frames")
 	fs.DurationVar(&cfg.Setup, "setup-timeout", 5*time.Minute, "how long opening the subscribers may take")
 	fs.IntVar(&cfg.Dial, "dial", 64, "sockets each worker opens at once")
+	fs.IntVar(&cfg.Posters, "posters", 32, "webhooks in flight at most")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -42,6 +42,9 @@ type Config struct {
 	Drain    time.Duration // how long after the last webhook to wait for frames
 	Setup    time.Duration // how long a worker may take to open its sockets
 	Dial     int           // sockets each worker opens at once
+	// Posters bounds the webhooks in flight: the schedule slips, and the result says so,
+	// when the gateway answers more slowly than Rate or Burst asks.
+	Posters int
 
 	// Spawn starts a worker with these arguments; nil runs this executable.
 	Spawn Spawner
@@ -186,14 +189,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.RSSSubscribedKB = rssKB(cfg.GatewayPID)
 	cpu0 := cpuTicks(cfg.GatewayPID)
 
-	posts := post(ctx, cfg, run)
-	res.Sent = len(posts)
+	posts, refused := post(ctx, cfg, run)
+	res.Sent, res.Refused = len(posts), refused
 	for _, p := range posts {
 		if p.id != "" {
 			res.Stored++
 		}
 	}
-	cfg.progress("posted %d webhooks, %d stored; waiting up to %s for the frames", res.Sent, res.Stored, cfg.Drain)
+	if len(posts) > 0 {
+		res.PostSeconds = posts[len(posts)-1].at.Sub(posts[0].at).Seconds()
+	}
+	cfg.progress("posted %d webhooks in %.2f s, %d stored, refused: %v; waiting up to %s for the frames", res.Sent, res.PostSeconds, res.Stored, refused, cfg.Drain)
 	for _, w := range workers {
 		if _, err := fmt.Fprintf(w.proc.Stdin, "expect %d %s\n", res.Stored, cfg.Drain); err != nil {
 			return nil, fmt.Errorf("tell a worker: %w", err)
@@ -241,6 +247,9 @@ func (cfg *Config) defaults() error {
 	if cfg.Dial < 1 {
 		cfg.Dial = 64
 	}
+	if cfg.Posters < 1 {
+		cfg.Posters = 32
+	}
 	if cfg.Spawn == nil {
 		exe, err := os.Executable()
 		if err != nil {
@@ -279,25 +288,42 @@ func startWorkers(ctx context.Context, cfg Config, run string) ([]*worker, error
 }
 
 // post sends the webhooks, at cfg.Rate for cfg.Duration or cfg.Burst of them within a second,
-// each from its own goroutine so a slow answer does not hold the next one back.
-func post(ctx context.Context, cfg Config, run string) []sent {
+// each from its own goroutine, at most cfg.Posters at once, so a slow answer does not hold the
+// next one back. Refusals are counted by status (or error) in refused.
+func post(ctx context.Context, cfg Config, run string) (out []sent, refused map[string]int) {
 	n, every := int(cfg.Rate*cfg.Duration.Seconds()), time.Duration(float64(time.Second)/cfg.Rate)
 	if cfg.Burst > 0 {
 		n, every = cfg.Burst, time.Second/time.Duration(cfg.Burst)
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	out := make([]sent, n)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Posters}}
+	defer client.CloseIdleConnections()
+	out = make([]sent, n)
+	refused = map[string]int{}
+	var mu sync.Mutex
+	refuse := func(why string) {
+		mu.Lock()
+		refused[why]++
+		mu.Unlock()
+	}
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, cfg.Posters)
 	start := time.Now()
 	for i := range n {
 		if d := time.Until(start.Add(time.Duration(i) * every)); d > 0 {
 			select {
 			case <-ctx.Done():
-				return out[:i]
+				return out[:i], refused
 			case <-time.After(d):
 			}
 		}
+		select {
+		case <-ctx.Done():
+			return out[:i], refused
+		case slots <- struct{}{}:
+		}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			body := webhookBody(run, i)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Gateway+"/webhooks", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
@@ -305,7 +331,7 @@ func post(ctx context.Context, cfg Config, run string) []sent {
 			out[i].at = time.Now()
 			resp, err := client.Do(req)
 			if err != nil {
-				cfg.progress("webhook %d: %v", i, err)
+				refuse(err.Error())
 				return
 			}
 			defer resp.Body.Close()
@@ -313,14 +339,13 @@ func post(ctx context.Context, cfg Config, run string) []sent {
 				ID string `json:"id"`
 			}
 			if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&ans) != nil {
-				cfg.progress("webhook %d: status %d", i, resp.StatusCode)
+				refuse(fmt.Sprintf("status %d", resp.StatusCode))
 				return
 			}
 			out[i].id = ans.ID
 		})
 	}
-	wg.Wait()
-	return out
+	return out, refused
 }
 
 // webhookBody is event seq of run: a ClientProgressChanged whose wid carries both, so every

@@ -30,16 +30,22 @@ type Result struct {
 
 	Sent   int `json:"sent"`   // webhooks posted
 	Stored int `json:"stored"` // of which the gateway answered 200
+	// Refused counts the others by status or error.
+	Refused map[string]int `json:"refused,omitempty"`
+	// PostSeconds is from the first webhook sent to the last: over 1 s in a burst means the
+	// gateway's answers held the posters back.
+	PostSeconds float64 `json:"postSeconds"`
 
-	Expected        int     `json:"expected"`        // stored × open subscriptions
-	Delivered       int     `json:"delivered"`       // distinct (subscription, event) frames
-	Lost            int     `json:"lost"`            // expected but never received
-	Duplicated      int     `json:"duplicated"`      // frames of an event a subscription had already
-	OutOfOrder      int     `json:"outOfOrder"`      // frames older, in the log, than one received before
-	SubsWithLoss    int     `json:"subsWithLoss"`    // subscriptions that missed at least one event
-	SubsEnded       int     `json:"subsEnded"`       // opened subscriptions that ended before the end
+	Expected        int     `json:"expected"`     // stored × open subscriptions
+	Delivered       int     `json:"delivered"`    // distinct (subscription, event) frames
+	Lost            int     `json:"lost"`         // expected but never received
+	LostSilently    int     `json:"lostSilently"` // of those, missed by subscriptions that were not ended
+	Duplicated      int     `json:"duplicated"`   // frames of an event a subscription had already
+	OutOfOrder      int     `json:"outOfOrder"`   // frames older, in the log, than one received before
+	SubsWithLoss    int     `json:"subsWithLoss"` // subscriptions that missed at least one event
+	SubsEnded       int     `json:"subsEnded"`    // opened subscriptions that ended before the end
 	EndReason       string  `json:"endReason,omitempty"`
-	LatencyMS       Latency `json:"latencyMs"`       // webhook POST sent to frame received
+	LatencyMS       Latency `json:"latencyMs"` // webhook POST sent to frame received
 	DeliveriesPerS  float64 `json:"deliveriesPerSecond"`
 	DeliverySeconds float64 `json:"deliverySeconds"` // first webhook sent to last frame received
 
@@ -47,7 +53,7 @@ type Result struct {
 	RSSSubscribedKB  int64   `json:"rssSubscribedKB"` // with every subscriber open, before the events
 	RSSAfterKB       int64   `json:"rssAfterKB"`      // after the events
 	KBPerSubscriber  float64 `json:"kbPerSubscription"`
-	CPUSeconds       float64 `json:"cpuSeconds"`        // gateway's user+system time from the first webhook to the last frame
+	CPUSeconds       float64 `json:"cpuSeconds"` // gateway's user+system time from the first webhook to the last frame
 	CPUMsPer1000Dlvr float64 `json:"cpuMsPer1000Deliveries"`
 }
 
@@ -100,6 +106,9 @@ func (r *Result) compute(posts []sent, subs []subResult) {
 		r.Delivered += len(seen)
 		if len(seen) < r.Stored {
 			r.SubsWithLoss++
+			if s.Ended == "" {
+				r.LostSilently += r.Stored - len(seen)
+			}
 		}
 	}
 	r.Expected = r.Stored * r.Open
@@ -136,9 +145,13 @@ func (r *Result) Print(w io.Writer) {
 	if r.OpenFailed > 0 {
 		row("  failed to open", "%d: %s", r.OpenFailed, r.OpenError)
 	}
-	row("load", "%s: %d sent, %d stored", load, r.Sent, r.Stored)
+	row("load", "%s: %d sent in %.2f s, %d stored", load, r.Sent, r.PostSeconds, r.Stored)
+	if len(r.Refused) > 0 {
+		row("  refused", "%v", r.Refused)
+	}
 	row("deliveries", "%d of %d expected", r.Delivered, r.Expected)
-	row("lost / duplicated / out of order", "%d / %d / %d (%d subscriptions missed events)", r.Lost, r.Duplicated, r.OutOfOrder, r.SubsWithLoss)
+	row("lost / duplicated / out of order", "%d / %d / %d (%d subscriptions missed events; %d events missed by subscriptions still open)",
+		r.Lost, r.Duplicated, r.OutOfOrder, r.SubsWithLoss, r.LostSilently)
 	if r.SubsEnded > 0 {
 		row("subscriptions ended early", "%d: %s", r.SubsEnded, r.EndReason)
 	}

@@ -191,6 +191,7 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 	sem := make(chan struct{}, cfg.dial)
 	var dialing sync.WaitGroup
 	client := sseClient()
+	defer client.CloseIdleConnections()
 	for i := range cfg.sockets {
 		sem <- struct{}{}
 		dialing.Go(func() {
@@ -226,21 +227,39 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 // Query is the operation every subscriber runs.
 const Query = `subscription Fanout { events { id wid eventType } }`
 
-// frame is what the worker reads of a message: the event's wid, which carries its sequence
-// number.
+// frame is what the worker reads of a message: its type and operation, and its payload, which
+// is a result for "next" and a list of errors for "error".
 type frame struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Payload struct {
-		Data struct {
-			Events struct {
-				Wid string `json:"wid"`
-			} `json:"events"`
-		} `json:"data"`
-		Errors []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-	} `json:"payload"`
+	Type    string          `json:"type"`
+	ID      string          `json:"id"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// result is a "next" payload (or an SSE "next" event's data): the event's wid, which carries
+// its sequence number, or the errors that end the subscription (SLOW_CONSUMER, ...).
+type result struct {
+	Data struct {
+		Events struct {
+			Wid string `json:"wid"`
+		} `json:"events"`
+	} `json:"data"`
+	Errors []struct {
+		Message    string `json:"message"`
+		Extensions struct {
+			Code string `json:"code"`
+		} `json:"extensions"`
+	} `json:"errors"`
+}
+
+// record adds a result to s, or ends s with its first error.
+func (r *result) record(s *sub, prefix string, at int64) {
+	if len(r.Errors) > 0 {
+		s.end(strings.TrimSpace(r.Errors[0].Extensions.Code + " " + r.Errors[0].Message))
+		return
+	}
+	if seq, ok := seqOf(prefix, r.Data.Events.Wid); ok {
+		s.add(seq, at)
+	}
 }
 
 func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup) error {
@@ -315,15 +334,16 @@ func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*su
 			continue
 		}
 		s := mine[i-1]
-		switch {
-		case m.Type == "next" && len(m.Payload.Errors) == 0:
-			if seq, ok := seqOf(prefix, m.Payload.Data.Events.Wid); ok {
-				s.add(seq, at)
+		switch m.Type {
+		case "next":
+			var r result
+			if json.Unmarshal(m.Payload, &r) != nil {
+				s.end("next: not a result: " + string(m.Payload))
+				continue
 			}
-		case m.Type == "next":
-			s.end("error: " + m.Payload.Errors[0].Message)
-		case m.Type == "error":
-			s.end("error: " + string(data))
+			r.record(s, prefix, at)
+		case "error":
+			s.end("error: " + string(m.Payload))
 		default:
 			s.end("complete")
 		}
@@ -397,22 +417,11 @@ func readSSE(ctx context.Context, body io.Reader, prefix string, s *sub) {
 			at := time.Now().UnixNano()
 			switch name {
 			case "next":
-				var p struct {
-					Data struct {
-						Events struct {
-							Wid string `json:"wid"`
-						} `json:"events"`
-					} `json:"data"`
-					Errors []struct {
-						Message string `json:"message"`
-					} `json:"errors"`
-				}
-				if json.Unmarshal(data, &p) == nil {
-					if len(p.Errors) > 0 {
-						s.end("error: " + p.Errors[0].Message)
-					} else if seq, ok := seqOf(prefix, p.Data.Events.Wid); ok {
-						s.add(seq, at)
-					}
+				var r result
+				if json.Unmarshal(data, &r) != nil {
+					s.end("next: not a result: " + string(data))
+				} else {
+					r.record(s, prefix, at)
 				}
 			case "complete":
 				s.end("complete")

@@ -1,0 +1,40 @@
+package fanoutload
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestCompute checks how what subscriptions received is counted against what was stored.
+func TestCompute(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	posts := []sent{{at: t0, id: "1-0"}, {at: t0.Add(time.Second), id: "2-0"}, {at: t0.Add(2 * time.Second), id: ""}, {at: t0.Add(3 * time.Second), id: "4-0"}}
+	ms := func(d int) int64 { return t0.Add(time.Duration(d) * time.Millisecond).UnixNano() }
+	tests := []struct {
+		name                                                 string
+		subs                                                 []subResult
+		delivered, lost, dup, order, withLoss, ended, silent int
+		p50                                                  float64
+	}{
+		{name: "all, in order", subs: []subResult{{Seq: []int32{0, 1, 3}, At: []int64{ms(10), ms(1010), ms(3010)}}}, delivered: 3, p50: 10},
+		{name: "lost while open", subs: []subResult{{Seq: []int32{0, 3}, At: []int64{ms(10), ms(3010)}}}, delivered: 2, lost: 1, withLoss: 1, silent: 1, p50: 10},
+		{name: "a duplicate and an event the gateway refused", subs: []subResult{{Seq: []int32{0, 0, 2, 1, 3}, At: []int64{ms(5), ms(6), ms(7), ms(1005), ms(3005)}}}, delivered: 3, dup: 1, p50: 5},
+		{name: "lost and out of order", subs: []subResult{{Seq: []int32{3, 1}, At: []int64{ms(3020), ms(3030)}, Ended: "socket: EOF"}}, delivered: 2, lost: 1, order: 1, withLoss: 1, ended: 1, p50: 2030},
+		{name: "not opened is not expected", subs: []subResult{{Seq: []int32{0, 1, 3}, At: []int64{ms(1), ms(1001), ms(3001)}}, {Ended: "not opened: refused"}}, delivered: 3, p50: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Result{Stored: 3, Open: 1}
+			r.compute(posts, tc.subs)
+			got := []int{r.Delivered, r.Lost, r.Duplicated, r.OutOfOrder, r.SubsWithLoss, r.SubsEnded, r.LostSilently}
+			want := []int{tc.delivered, tc.lost, tc.dup, tc.order, tc.withLoss, tc.ended, tc.silent}
+			if !slices.Equal(got, want) {
+				t.Errorf("got delivered, lost, duplicated, out of order, with loss, ended, lost silently %v, want %v", got, want)
+			}
+			if r.LatencyMS.P50 != tc.p50 {
+				t.Errorf("got p50 %v ms, want %v", r.LatencyMS.P50, tc.p50)
+			}
+		})
+	}
+}
