@@ -343,7 +343,12 @@ func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*su
 			}
 			r.record(s, prefix, at)
 		case "error":
-			s.end("error: " + string(m.Payload))
+			var r result
+			if json.Unmarshal(m.Payload, &r.Errors) != nil || len(r.Errors) == 0 {
+				s.end("error: " + string(m.Payload))
+				continue
+			}
+			r.record(s, prefix, at)
 		default:
 			s.end("complete")
 		}
