@@ -19,12 +19,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/fanoutload"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
@@ -109,10 +111,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // gateway is a gateway process the tool started.
 type gateway struct {
-	cmd  *exec.Cmd
-	url  string
-	key  string
-	done chan struct{}
+	cmd   *exec.Cmd
+	url   string
+	key   string
+	done  chan struct{}
+	redis string // the gateway's REDIS_URL, whose keys of this run stop removes
+	dir   string // the built binary and the log; stop removes the binary
 }
 
 var servingLine = regexp.MustCompile(`Advisor GraphQL gateway serving (http://\S+)`)
@@ -153,7 +157,7 @@ func startGateway(ctx context.Context, binary, redisURL string, env []string, st
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	gw := &gateway{cmd: cmd, key: key, done: make(chan struct{})}
+	gw := &gateway{cmd: cmd, key: key, done: make(chan struct{}), redis: redisURL, dir: dir}
 	found := make(chan string, 1)
 	go func() {
 		defer close(gw.done)
@@ -181,7 +185,8 @@ func startGateway(ctx context.Context, binary, redisURL string, env []string, st
 	return gw, nil
 }
 
-// stop asks the gateway to shut down and kills it after 10 s.
+// stop asks the gateway to shut down and kills it after 10 s; then it removes what the run
+// left: the binary it built (the log stays) and the run's keys in Redis.
 func (g *gateway) stop() {
 	_ = g.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -190,4 +195,36 @@ func (g *gateway) stop() {
 		_ = g.cmd.Process.Kill()
 		<-g.done
 	}
+	_ = os.Remove(filepath.Join(g.dir, "gateway"))
+	if g.redis != "" {
+		if err := removeKeys(g.redis, g.key+":"); err != nil {
+			fmt.Fprintf(os.Stderr, "fanoutbench: remove the run's keys from Redis: %v\n", err)
+		}
+	}
+}
+
+// removeKeys deletes every key under prefix.
+func removeKeys(url, prefix string) error {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	for batch := range slices.Chunk(keys, 1000) {
+		if err := client.Unlink(ctx, batch...).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

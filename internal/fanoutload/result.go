@@ -53,6 +53,7 @@ type Result struct {
 	RSSSubscribedKB  int64   `json:"rssSubscribedKB"` // with every subscriber open, before the events
 	RSSAfterKB       int64   `json:"rssAfterKB"`      // after the events
 	KBPerSubscriber  float64 `json:"kbPerSubscription"`
+	KBPerSocket      float64 `json:"kbPerSocket"`
 	CPUSeconds       float64 `json:"cpuSeconds"` // gateway's user+system time from the first webhook to the last frame
 	CPUMsPer1000Dlvr float64 `json:"cpuMsPer1000Deliveries"`
 }
@@ -126,6 +127,7 @@ func (r *Result) compute(posts []sent, subs []subResult) {
 	}
 	if r.Open > 0 && r.RSSBeforeKB > 0 {
 		r.KBPerSubscriber = float64(r.RSSSubscribedKB-r.RSSBeforeKB) / float64(r.Open)
+		r.KBPerSocket = r.KBPerSubscriber * float64(r.PerSocket)
 	}
 	if r.Delivered > 0 {
 		r.CPUMsPer1000Dlvr = r.CPUSeconds * 1000 / float64(r.Delivered) * 1000
@@ -159,7 +161,7 @@ func (r *Result) Print(w io.Writer) {
 	row("deliveries/s", "%.0f (over %.1f s, first webhook to last frame)", r.DeliveriesPerS, r.DeliverySeconds)
 	if r.RSSBeforeKB > 0 {
 		row("gateway RSS (MB)", "%.1f before, %.1f subscribed, %.1f after", mb(r.RSSBeforeKB), mb(r.RSSSubscribedKB), mb(r.RSSAfterKB))
-		row("RSS growth per subscription", "%.1f KB", r.KBPerSubscriber)
+		row("RSS growth", "%.1f KB per subscription, %.1f KB per socket", r.KBPerSubscriber, r.KBPerSocket)
 		row("gateway CPU", "%.1f s; %.1f ms per 1,000 deliveries", r.CPUSeconds, r.CPUMsPer1000Dlvr)
 	} else {
 		row("gateway RSS, CPU", "not measured (no -start or -gateway-pid)")
