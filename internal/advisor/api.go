@@ -274,10 +274,10 @@ func (c *Client) UploadFile(ctx context.Context, uploadURI, contentType string, 
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return nil
 	case resp.StatusCode == http.StatusRequestEntityTooLarge:
-		msg, _ := errorMessage(resp.StatusCode, body)
+		msg, _ := advisorspec.ReadErrorBody(resp.StatusCode, body)
 		return &apperr.Error{Code: apperr.BadUserInput, Message: c.scrub.forCaller(msg), Field: "file"}
 	default:
-		msg, _ := errorMessage(resp.StatusCode, body)
+		msg, _ := advisorspec.ReadErrorBody(resp.StatusCode, body)
 		cause := fmt.Errorf("%s: status %d: %s", op, resp.StatusCode, c.scrub.secrets(msg))
 		if to := resp.Header.Get("Location"); to != "" { // not followed, as no redirect is
 			cause = fmt.Errorf("%w, redirected to %q", cause, c.scrub.secrets(to))

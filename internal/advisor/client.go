@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
 )
 
@@ -369,7 +370,7 @@ const mayHaveApplied = "; the change may or may not have been applied, so check 
 // in the schema's words as the message, and as the service said it in Upstream. Both are
 // scrubbed: a service that echoes a request can echo the gateway's credentials or address.
 func (c *Client) statusError(cl call, a answer) error {
-	raw, wid := errorMessage(a.status, a.body)
+	raw, wid := advisorspec.ReadErrorBody(a.status, a.body)
 	said := c.scrub.forCaller(raw)
 	cause := fmt.Errorf("%s: status %d: %s", cl.op, a.status, c.scrub.secrets(raw))
 	status := a.status
@@ -403,35 +404,6 @@ func (c *Client) statusError(cl call, a answer) error {
 	default:
 		return apperr.Wrap(apperr.Internal, "Internal error", cause)
 	}
-}
-
-// errorMessage reads an error body. The specification leaves its shape open, so besides
-// {"message": ...} it takes {"error": "..."}, {"error": {"message": ...}} and plain text.
-func errorMessage(status int, body []byte) (message, wid string) {
-	var b struct {
-		Message string          `json:"message"`
-		WID     string          `json:"wid"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(body, &b) == nil {
-		if b.Message != "" {
-			return b.Message, b.WID
-		}
-		var s string
-		var nested struct {
-			Message string `json:"message"`
-		}
-		switch {
-		case json.Unmarshal(b.Error, &s) == nil && s != "":
-			return s, b.WID
-		case json.Unmarshal(b.Error, &nested) == nil && nested.Message != "":
-			return nested.Message, b.WID
-		}
-	}
-	if text := strings.TrimSpace(string(body)); text != "" && len(text) <= 500 && !strings.HasPrefix(text, "<") {
-		return text, ""
-	}
-	return http.StatusText(status), ""
 }
 
 // transportError is the answer that never came. A write that may have reached the service

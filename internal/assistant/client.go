@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
 )
 
@@ -208,7 +209,7 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte) ([]
 // statusError says what the session host's refusals mean. Its body is not quoted to the
 // caller: a host that echoed its request could echo ids, and a 200 would carry a token.
 func statusError(what string, status int, body []byte) error {
-	cause := fmt.Errorf("%s: status %d: %s", what, status, truncate(errorMessage(body), 200))
+	cause := fmt.Errorf("%s: status %d: %s", what, status, truncate(errorText(status, body), 200))
 	switch {
 	case status == StatusHTTP2Required:
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The assistant session host requires HTTP/2: check ASSISTANT_SESSION_URL (is it the session host?)", cause)
@@ -216,18 +217,6 @@ func statusError(what string, status int, body []byte) error {
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The assistant session host failed to answer", cause)
 	}
 	return apperr.Wrap(apperr.UpstreamUnavailable, fmt.Sprintf("The assistant session host refused the request with status %d", status), cause)
-}
-
-// errorMessage reads an error body's message ({"message": ...} as decided), for the log.
-func errorMessage(body []byte) string {
-	var b struct {
-		Message string `json:"message"`
-		Error   string `json:"error"`
-	}
-	if json.Unmarshal(body, &b) == nil && (b.Message != "" || b.Error != "") {
-		return b.Message + b.Error
-	}
-	return "(no message)"
 }
 
 // transportError is the answer that never came, saying which setting to look at.
@@ -268,4 +257,10 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// errorText is the message of the session host's error answer, for the log.
+func errorText(status int, body []byte) string {
+	msg, _ := advisorspec.ReadErrorBody(status, body)
+	return msg
 }

@@ -132,7 +132,7 @@ func (c *Client) Refer(ctx context.Context, partnerID string, ref advisorspec.Re
 // statusError is the one place that says what the service's refusals mean to the gateway's
 // callers.
 func (c *Client) statusError(status int, partnerID string, body []byte) error {
-	said := c.scrub(errorMessage(status, body))
+	said := c.scrub(errorText(status, body))
 	cause := fmt.Errorf("refer: status %d: %s", status, said)
 	upstream := &apperr.Upstream{Status: status, Message: said}
 	switch {
@@ -156,27 +156,6 @@ func (c *Client) statusError(status int, partnerID string, body []byte) error {
 	default:
 		return apperr.Wrap(apperr.UpstreamUnavailable, fmt.Sprintf("The referral service answered with status %d", status), cause)
 	}
-}
-
-// errorMessage reads an error body: {"message": ...} as decided, {"error": "..."}, or short
-// plain text.
-func errorMessage(status int, body []byte) string {
-	var b struct {
-		Message string `json:"message"`
-		Error   string `json:"error"`
-	}
-	if json.Unmarshal(body, &b) == nil {
-		if b.Message != "" {
-			return b.Message
-		}
-		if b.Error != "" {
-			return b.Error
-		}
-	}
-	if text := strings.TrimSpace(string(body)); text != "" && len(text) <= 500 && !strings.HasPrefix(text, "<") && !strings.HasPrefix(text, "{") {
-		return text
-	}
-	return http.StatusText(status)
 }
 
 // scrub removes the API key and the service's address from what the service said: a service
@@ -204,4 +183,10 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	e := apperr.Wrap(apperr.UpstreamUnavailable, msg, cause)
 	e.Outcome = apperr.OutcomeUnknown
 	return e
+}
+
+// errorText is the message of the service's error answer.
+func errorText(status int, body []byte) string {
+	msg, _ := advisorspec.ReadErrorBody(status, body)
+	return msg
 }
