@@ -234,7 +234,13 @@ func (s *sseStream) next() sseEvent {
 // one could otherwise be stored before the subscription starts, and be missed.
 func waitSubscribers(t testing.TB, gw *gateway, n int) {
 	t.Helper()
-	want := fmt.Sprintf("advisor_event_subscribers %d\n", n)
+	waitGauge(t, gw, "advisor_event_subscribers", n)
+}
+
+// waitGauge waits until the gateway's metrics report the gauge name at n.
+func waitGauge(t testing.TB, gw *gateway, name string, n int) {
+	t.Helper()
+	want := fmt.Sprintf("%s %d\n", name, n)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		resp, err := http.Get(gw.url + "/metrics")
@@ -247,7 +253,7 @@ func waitSubscribers(t testing.TB, gw *gateway, n int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the gateway did not report %d subscribers within 5 s", n)
+			t.Fatalf("the gateway did not report %s %d within 5 s", name, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

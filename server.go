@@ -228,7 +228,6 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	defer closeEvents()
 	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, OutageGrace: cfg.EventsOutageGrace, Logger: log.With("component", "events")})
-	m.Gauge("advisor_event_subscribers", "Open event subscriptions on this replica.", func() float64 { return float64(hub.Subscribers()) })
 	// The hub outlives the server's draining (it is stopped by this defer, not by ctx), so a
 	// subscriber sees its socket close with "reconnect" rather than an error from the hub.
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
@@ -338,6 +337,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		},
 		Webhooks:     &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
 		Authenticate: callers.authenticate,
+		Share:        graph.ShareEvents(hub),
 		Ready: append([]httpserver.ReadyCheck{
 			{Name: "advisor", Check: api.Ping, Advisory: true},
 			{Name: "events", Check: hub.Ready},
@@ -353,6 +353,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			BodyTimeout:     cfg.BodyTimeout,
 
 			MaxSubscriptionsPerSocket: cfg.MaxSubscriptionsPerSocket,
+			SubscriberBuffer:          cfg.SubscriberBuffer,
 			UploadDiskBudget:          cfg.UploadDiskBudget,
 			Limits: oplimit.Limits{
 				Tokens: cfg.MaxTokens, Depth: cfg.MaxDepth, Aliases: cfg.MaxAliases, RootFields: cfg.MaxRootFields,
@@ -360,6 +361,11 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			},
 		},
 	})
+
+	// Every subscriber counts, however many share one execution of their subscription.
+	m.Gauge("advisor_event_subscribers", "Open subscriptions on this replica.", func() float64 { return float64(handler.Subscriptions()) })
+	m.Gauge("advisor_subscription_executions", "Executions serving the open subscriptions: subscribers of the same operation, variables and caller share one.",
+		func() float64 { return float64(handler.Executions()) })
 
 	// Every address the gateway answers at, so that nobody has to look them up.
 	fmt.Fprintf(stdout, "Advisor GraphQL gateway serving %[1]s\n  GraphQL:  %[1]s/graphql\n  Webhooks: %[1]s/webhooks\n", base)

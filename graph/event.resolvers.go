@@ -50,7 +50,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, filter *event.Filter,
 	if after != nil {
 		from = *after
 	}
-	sub, err := r.Hub.Subscribe(ctx, filter, from, streamend.Reporter(ctx))
+	sub, err := r.Hub.Subscribe(ctx, filter, from, streamend.From(ctx))
 	if err != nil {
 		return nil, err
 	}

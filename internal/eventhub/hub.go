@@ -271,12 +271,34 @@ func unavailable(err error) error {
 	return apperr.Wrap(apperr.EventsUnavailable, "The event store is unavailable; try again shortly", err)
 }
 
+// Tracker follows a subscription's stream for whoever delivers it: where it starts, each event
+// put in it (before the receiver can take it), and why the hub ended it. *streamend.Slot is
+// one; EndFunc learns only the end.
+type Tracker interface {
+	Start(last string)
+	Sent(id string)
+	End(err error)
+}
+
+// EndFunc is a Tracker that learns only why the hub ended a subscription.
+type EndFunc func(error)
+
+func (EndFunc) Start(string)    {}
+func (EndFunc) Sent(string)     {}
+func (f EndFunc) End(err error) { f(err) }
+
+type noTracker struct{}
+
+func (noTracker) Start(string) {}
+func (noTracker) Sent(string)  {}
+func (noTracker) End(error)    {}
+
 // Subscription is one subscriber's stream of events.
 type Subscription struct {
 	hub    *Hub
 	filter *event.Filter
 	ch     chan event.Event
-	onEnd  func(error)
+	track  Tracker
 	// quit closes when the hub ends the subscription, to stop its backfill.
 	quit chan struct{}
 
@@ -289,8 +311,8 @@ type Subscription struct {
 	ended func(last string) error
 }
 
-// Events is the subscriber's stream. It closes when the subscription ends; onEnd has then been
-// told why, unless the subscriber went away.
+// Events is the subscriber's stream. It closes when the subscription ends; its tracker has then
+// been told why, unless the subscriber went away.
 func (s *Subscription) Events() <-chan event.Event { return s.ch }
 
 // offer takes a live event; called with hub.mu held. A subscriber whose buffer is full is
@@ -306,6 +328,9 @@ func (s *Subscription) offer(ev event.Event) {
 	if s.catching {
 		return // the backfill will read it from the log
 	}
+	// Told first, since the receiver may take the event at once. Should the channel be full,
+	// the subscription ends and the id told stays beyond the last one the receiver takes.
+	s.track.Sent(id)
 	select {
 	case s.ch <- ev:
 		s.last = id
@@ -342,13 +367,11 @@ func (s *Subscription) end(why func(last string) error) {
 	s.close(why)
 }
 
-// close tells onEnd why and closes the stream; called with hub.mu held. Events already in the
+// close tells the tracker why and closes the stream; called with hub.mu held. Events already in the
 // channel are still delivered: a receiver drains a closed channel before seeing it closed, so
 // "the last event delivered" is exactly s.last.
 func (s *Subscription) close(why func(last string) error) {
-	if s.onEnd != nil {
-		s.onEnd(why(s.last))
-	}
+	s.track.End(why(s.last))
 	close(s.ch)
 }
 
@@ -367,8 +390,8 @@ func (s *Subscription) caughtUp() {
 
 // Subscribe starts a subscription for the events matching filter. With after, the events
 // after that id come first, from the log. The subscription lasts until ctx ends or the hub
-// ends it; onEnd (which may be nil) learns why the hub did.
-func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string, onEnd func(error)) (*Subscription, error) {
+// ends it; track (which may be nil) follows it, and learns why the hub ended it.
+func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string, track Tracker) (*Subscription, error) {
 	if after != "" {
 		if _, err := eventlog.ParseID(after); err != nil {
 			return nil, apperr.Input("after", fmt.Sprintf("%q is not an event id: pass the id of the last event received, such as 1732266000000-0", after))
@@ -385,7 +408,10 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 	if err := h.Ready(ctx); err != nil {
 		return nil, err
 	}
-	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), onEnd: onEnd, quit: make(chan struct{})}
+	if track == nil {
+		track = noTracker{}
+	}
+	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), track: track, quit: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -398,6 +424,7 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 	} else if after != "" {
 		s.last = after // at or past the head: only later events are new to this subscriber
 	}
+	track.Start(s.last)
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
 	context.AfterFunc(ctx, func() { h.remove(s) })
@@ -522,6 +549,7 @@ func (h *Hub) send(ctx context.Context, s *Subscription, ev event.Event) bool {
 		return false // ended: stop now, not whenever select happens to pick quit below
 	default:
 	}
+	s.track.Sent(ev.Header().ID)
 	select {
 	case s.ch <- ev:
 		h.mu.Lock()

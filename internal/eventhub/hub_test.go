@@ -15,6 +15,7 @@ import (
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
+	"github.com/advisorhq/gateway/internal/streamend"
 )
 
 // body is the record the receiver stores for a ClientProgressChanged delivery; n makes each one
@@ -142,7 +143,7 @@ func TestASlowSubscriberIsEndedWithTheIDToResumeAfter(t *testing.T) {
 	h := running(t, log, eventhub.Options{Buffer: 4})
 	var ended error
 	var mu sync.Mutex
-	slow, err := h.Subscribe(t.Context(), nil, "", func(err error) { mu.Lock(); ended = err; mu.Unlock() })
+	slow, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(func(err error) { mu.Lock(); ended = err; mu.Unlock() }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,5 +282,42 @@ func TestAnUnreachableStoreTurnsSubscribersAwayToRetry(t *testing.T) {
 	}
 	if err := h.Ready(ctx); !errors.Is(err, eventlog.ErrUnavailable) {
 		t.Errorf("ready: %v, want the store's failure", err)
+	}
+}
+
+// A tracker learns the resume point first, then each event's id before its subscriber can take
+// it, from the backfill as from the live stream: what the transport needs to name, for any
+// response, the event it was made of.
+func TestATrackerLearnsTheStartAndEachEventBeforeItsSubscriber(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		resume bool
+	}{{"live", false}, {"resumed", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			log := eventlog.NewMemory(1000, time.Hour, nil)
+			h := running(t, log, eventhub.Options{})
+			history := appendAll(t, log, "w", 0, 3)
+			time.Sleep(50 * time.Millisecond) // the hub has read them
+			after, wantStart := "", history[2]
+			if tc.resume {
+				after, wantStart = history[0], history[0]
+			}
+			slot := streamend.From(streamend.With(t.Context()))
+			s, err := h.Subscribe(t.Context(), nil, after, slot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slot.Position(); got != wantStart {
+				t.Fatalf("start: %q, want %q", got, wantStart)
+			}
+			live := appendAll(t, log, "w", 3, 5)
+			for _, ev := range receive(t, s, len(live)+map[bool]int{true: 2}[tc.resume]) {
+				if got := slot.Advance(); got != ev.Header().ID {
+					t.Fatalf("the tracker's next id is %q, the subscriber's event %q", got, ev.Header().ID)
+				}
+			}
+		})
 	}
 }

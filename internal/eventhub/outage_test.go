@@ -134,13 +134,13 @@ func TestSubscribersGetWhatTheyMissedAfterAnOutageShorterThanTheGrace(t *testing
 	time.Sleep(50 * time.Millisecond) // the hub has read them: they are history, not live
 
 	liveEnd, resumedEnd := newEnding(), newEnding()
-	live, err := h.Subscribe(t.Context(), nil, "", liveEnd.report)
+	live, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(liveEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// This one is still reading history when the outage begins (its buffer is full), and its
 	// backfill must wait too.
-	resumed, err := h.Subscribe(t.Context(), nil, history[0], resumedEnd.report)
+	resumed, err := h.Subscribe(t.Context(), nil, history[0], eventhub.EndFunc(resumedEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,12 +202,12 @@ func TestAnOutageLongerThanTheGraceEndsSubscriptionsWithWhereToResume(t *testing
 	time.Sleep(50 * time.Millisecond)
 
 	liveEnd, resumedEnd := newEnding(), newEnding()
-	live, err := h.Subscribe(t.Context(), nil, "", liveEnd.report)
+	live, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(liveEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Not read until the end: its backfill waits for room when the outage ends it.
-	resumed, err := h.Subscribe(t.Context(), nil, history[0], resumedEnd.report)
+	resumed, err := h.Subscribe(t.Context(), nil, history[0], eventhub.EndFunc(resumedEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestEndingASubscriptionWhileItCatchesUpClosesItsStream(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 
 	end := newEnding()
-	s, err := h.Subscribe(t.Context(), nil, history[0], end.report)
+	s, err := h.Subscribe(t.Context(), nil, history[0], eventhub.EndFunc(end.report))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestAFrozenRedisHoldsSubscriptionsForTheGraceOnly(t *testing.T) {
 	log := eventlog.NewRedis(client, "eventhub-test:", 10000, time.Hour)
 	h := running(t, log, eventhub.Options{OutageGrace: grace, Poll: 100 * time.Millisecond})
 	end := newEnding()
-	s, err := h.Subscribe(t.Context(), nil, "", end.report)
+	s, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(end.report))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	KeepAlive time.Duration
 	// MaxSubscriptionsPerSocket bounds the operations running at once on one WebSocket.
 	MaxSubscriptionsPerSocket int
+	// SubscriberBuffer is how many responses a subscriber may have waiting to be written before
+	// it is ended as a slow consumer (SUBSCRIBER_BUFFER); 0 is the transports' default.
+	SubscriberBuffer int
 	// UploadDiskBudget bounds the bytes all multipart uploads in flight may spill to disk.
 	UploadDiskBudget int64
 	// BodyTimeout is how long a request body may take to begin arriving; every byte that
@@ -87,7 +90,10 @@ type Deps struct {
 	// (the error's Status and WWWAuthenticate methods, when it has them, say otherwise), and
 	// close code 4403 on a WebSocket. Nil accepts everyone.
 	Authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
-	Config       Config
+	// Share decides which subscriptions may share one execution among their subscribers; nil
+	// shares none.
+	Share  transport.Share
+	Config Config
 	// Assistant serves the pop-out chat assistant at /assistant and below. Nil serves none.
 	Assistant http.Handler
 }
@@ -106,6 +112,14 @@ type Handler struct {
 // clients read both as "reconnect", and reach a replica that is not shutting down. Register
 // it with the http.Server's RegisterOnShutdown.
 func (h *Handler) CloseStreams() { h.streams.Close() }
+
+// Subscriptions counts the open subscriptions, each subscriber once however many share an
+// execution.
+func (h *Handler) Subscriptions() int { return h.streams.Subscriptions() }
+
+// Executions counts the executions serving the open subscriptions; subscribers that share one
+// count once.
+func (h *Handler) Executions() int { return h.streams.Executions() }
 
 // WaitStreams waits until the streams CloseStreams ended have finished, or ctx ends.
 // http.Server.Shutdown does not wait for WebSockets: their connections are hijacked.
@@ -152,6 +166,8 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		Authenticate:           d.Authenticate,
 		Streams:                st,
 		Log:                    d.Log,
+		Share:                  d.Share,
+		SubscriberBuffer:       d.Config.SubscriberBuffer,
 	}) {
 		srv.AddTransport(t)
 	}
@@ -274,8 +290,8 @@ func (d Deps) scoped(srv *handler.Server) {
 	}
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		ctx = d.PerRequest(ctx)
-		if isSubscription(ctx) {
-			ctx = streamend.With(ctx)
+		if isSubscription(ctx) && streamend.From(ctx) == nil {
+			ctx = streamend.With(ctx) // the transports make one; an executor called directly does not
 		}
 		return next(ctx)
 	})

@@ -19,6 +19,7 @@ import (
 type sseTransport struct {
 	keepAlive time.Duration
 	streams   *Streams
+	fanout    *fanout
 }
 
 var _ graphql.Transport = sseTransport{}
@@ -51,21 +52,26 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	w.WriteHeader(http.StatusOK)
 
 	var mu sync.Mutex
-	write := func(s string) bool {
+	write := func(b []byte) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if _, err := fmt.Fprint(w, s); err != nil {
+		if _, err := w.Write(b); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
-	if !write(":\n\n") {
+	if !write([]byte(":\n\n")) {
 		return
 	}
 	// Shutting down cancels the operation; the stream then ends without `complete`, which
 	// graphql-sse clients retry.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs == nil && isSubscription(opCtx) {
+		t.subscribe(ctx, exec, opCtx, write)
+		return
+	}
 	// The keep-alive goroutine is stopped (done) and waited for before the handler returns:
 	// nothing may write to w after that.
 	var keepAlive sync.WaitGroup
@@ -85,7 +91,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 				cancel()
 				return
 			case <-tick.C:
-				if !write(": keep-alive\n\n") {
+				if !write(sseKeepAlive) {
 					cancel() // the client is gone: end the operation now
 					return
 				}
@@ -93,10 +99,106 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		}
 	})
 
-	outcome := runOperation(ctx, exec, params, func(resp *graphql.Response, _ bool) bool {
-		return write(fmt.Sprintf("event: next\ndata: %s\n\n", mustJSON(resp)))
-	})
+	emit := func(resp *graphql.Response, _ bool) bool {
+		return write(fmt.Appendf(nil, "event: next\ndata: %s\n\n", mustJSON(resp)))
+	}
+	var outcome streamOutcome
+	if errs != nil {
+		outcome = refuseOperation(ctx, exec, opCtx, errs, emit)
+	} else {
+		outcome = runCreated(ctx, exec, opCtx, emit)
+	}
 	if outcome != streamGone {
-		write("event: complete\ndata: \n\n")
+		write(sseComplete)
+	}
+}
+
+var (
+	sseComplete  = []byte("event: complete\ndata: \n\n")
+	sseKeepAlive = []byte(": keep-alive\n\n")
+)
+
+// sseStream is one SSE subscriber. The request's goroutine writes its results: it holds that
+// goroutine anyway, and results that queue up while it writes go out together, in one flush.
+type sseStream struct {
+	out   outbox
+	wake  chan struct{} // the outbox's kick
+	ended chan struct{} // closed by end
+	// outcome is how the stream ended; set before ended closes.
+	outcome streamOutcome
+	buffer  int
+}
+
+func (st *sseStream) deliver(m *member, r *result) bool {
+	return st.out.pushResult(m, r, st.buffer)
+}
+
+func (st *sseStream) end(_ *member, final *result, outcome streamOutcome) {
+	if final != nil {
+		st.out.push(outItem{msg: final.sseEvent()})
+	}
+	st.outcome = outcome
+	close(st.ended)
+}
+
+// subscribe streams a subscription's results, sharing its execution where the fanout may,
+// until it ends, the client leaves, or the server shuts down. writeRaw writes and flushes.
+func (t sseTransport) subscribe(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext,
+	writeRaw func([]byte) bool,
+) {
+	st := &sseStream{wake: make(chan struct{}, 1), ended: make(chan struct{}), buffer: t.fanout.buffer}
+	st.out.kick = func() {
+		select {
+		case st.wake <- struct{}{}:
+		default:
+		}
+	}
+	defer st.out.close()
+	member := t.fanout.subscribe(ctx, exec, opCtx, st)
+	defer member.leave()
+	tick := time.NewTicker(t.keepAlive)
+	defer tick.Stop()
+	// flush writes what is queued; false when the client is gone.
+	var buf []byte
+	flush := func() bool {
+		for {
+			batch := st.out.take()
+			if batch == nil {
+				return true
+			}
+			buf = buf[:0]
+			for _, it := range batch {
+				if it.res != nil {
+					buf = append(buf, it.res.sseEvent()...)
+				} else {
+					buf = append(buf, it.msg...)
+				}
+			}
+			st.out.written(batch)
+			if !writeRaw(buf) {
+				return false
+			}
+		}
+	}
+	for {
+		select {
+		case <-st.wake:
+			if !flush() {
+				return
+			}
+		case <-tick.C:
+			if !writeRaw(sseKeepAlive) {
+				return
+			}
+		case <-st.ended:
+			if flush() {
+				writeRaw(sseComplete)
+			}
+			return
+		case <-ctx.Done():
+			return
+		case <-t.streams.stopping:
+			return
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -22,6 +23,11 @@ const (
 	streamGone                             // the client went away
 )
 
+// isSubscription reports whether opCtx is a subscription, which streams.
+func isSubscription(opCtx *graphql.OperationContext) bool {
+	return opCtx.Operation != nil && opCtx.Operation.Operation == ast.Subscription
+}
+
 // runOperation executes one operation and passes each response to emit until the stream ends,
 // emit refuses (the client is gone) or ctx ends. A response with errors and no data ends the
 // stream: it is the operation's last word.
@@ -30,12 +36,26 @@ func runOperation(ctx context.Context, exec graphql.GraphExecutor, params *graph
 ) streamOutcome {
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
-		if !emit(resp, true) {
-			return streamGone
-		}
-		return streamFailed
+		return refuseOperation(ctx, exec, opCtx, errs, emit)
 	}
+	return runCreated(ctx, exec, opCtx, emit)
+}
+
+// refuseOperation answers an operation that cannot be executed with errs, its only response.
+func refuseOperation(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, errs gqlerror.List,
+	emit func(resp *graphql.Response, final bool) bool,
+) streamOutcome {
+	resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+	if !emit(resp, true) {
+		return streamGone
+	}
+	return streamFailed
+}
+
+// runCreated is runOperation for an operation already parsed and validated.
+func runCreated(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext,
+	emit func(resp *graphql.Response, final bool) bool,
+) streamOutcome {
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	for {
 		resp := responses(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/advisorhq/gateway/internal/apperr"
 )
@@ -13,9 +14,20 @@ import (
 type Streams struct {
 	mu       sync.Mutex
 	closing  bool
-	stopping chan struct{} // closed when shutting down begins
-	wg       sync.WaitGroup
+	stopping chan struct{}  // closed when shutting down begins
+	wg       sync.WaitGroup // the streams, and the executions they share
+	// subscriptions counts the subscriptions whose stream has begun (their resolvers
+	// subscribed); executions, the executions serving them.
+	subscriptions, executions atomic.Int64
 }
+
+// Subscriptions counts the open subscriptions: a subscriber counts from the moment its resolver
+// has subscribed, so an event stored after that reaches it.
+func (s *Streams) Subscriptions() int { return int(s.subscriptions.Load()) }
+
+// Executions counts the executions serving the subscriptions: as many as the subscriptions when
+// none are shared, one for each operation, variables and caller when all are.
+func (s *Streams) Executions() int { return int(s.executions.Load()) }
 
 // NewStreams returns a tracker with no streams, open to new ones.
 func NewStreams() *Streams { return &Streams{stopping: make(chan struct{})} }

@@ -35,6 +35,8 @@ type Mutation {
 type Subscription {
   "One event at once, then nothing until the client completes the operation."
   hold: Boolean
+  "n strings of size bytes, one every so many milliseconds, then the end of the stream."
+  ticks(n: Int!, size: Int!, every: Int!): String
 }
 `
 
@@ -50,6 +52,10 @@ func probeExecutor() graphql.ExecutableSchema {
 			case ast.Mutation:
 				return graphql.OneShot(readUploads(opCtx.Variables["files"]))
 			case ast.Subscription:
+				if f, ok := opCtx.Operation.SelectionSet[0].(*ast.Field); ok && f.Name == "ticks" {
+					args := f.ArgumentMap(opCtx.Variables)
+					return ticks(int(args["n"].(int64)), int(args["size"].(int64)), time.Duration(args["every"].(int64))*time.Millisecond)
+				}
 				sent := false
 				return func(ctx context.Context) *graphql.Response {
 					if !sent {
@@ -63,6 +69,26 @@ func probeExecutor() graphql.ExecutableSchema {
 				return graphql.OneShot(&graphql.Response{Data: json.RawMessage(`{"ok":true}`)})
 			}
 		},
+	}
+}
+
+// ticks answers the ticks subscription: n responses of size bytes, "<i>:xxx...", every apart.
+func ticks(n, size int, every time.Duration) graphql.ResponseHandler {
+	i := 0
+	return func(ctx context.Context) *graphql.Response {
+		if i == n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+		tick := fmt.Sprintf("%d:", i)
+		tick += strings.Repeat("x", max(0, size-len(tick)))
+		i++
+		data, _ := json.Marshal(map[string]string{"ticks": tick})
+		return &graphql.Response{Data: data}
 	}
 }
 

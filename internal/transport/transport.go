@@ -51,6 +51,11 @@ type Config struct {
 	// Log receives what goes wrong below the GraphQL level, such as a peer that stopped
 	// answering pings. Nil logs nothing.
 	Log *slog.Logger
+	// Share decides which subscriptions may share one execution; nil shares none.
+	Share Share
+	// SubscriberBuffer is how many responses a subscriber may have waiting to be written before
+	// it is ended as a slow consumer; 0 is the default, 256.
+	SubscriberBuffer int
 }
 
 // connectionInitTimeout is how long a WebSocket client has to send connection_init.
@@ -66,6 +71,7 @@ func New(cfg Config) []graphql.Transport {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	fan := newFanout(cfg.Share, cfg.SubscriberBuffer, cfg.Streams)
 	return []graphql.Transport{
 		gqltransport.Options{},
 		websocketTransport{
@@ -77,8 +83,9 @@ func New(cfg Config) []graphql.Transport {
 			log:            cfg.Log,
 			authenticate:   cfg.Authenticate,
 			streams:        cfg.Streams,
+			fanout:         fan,
 		},
-		sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams},
+		sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams, fanout: fan},
 		jsonTransport{},
 		uploads{maxBytes: cfg.MaxUploadBytes, maxFiles: cfg.MaxUploadFiles, disk: newDiskBudget(cfg.UploadDiskBudget)},
 		unsupported{},

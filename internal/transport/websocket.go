@@ -55,6 +55,8 @@ type websocketTransport struct {
 	// defaultMaxOperations.
 	maxOperations int
 	log           *slog.Logger
+	// fanout runs the subscriptions, sharing executions where it may.
+	fanout *fanout
 }
 
 // defaultMaxOperations bounds the operations of one socket when no limit is set: each holds a
@@ -96,8 +98,9 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	conn.SetReadLimit(t.maxMessage)
 	s := &wsSession{
 		t: t, conn: conn, exec: exec, legacy: conn.Subprotocol() == protocolLegacy,
-		headers: r.Header, ops: map[string]context.CancelFunc{},
+		headers: r.Header, ops: map[string]*wsOperation{},
 	}
+	s.out.kick = func() { s.wg.Go(s.write) }
 	switch conn.Subprotocol() {
 	case protocolTransportWS, protocolLegacy:
 		s.serve(r.Context())
@@ -106,8 +109,9 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	}
 }
 
-// wsSession is one connection. Its goroutines (the reader, the keep-alive, one per operation)
-// all end when the connection's context does.
+// wsSession is one connection. Its goroutines (the reader, the keep-alive, the writer while
+// there is something to write, one per query or mutation running) all end when the
+// connection's context does; its subscriptions are members of the fanout's groups.
 type wsSession struct {
 	t       websocketTransport
 	conn    *websocket.Conn
@@ -118,14 +122,26 @@ type wsSession struct {
 	// it. Only the reading goroutine touches it.
 	authed context.Context
 
-	cancel  context.CancelFunc
-	writeMu sync.Mutex
+	cancel context.CancelFunc
+	// wg tracks the session's goroutines; serve waits for them.
+	wg  sync.WaitGroup
+	out outbox
 
 	mu     sync.Mutex
 	inited bool
 	acked  bool
-	ops    map[string]context.CancelFunc
+	ops    map[string]*wsOperation
 	closed bool
+}
+
+// wsOperation is one running operation of a session, by its id: a subscription's membership,
+// or the cancellation of a query or mutation.
+type wsOperation struct {
+	s    *wsSession
+	id   string
+	stop func()
+	// next starts a `next` (or legacy `data`) message of this operation, up to its payload.
+	next []byte
 }
 
 type wsMessage struct {
@@ -135,10 +151,12 @@ type wsMessage struct {
 }
 
 func (s *wsSession) serve(parent context.Context) {
-	// Deferred in this order so that cancel runs first and the goroutines it stops are waited
-	// for.
-	var wg sync.WaitGroup
+	// Deferred in this order so that cancel runs first, the operations leave and nothing more
+	// is written, and the goroutines are waited for.
+	wg := &s.wg
 	defer wg.Wait()
+	defer s.out.close()
+	defer s.stopAll()
 	ctx, cancel := context.WithCancel(parent)
 	s.cancel = cancel
 	defer cancel()
@@ -180,7 +198,7 @@ func (s *wsSession) serve(parent context.Context) {
 			s.protocolError("", "Invalid message received: expected a JSON object with a type")
 			return
 		}
-		if !s.handle(ctx, &wg, m) {
+		if !s.handle(ctx, wg, m) {
 			return
 		}
 	}
@@ -211,11 +229,15 @@ func (s *wsSession) handle(ctx context.Context, wg *sync.WaitGroup, m wsMessage)
 			break
 		}
 		s.mu.Lock()
-		if stop, ok := s.ops[m.ID]; ok {
-			stop()
+		var stop func()
+		if op := s.ops[m.ID]; op != nil {
+			stop = op.stop
 			delete(s.ops, m.ID)
 		}
 		s.mu.Unlock()
+		if stop != nil {
+			stop() // outside the lock: a subscription's group takes its own
+		}
 		return true
 	case "connection_terminate":
 		if s.legacy {
@@ -279,7 +301,10 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 // connection_error and a policy violation.
 func (s *wsSession) forbid(reason string) {
 	if s.legacy {
-		s.send(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": reason})})
+		// Written now, not queued: the connection closes next, and drops what is queued.
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		_ = s.conn.Write(ctx, websocket.MessageText, mustJSON(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": reason})}))
+		cancel()
 		s.close(websocket.StatusPolicyViolation, reason)
 		return
 	}
@@ -346,11 +371,10 @@ func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessa
 	if s.authed != nil {
 		ctx = s.authed
 	}
-	opCtx, stop := context.WithCancel(ctx)
+	op := &wsOperation{s: s, id: m.ID, next: s.nextPrefix(m.ID)}
 	s.mu.Lock()
 	if _, taken := s.ops[m.ID]; taken {
 		s.mu.Unlock()
-		stop()
 		if s.legacy {
 			s.sendError(m.ID, fmt.Sprintf("An operation with id %q is already running", m.ID))
 			return true
@@ -360,43 +384,134 @@ func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessa
 	}
 	if limit := s.t.operationLimit(); len(s.ops) >= limit {
 		s.mu.Unlock()
-		stop()
 		// Refusing the one operation keeps the socket, and the operations it runs, alive.
 		s.sendCodedError(m.ID, apperr.OperationLimitExceeded, fmt.Sprintf(
 			"This WebSocket already runs %d operations, the most one socket may run at once (MAX_SUBSCRIPTIONS_PER_SOCKET): complete one, or open another WebSocket", limit))
 		return true
 	}
-	s.ops[m.ID] = stop
+	// Held while the operation is set up, so that a complete arriving meanwhile finds a way to
+	// stop it.
+	stopped := make(chan struct{})
+	var stopOnce sync.Once
+	op.stop = func() { stopOnce.Do(func() { close(stopped) }) }
+	s.ops[m.ID] = op
 	s.mu.Unlock()
 
-	wg.Go(func() {
-		defer stop()
-		outcome := runOperation(opCtx, s.exec, &params, func(resp *graphql.Response, final bool) bool {
-			if final && !s.legacy {
-				return s.send(wsMessage{ID: m.ID, Type: "error", Payload: mustJSON(resp.Errors)})
-			}
-			kind := "next"
-			if s.legacy {
-				kind = "data"
-			}
-			return s.send(wsMessage{ID: m.ID, Type: kind, Payload: mustJSON(resp)})
-		})
+	opCtx, errs := s.exec.CreateOperationContext(ctx, &params)
+	switch {
+	case errs != nil:
+		s.finish(op, s.runEmitted(func(emit func(*graphql.Response, bool) bool) streamOutcome {
+			return refuseOperation(ctx, s.exec, opCtx, errs, emit)
+		}, op))
+	case isSubscription(opCtx):
+		member := s.t.fanout.subscribe(ctx, s.exec, opCtx, op)
 		s.mu.Lock()
-		_, mine := s.ops[m.ID]
-		delete(s.ops, m.ID)
+		op.stop = member.leave
 		s.mu.Unlock()
-		switch outcome {
-		case streamUnavailable:
-			s.close(closeTryAgainLater, "The event store is unavailable; try again later")
-		case streamDone, streamFailed:
-			// graphql-transport-ws: an error message ends the operation by itself; complete
-			// follows only a stream that ended normally. The legacy protocol always completes.
-			if mine && (outcome == streamDone || s.legacy) {
-				s.send(wsMessage{ID: m.ID, Type: "complete"})
-			}
+		select {
+		case <-stopped: // completed while it was set up
+			member.leave()
+		default:
 		}
-	})
+	default:
+		runCtx, cancel := context.WithCancel(ctx)
+		s.mu.Lock()
+		op.stop = cancel
+		s.mu.Unlock()
+		select {
+		case <-stopped:
+			cancel()
+		default:
+		}
+		wg.Go(func() {
+			defer cancel()
+			s.finish(op, s.runEmitted(func(emit func(*graphql.Response, bool) bool) streamOutcome {
+				return runCreated(runCtx, s.exec, opCtx, emit)
+			}, op))
+		})
+	}
 	return true
+}
+
+// runEmitted runs an operation whose responses are sent as they come, as op's messages.
+func (s *wsSession) runEmitted(run func(emit func(*graphql.Response, bool) bool) streamOutcome, op *wsOperation) streamOutcome {
+	return run(func(resp *graphql.Response, final bool) bool {
+		if final && !s.legacy {
+			return s.send(wsMessage{ID: op.id, Type: "error", Payload: mustJSON(resp.Errors)})
+		}
+		return s.out.push(outItem{msg: op.frame(mustJSON(resp))})
+	})
+}
+
+// nextPrefix is the start of operation id's `next` messages (legacy: `data`), up to the payload.
+func (s *wsSession) nextPrefix(id string) []byte {
+	kind := "next"
+	if s.legacy {
+		kind = "data"
+	}
+	return fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, mustJSON(id), kind)
+}
+
+// frame is a `next` message of op carrying payload.
+func (op *wsOperation) frame(payload []byte) []byte {
+	b := make([]byte, 0, len(op.next)+len(payload)+1)
+	b = append(b, op.next...)
+	b = append(b, payload...)
+	return append(b, '}')
+}
+
+// deliver queues one result of op's subscription.
+func (op *wsOperation) deliver(m *member, r *result) bool {
+	return op.s.out.pushResult(m, r, op.s.t.fanout.buffer)
+}
+
+// end sends the last word of op's subscription and how it ended.
+func (op *wsOperation) end(_ *member, final *result, outcome streamOutcome) {
+	s := op.s
+	if final != nil {
+		if s.legacy {
+			s.out.push(outItem{msg: op.frame(final.json)})
+		} else {
+			s.send(wsMessage{ID: op.id, Type: "error", Payload: final.errors})
+		}
+	}
+	s.finish(op, outcome)
+}
+
+// finish forgets op once its stream ended with outcome, and says so to the client as the
+// protocol asks.
+func (s *wsSession) finish(op *wsOperation, outcome streamOutcome) {
+	s.mu.Lock()
+	mine := s.ops[op.id] == op
+	if mine {
+		delete(s.ops, op.id)
+	}
+	s.mu.Unlock()
+	switch outcome {
+	case streamUnavailable:
+		// After the error that says so has been written.
+		s.out.push(outItem{then: func() { s.close(closeTryAgainLater, "The event store is unavailable; try again later") }})
+	case streamDone, streamFailed:
+		// graphql-transport-ws: an error message ends the operation by itself; complete
+		// follows only a stream that ended normally. The legacy protocol always completes.
+		if mine && (outcome == streamDone || s.legacy) {
+			s.send(wsMessage{ID: op.id, Type: "complete"})
+		}
+	}
+}
+
+// stopAll stops every operation still running, when the connection ends.
+func (s *wsSession) stopAll() {
+	s.mu.Lock()
+	stops := make([]func(), 0, len(s.ops))
+	for _, op := range s.ops {
+		stops = append(stops, op.stop)
+	}
+	clear(s.ops)
+	s.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
 }
 
 // protocolError ends a graphql-transport-ws connection with 4400; the legacy protocol reports
@@ -423,19 +538,53 @@ func (s *wsSession) sendCodedError(id string, code apperr.Code, message string) 
 	s.send(wsMessage{ID: id, Type: "error", Payload: mustJSON(payload)})
 }
 
-// writeTimeout bounds one write: a client that stops reading does not hold a goroutine forever.
+// writeTimeout bounds one batch of writes: a client that stops reading does not hold a
+// goroutine forever.
 const writeTimeout = 10 * time.Second
 
+// send queues m, and reports false when the connection is closed.
 func (s *wsSession) send(m wsMessage) bool {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	if err := s.conn.Write(ctx, websocket.MessageText, mustJSON(m)); err != nil {
-		s.cancel()
-		return false
+	return s.out.push(outItem{msg: mustJSON(m)})
+}
+
+// write writes what the outbox holds until it is empty; the outbox starts it when something is
+// queued. A write that fails ends the connection.
+func (s *wsSession) write() {
+	var buf []byte
+	for {
+		batch := s.out.take()
+		if batch == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		var err error
+		for _, it := range batch {
+			switch {
+			case it.res != nil:
+				if it.m.gone.Load() {
+					continue
+				}
+				op := it.m.sink.(*wsOperation)
+				buf = append(append(append(buf[:0], op.next...), it.res.json...), '}')
+				err = s.conn.Write(ctx, websocket.MessageText, buf)
+			case it.msg != nil:
+				err = s.conn.Write(ctx, websocket.MessageText, it.msg)
+			}
+			if err != nil {
+				break
+			}
+			if it.then != nil {
+				it.then()
+			}
+		}
+		cancel()
+		s.out.written(batch)
+		if err != nil {
+			s.out.close()
+			s.cancel()
+			return
+		}
 	}
-	return true
 }
 
 func (s *wsSession) close(code websocket.StatusCode, reason string) {
