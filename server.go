@@ -26,7 +26,6 @@ import (
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/generated"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/net/netutil"
 
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/assistant"
@@ -36,6 +35,7 @@ import (
 	"github.com/advisorhq/gateway/internal/bulkprogress"
 	"github.com/advisorhq/gateway/internal/callerauth"
 	"github.com/advisorhq/gateway/internal/config"
+	"github.com/advisorhq/gateway/internal/connlimit"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/family"
@@ -396,7 +396,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		log.Info("shutting down")
 		shutdownBegan <- time.Now()
 	})
-	err = serve(ctx, srv, netutil.LimitListener(ln, maxConns))
+	err = serve(ctx, srv, connlimit.Listen(ln, maxConns))
 	waitCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if werr := handler.WaitStreams(waitCtx); werr != nil {

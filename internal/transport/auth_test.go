@@ -113,7 +113,7 @@ func TestAWebSocketClosesWhenItsCredentialsExpire(t *testing.T) {
 	}
 	_, _, err = conn.Read(ctx)
 	var ce websocket.CloseError
-	if !errors.As(err, &ce) || ce.Code != closeForbidden || !strings.Contains(ce.Reason, "expired") {
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusCode(closeForbidden) || !strings.Contains(ce.Reason, "expired") {
 		t.Fatalf("got %v, want a 4403 close saying the credentials expired", err)
 	}
 }

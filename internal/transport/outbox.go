@@ -17,11 +17,12 @@ type outbox struct {
 }
 
 // outItem is one message: bytes made for this connection, or a member's result, which the
-// writer frames for it.
+// writer frames for it; or a whole frame (a WebSocket control frame).
 type outItem struct {
-	msg []byte
-	m   *member
-	res *result
+	msg   []byte
+	frame []byte
+	m     *member
+	res   *result
 	// then runs once the item is written, such as closing the socket after a last word.
 	then func()
 }

@@ -14,8 +14,11 @@ import (
 type Streams struct {
 	mu       sync.Mutex
 	closing  bool
-	stopping chan struct{}  // closed when shutting down begins
-	wg       sync.WaitGroup // the streams, and the executions they share
+	stopping <-chan struct{} // closed when shutting down begins
+	// stopped is done when shutting down begins, for what reacts to it without a goroutine.
+	stopped context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup // the streams, and the executions they share
 	// subscriptions counts the subscriptions whose stream has begun (their resolvers
 	// subscribed); executions, the executions serving them.
 	subscriptions, executions atomic.Int64
@@ -30,7 +33,10 @@ func (s *Streams) Subscriptions() int { return int(s.subscriptions.Load()) }
 func (s *Streams) Executions() int { return int(s.executions.Load()) }
 
 // NewStreams returns a tracker with no streams, open to new ones.
-func NewStreams() *Streams { return &Streams{stopping: make(chan struct{})} }
+func NewStreams() *Streams {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Streams{stopping: ctx.Done(), stopped: ctx, stop: cancel}
+}
 
 // open registers a stream; it reports false once shutting down has begun. A true answer must
 // be matched by a call to done.
@@ -54,7 +60,7 @@ func (s *Streams) Close() {
 	defer s.mu.Unlock()
 	if !s.closing {
 		s.closing = true
-		close(s.stopping)
+		s.stop()
 	}
 }
 

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bytesize"
@@ -24,15 +25,17 @@ const (
 	protocolLegacy      = "graphql-ws"
 )
 
-// Close codes of graphql-transport-ws (its PROTOCOL.md), and 1013, which clients retry.
+// Close codes of graphql-transport-ws (its PROTOCOL.md), and RFC 6455's registry's 1012 and
+// 1013, which clients retry.
 const (
-	closeBadRequest      websocket.StatusCode = 4400
-	closeUnauthorized    websocket.StatusCode = 4401
-	closeForbidden       websocket.StatusCode = 4403
-	closeInitTimeout     websocket.StatusCode = 4408
-	closeSubscriberTaken websocket.StatusCode = 4409
-	closeTooManyInits    websocket.StatusCode = 4429
-	closeTryAgainLater                        = websocket.StatusTryAgainLater
+	closeBadRequest      ws.StatusCode = 4400
+	closeUnauthorized    ws.StatusCode = 4401
+	closeForbidden       ws.StatusCode = 4403
+	closeInitTimeout     ws.StatusCode = 4408
+	closeSubscriberTaken ws.StatusCode = 4409
+	closeTooManyInits    ws.StatusCode = 4429
+	closeServiceRestart  ws.StatusCode = 1012
+	closeTryAgainLater   ws.StatusCode = 1013
 )
 
 // websocketTransport serves GraphQL over WebSocket in both subprotocols.
@@ -83,38 +86,46 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		refuseWhileStopping(w)
 		return
 	}
-	defer t.streams.done()
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols:       []string{protocolTransportWS, protocolLegacy},
-		InsecureSkipVerify: true, // the origin was checked above, against the CORS allow-list
-	})
-	if err != nil {
-		return // Accept has answered the request
+	upgrader := ws.HTTPUpgrader{
+		Protocol: func(p string) bool { return p == protocolTransportWS || p == protocolLegacy },
+		Timeout:  writeTimeout,
 	}
-	// The connection is hijacked: nothing but this releases its descriptor when the handler
-	// ends, whichever way it ends (a client gone without a close frame leaves only a read
-	// error). A close handshake under way is not cut short: CloseNow waits for it.
-	defer conn.CloseNow()
-	conn.SetReadLimit(t.maxMessage)
+	nc, rw, hs, err := upgrader.Upgrade(r, w)
+	if err != nil {
+		// The upgrader has answered the request, on the connection when it took it.
+		if nc != nil {
+			_ = nc.Close()
+		}
+		t.streams.done()
+		return
+	}
+	var handshake *bufio.Reader
+	if rw != nil {
+		handshake = rw.Reader
+	}
+	// The connection is hijacked, and the request's goroutine returns now: the session runs in
+	// a goroutine of its own with a shallow stack, and net/http's buffers for the request are
+	// let go. The context keeps the request's values, not its end.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	s := &wsSession{
-		t: t, conn: conn, exec: exec, legacy: conn.Subprotocol() == protocolLegacy,
-		headers: r.Header, ops: map[string]*wsOperation{},
+		t: t, c: newWSConn(nc, handshake, t.maxMessage), exec: exec, legacy: hs.Protocol == protocolLegacy,
+		headers: r.Header, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel,
 	}
 	s.out.kick = func() { s.wg.Go(s.write) }
-	switch conn.Subprotocol() {
-	case protocolTransportWS, protocolLegacy:
-		s.serve(r.Context())
-	default:
-		conn.Close(websocket.StatusProtocolError, "Unsupported subprotocol: use graphql-transport-ws or graphql-ws")
-	}
+	go func() {
+		defer t.streams.done()
+		s.serve(hs.Protocol)
+	}()
 }
 
-// wsSession is one connection. Its goroutines (the reader, the keep-alive, the writer while
-// there is something to write, one per query or mutation running) all end when the
-// connection's context does; its subscriptions are members of the fanout's groups.
+// wsSession is one connection. While idle it holds one goroutine, its reader, and no buffer;
+// a writer runs while there is something to write, and one goroutine per query or mutation
+// while it runs. Its subscriptions are members of the fanout's groups. Timers do the rest: the
+// initialisation timeout, the keep-alive, the end of the caller's credentials and the server's
+// shutdown each act when they fire, holding no goroutine until then.
 type wsSession struct {
 	t       websocketTransport
-	conn    *websocket.Conn
+	c       *wsConn
 	exec    graphql.GraphExecutor
 	legacy  bool
 	headers http.Header
@@ -122,16 +133,22 @@ type wsSession struct {
 	// it. Only the reading goroutine touches it.
 	authed context.Context
 
+	// ctx is the connection's; cancel ends it when the connection ends.
+	ctx    context.Context
 	cancel context.CancelFunc
-	// wg tracks the session's goroutines; serve waits for them.
+	// wg tracks the writer and the queries and mutations running; serve waits for them.
 	wg  sync.WaitGroup
 	out outbox
 
-	mu     sync.Mutex
-	inited bool
-	acked  bool
-	ops    map[string]*wsOperation
-	closed bool
+	mu        sync.Mutex
+	inited    bool
+	acked     bool
+	ops       map[string]*wsOperation
+	closed    bool
+	keepAlive *time.Timer // running once the connection is acknowledged
+	lastPing  int64       // when the last keep-alive ping went out (Unix nanoseconds)
+	// stops undoes what waits on the connection: timers and context callbacks.
+	stops []func() bool
 }
 
 // wsOperation is one running operation of a session, by its id: a subscription's membership,
@@ -150,65 +167,112 @@ type wsMessage struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-func (s *wsSession) serve(parent context.Context) {
-	// Deferred in this order so that cancel runs first, the operations leave and nothing more
-	// is written, and the goroutines are waited for.
-	wg := &s.wg
-	defer wg.Wait()
-	defer s.out.close()
-	defer s.stopAll()
-	ctx, cancel := context.WithCancel(parent)
-	s.cancel = cancel
-	defer cancel()
-
-	initTimer := time.AfterFunc(s.t.initTimeout, func() {
+// serve reads and handles messages until the connection ends, then undoes everything the
+// session holds.
+func (s *wsSession) serve(protocol string) {
+	defer s.end()
+	if protocol == "" {
+		s.close(ws.StatusProtocolError, "Unsupported subprotocol: use graphql-transport-ws or graphql-ws")
+	}
+	s.after(time.AfterFunc(s.t.initTimeout, func() {
 		s.mu.Lock()
 		inited := s.inited
 		s.mu.Unlock()
 		if !inited {
 			s.close(closeInitTimeout, "Connection initialisation timeout")
 		}
-	})
-	defer initTimer.Stop()
-	wg.Go(func() {
-		select {
-		case <-ctx.Done():
-		case <-s.t.streams.stopping:
-			s.close(websocket.StatusServiceRestart, "The gateway is restarting: reconnect")
-		}
-	})
-
+	}).Stop)
+	s.after(context.AfterFunc(s.t.streams.stopped, func() {
+		s.close(closeServiceRestart, "The gateway is restarting: reconnect")
+	}))
 	for {
-		typ, data, err := s.conn.Read(ctx)
-		if errors.Is(err, websocket.ErrMessageTooBig) {
-			// The library has sent the close frame (1009); completing the handshake drains
-			// the rest of the message and waits, briefly, for the client's answer.
-			s.close(websocket.StatusMessageTooBig, "A message is larger than "+bytesize.Format(s.t.maxMessage))
-			return
-		}
-		if err != nil {
-			return // closed by the client, by s.close, or the request ended
-		}
-		if typ != websocket.MessageText {
+		data, err := s.c.readMessage(s.pong)
+		var closed peerClosed
+		var violation protocolViolation
+		switch {
+		case err == nil:
+		case errors.Is(err, errMessageTooBig):
+			// The rest of the message is read and thrown away while the peer answers the close.
+			s.close(ws.StatusMessageTooBig, "A message is larger than "+bytesize.Format(s.t.maxMessage))
+			continue
+		case errors.Is(err, errNotText):
 			s.protocolError("", "Messages must be JSON text")
+			continue
+		case errors.As(err, &violation):
+			s.close(ws.StatusProtocolError, violation.Error())
+			continue
+		case errors.As(err, &closed):
+			// The peer closed: answer with its code, as the protocol asks, and end.
+			code := closed.code
+			if code == 0 || code == ws.StatusNoStatusRcvd {
+				code = ws.StatusNormalClosure
+			}
+			s.c.sendClose(code, "")
 			return
+		default:
+			return // the connection ended, or the close handshake timed out
+		}
+		if s.isClosed() {
+			continue // closing: read on until the peer answers
 		}
 		var m wsMessage
 		if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
 			s.protocolError("", "Invalid message received: expected a JSON object with a type")
-			return
+			continue
 		}
-		if !s.handle(ctx, wg, m) {
-			return
-		}
+		s.handle(m)
 	}
 }
 
-// handle acts on one message and reports whether the session goes on.
-func (s *wsSession) handle(ctx context.Context, wg *sync.WaitGroup, m wsMessage) bool {
+// after registers stop to be called when the session ends.
+func (s *wsSession) after(stop func() bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stops = append(s.stops, stop)
+}
+
+// end undoes what the session holds, in order: its timers and callbacks, its operations, its
+// queue and its socket, then waits for its writer and its queries.
+func (s *wsSession) end() {
+	s.mu.Lock()
+	stops := s.stops
+	s.stops = nil
+	if s.keepAlive != nil {
+		s.keepAlive.Stop()
+	}
+	s.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
+	s.cancel()
+	s.stopAll()
+	s.out.close()
+	_ = s.c.nc.Close()
+	s.wg.Wait()
+}
+
+// pong answers a ping frame at once, from the reader.
+func (s *wsSession) pong(payload []byte) {
+	_ = s.c.write(appendFrame(nil, ws.OpPong, payload))
+}
+
+// handle acts on one message, on a goroutine of its own that the reader waits for: the work
+// (authenticating, parsing and validating an operation) grows a stack, and a goroutine that
+// ends gives it back, while the reader, which lives as long as the connection, stays shallow.
+func (s *wsSession) handle(m wsMessage) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.act(m)
+	}()
+	<-done
+}
+
+// act acts on one message and reports whether the session goes on.
+func (s *wsSession) act(m wsMessage) bool {
 	switch m.Type {
 	case "connection_init":
-		return s.init(ctx, wg, m.Payload)
+		return s.init(m.Payload)
 	case "ping":
 		if s.legacy {
 			break
@@ -223,7 +287,7 @@ func (s *wsSession) handle(ctx context.Context, wg *sync.WaitGroup, m wsMessage)
 		if (m.Type == "subscribe") == s.legacy {
 			break
 		}
-		return s.subscribe(ctx, wg, m)
+		return s.subscribe(m)
 	case "complete", "stop":
 		if (m.Type == "complete") == s.legacy {
 			break
@@ -241,7 +305,7 @@ func (s *wsSession) handle(ctx context.Context, wg *sync.WaitGroup, m wsMessage)
 		return true
 	case "connection_terminate":
 		if s.legacy {
-			s.close(websocket.StatusNormalClosure, "")
+			s.close(ws.StatusNormalClosure, "")
 			return false
 		}
 	}
@@ -249,7 +313,7 @@ func (s *wsSession) handle(ctx context.Context, wg *sync.WaitGroup, m wsMessage)
 	return !s.isClosed()
 }
 
-func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMessage) bool {
+func (s *wsSession) init(raw json.RawMessage) bool {
 	s.mu.Lock()
 	again := s.inited
 	s.inited = true
@@ -271,7 +335,7 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 	}
 	s.headers = initHeaders(s.headers, payload)
 	if s.t.authenticate != nil {
-		authed, err := s.t.authenticate(ctx, s.headers)
+		authed, err := s.t.authenticate(s.ctx, s.headers)
 		if err != nil {
 			s.forbid("Forbidden")
 			return false
@@ -281,19 +345,21 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 		// whose subscriptions would otherwise outlive them; 4403 has the client reconnect
 		// with fresh ones.
 		if _, ok := authed.Deadline(); ok {
-			wg.Go(func() {
-				<-authed.Done()
-				if ctx.Err() == nil {
+			s.after(context.AfterFunc(authed, func() {
+				if s.ctx.Err() == nil {
 					s.forbid("Forbidden: the credentials have expired")
 				}
-			})
+			}))
 		}
+	}
+	s.send(wsMessage{Type: "connection_ack"})
+	if s.legacy {
+		s.send(wsMessage{Type: "ka"})
 	}
 	s.mu.Lock()
 	s.acked = true
+	s.keepAlive = time.AfterFunc(s.t.keepAlive, s.ping)
 	s.mu.Unlock()
-	s.send(wsMessage{Type: "connection_ack"})
-	wg.Go(func() { s.keepAlive(ctx) })
 	return true
 }
 
@@ -302,49 +368,46 @@ func (s *wsSession) init(ctx context.Context, wg *sync.WaitGroup, raw json.RawMe
 func (s *wsSession) forbid(reason string) {
 	if s.legacy {
 		// Written now, not queued: the connection closes next, and drops what is queued.
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		_ = s.conn.Write(ctx, websocket.MessageText, mustJSON(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": reason})}))
-		cancel()
-		s.close(websocket.StatusPolicyViolation, reason)
+		_ = s.c.write(appendFrame(nil, ws.OpText, mustJSON(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": reason})})))
+		s.close(ws.StatusPolicyViolation, reason)
 		return
 	}
 	s.close(closeForbidden, reason)
 }
 
-func (s *wsSession) keepAlive(ctx context.Context) {
-	tick := time.NewTicker(s.t.keepAlive)
-	defer tick.Stop()
+// ping is the keep-alive, every keepAlive once the connection is acknowledged. The protocol's
+// message (ping, or the legacy ka) keeps proxies from closing a quiet socket; a WebSocket ping,
+// which browsers answer by themselves, finds a peer that is gone without closing (a sleeping
+// laptop, a dropped network): a peer from which nothing arrived since the last ping is gone,
+// and its subscriptions end now rather than when TCP gives up minutes later.
+func (s *wsSession) ping() {
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	last := s.lastPing
+	s.lastPing = now
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.keepAlive.Reset(s.t.keepAlive)
+	s.mu.Unlock()
+	if last != 0 && s.c.lastSeen.Load() < last {
+		s.t.log.Debug("websocket peer did not answer a ping; closing")
+		_ = s.c.nc.Close() // the reader ends, and the session with it
+		return
+	}
+	kind := "ping"
 	if s.legacy {
-		s.send(wsMessage{Type: "ka"})
+		kind = "ka"
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if s.legacy {
-				s.send(wsMessage{Type: "ka"})
-			} else {
-				s.send(wsMessage{Type: "ping"})
-			}
-			// The protocol's messages keep proxies from closing a quiet socket; a WebSocket
-			// ping, which browsers answer by themselves, finds a peer that is gone without
-			// closing (a sleeping laptop, a dropped network), so its subscriptions end now
-			// rather than when TCP gives up minutes later.
-			pingCtx, cancel := context.WithTimeout(ctx, s.t.keepAlive)
-			err := s.conn.Ping(pingCtx)
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				s.t.log.Debug("websocket peer did not answer a ping; closing", "error", err)
-				_ = s.conn.CloseNow()
-				s.cancel()
-				return
-			}
-		}
-	}
+	s.send(wsMessage{Type: kind})
+	s.out.push(outItem{frame: pingFrame})
 }
 
-func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessage) bool {
+// pingFrame is a WebSocket ping with no payload.
+var pingFrame = appendFrame(nil, ws.OpPing)
+
+func (s *wsSession) subscribe(m wsMessage) bool {
 	s.mu.Lock()
 	acked := s.acked
 	s.mu.Unlock()
@@ -368,6 +431,7 @@ func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessa
 	params.Headers = s.headers
 	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
 
+	ctx := s.ctx
 	if s.authed != nil {
 		ctx = s.authed
 	}
@@ -423,7 +487,7 @@ func (s *wsSession) subscribe(ctx context.Context, wg *sync.WaitGroup, m wsMessa
 			cancel()
 		default:
 		}
-		wg.Go(func() {
+		s.wg.Go(func() {
 			defer cancel()
 			s.finish(op, s.runEmitted(func(emit func(*graphql.Response, bool) bool) streamOutcome {
 				return runCreated(runCtx, s.exec, opCtx, emit)
@@ -548,46 +612,77 @@ func (s *wsSession) send(m wsMessage) bool {
 }
 
 // write writes what the outbox holds until it is empty; the outbox starts it when something is
-// queued. A write that fails ends the connection.
+// queued. What queued up meanwhile goes out as one write. A write that fails ends the
+// connection.
 func (s *wsSession) write() {
-	var buf []byte
+	bp := writeBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledWrite {
+			writeBuffers.Put(bp)
+		}
+	}()
 	for {
 		batch := s.out.take()
 		if batch == nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		var err error
-		for _, it := range batch {
-			switch {
-			case it.res != nil:
-				if it.m.gone.Load() {
-					continue
-				}
-				op := it.m.sink.(*wsOperation)
-				buf = append(append(append(buf[:0], op.next...), it.res.json...), '}')
-				err = s.conn.Write(ctx, websocket.MessageText, buf)
-			case it.msg != nil:
-				err = s.conn.Write(ctx, websocket.MessageText, it.msg)
-			}
-			if err != nil {
-				break
-			}
-			if it.then != nil {
-				it.then()
-			}
-		}
-		cancel()
+		err := s.writeBatch(bp, batch)
 		s.out.written(batch)
 		if err != nil {
 			s.out.close()
-			s.cancel()
+			_ = s.c.nc.Close() // the reader ends, and the session with it
 			return
 		}
 	}
 }
 
-func (s *wsSession) close(code websocket.StatusCode, reason string) {
+// writeBatch frames the batch's messages into *bp and writes them, flushing before each item's
+// then, which may close the connection.
+func (s *wsSession) writeBatch(bp *[]byte, batch []outItem) error {
+	buf := (*bp)[:0]
+	defer func() { *bp = buf[:0] }()
+	for _, it := range batch {
+		switch {
+		case it.res != nil:
+			if it.m.gone.Load() {
+				continue
+			}
+			next := it.m.sink.(*wsOperation).next
+			buf = appendHeader(buf, ws.OpText, len(next)+len(it.res.json)+1)
+			buf = append(append(append(buf, next...), it.res.json...), '}')
+		case it.msg != nil:
+			buf = appendFrame(buf, ws.OpText, it.msg)
+		case it.frame != nil:
+			buf = append(buf, it.frame...)
+		}
+		if it.then == nil && len(buf) < maxPooledWrite {
+			continue
+		}
+		if len(buf) > 0 {
+			if err := s.c.write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		if it.then != nil {
+			it.then()
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	return s.c.write(buf)
+}
+
+// writeBuffers hold the frames of one batch; a batch larger than maxPooledWrite is written in
+// parts.
+var writeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledWrite = 64 << 10
+
+// close sends the close frame with code and reason, drops what is still queued, and ends the
+// operations; the reader reads on until the peer answers or closeTimeout passes.
+func (s *wsSession) close(code ws.StatusCode, reason string) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -595,13 +690,8 @@ func (s *wsSession) close(code websocket.StatusCode, reason string) {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	// A close reason is at most 123 bytes.
-	if len(reason) > 123 {
-		reason = reason[:120] + "..."
-	}
-	if err := s.conn.Close(code, reason); err != nil && !errors.Is(err, context.Canceled) {
-		s.t.log.Debug("close a websocket", "error", err)
-	}
+	s.out.close()
+	s.c.sendClose(code, reason)
 	s.cancel()
 }
 

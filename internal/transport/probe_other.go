@@ -1,0 +1,9 @@
+//go:build !unix
+
+package transport
+
+// canProbe says whether a socket can be waited on for readability here without a read buffer:
+// not here, where an idle WebSocket's reader waits holding its buffer.
+const canProbe = false
+
+func (c *wsConn) probe(uintptr) bool { return true }

@@ -1,0 +1,307 @@
+package transport
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gobwas/ws"
+)
+
+// wsConn speaks RFC 6455 on one hijacked connection, as a server, for a gateway that holds
+// tens of thousands of mostly idle sockets: while no message is arriving it holds no read
+// buffer (its reader waits for the socket to become readable with a one-byte peek, and takes
+// a pooled buffer only to read what arrived), and it holds no writer (writes come in batches
+// from whoever has something to send). gobwas/ws does the handshake and the header layouts;
+// the rest is here, since its helpers read through buffers of their own.
+type wsConn struct {
+	nc         net.Conn
+	raw        syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
+	maxMessage int64
+	// readable is the readiness probe given to raw.Read, made once.
+	readable func(fd uintptr) bool
+	// peeked is what the probe saw: data (or the end of the stream) to read.
+	peeked bool
+
+	// Only the reading goroutine touches these.
+	br *bufio.Reader // the read buffer while a message arrives; nil while idle
+	// handshake is the buffer the upgrade left, holding what the client sent after its request;
+	// read first, then dropped.
+	handshake *bufio.Reader
+	// skip counts bytes of the current frame still to be read and thrown away: the rest of a
+	// message over the limit, or anything arriving after the close frame was sent.
+	skip int64
+
+	writeMu sync.Mutex
+	// closeSent is set once the close frame is on its way; nothing is written after it.
+	closeSent atomic.Bool
+	// lastSeen is when a frame last arrived (Unix nanoseconds): the keep-alive's evidence that
+	// the peer is there.
+	lastSeen atomic.Int64
+}
+
+// Timing of the protocol's edges. A message that begins to arrive must finish within
+// messageTimeout (a client cannot hold a read buffer by sending half a frame), and a close
+// handshake the server began ends within closeTimeout whether or not the peer answers.
+const (
+	messageTimeout = 10 * time.Second
+	closeTimeout   = 3 * time.Second
+)
+
+// readBufferSize is the pooled read buffer's size: client messages are small (init,
+// subscribe, complete, pong); larger ones are read through it.
+const readBufferSize = 2048
+
+var readBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64) *wsConn {
+	c := &wsConn{nc: nc, maxMessage: maxMessage}
+	if handshake != nil && handshake.Buffered() > 0 {
+		c.handshake = handshake
+	}
+	// A listener that bounds connections wraps them; the socket is the one it wraps.
+	sock := nc
+	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		sock = u.NetConn()
+	}
+	if sc, ok := sock.(syscall.Conn); ok && canProbe {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw = raw
+			c.readable = c.probe
+		}
+	}
+	c.lastSeen.Store(time.Now().UnixNano())
+	return c
+}
+
+// Errors of reading.
+var (
+	errMessageTooBig = errors.New("message too big")
+	errNotText       = errors.New("binary message")
+)
+
+// protocolViolation is a frame the protocol forbids; the connection closes with 1002.
+type protocolViolation string
+
+func (p protocolViolation) Error() string { return string(p) }
+
+// peerClosed is the peer's close frame.
+type peerClosed struct{ code ws.StatusCode }
+
+func (p peerClosed) Error() string { return fmt.Sprintf("closed by the peer (%d)", p.code) }
+
+// readMessage returns the next text message. It answers pings, notes pongs, and returns
+// peerClosed for the peer's close frame. After the server's close frame has gone out, data is
+// read and thrown away until the peer's close frame, an error, or the close timeout.
+func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
+	var msg []byte
+	var op ws.OpCode
+	for {
+		if err := c.fill(); err != nil {
+			return nil, err
+		}
+		if c.skip > 0 {
+			if _, err := c.br.Discard(int(min(c.skip, int64(c.br.Size())))); err != nil {
+				return nil, err
+			}
+			c.skip -= int64(min(c.skip, int64(c.br.Size())))
+			continue
+		}
+		h, err := ws.ReadHeader(c.br)
+		if err != nil {
+			return nil, err
+		}
+		c.lastSeen.Store(time.Now().UnixNano())
+		if err := checkClientHeader(h, op != 0); err != nil {
+			return nil, err
+		}
+		if h.OpCode.IsControl() {
+			payload := make([]byte, h.Length)
+			if _, err := io.ReadFull(c.br, payload); err != nil {
+				return nil, err
+			}
+			ws.Cipher(payload, h.Mask, 0)
+			switch h.OpCode {
+			case ws.OpPing:
+				if !c.closeSent.Load() {
+					ping(payload)
+				}
+			case ws.OpClose:
+				code, _ := ws.ParseCloseFrameData(payload)
+				return nil, peerClosed{code}
+			}
+			if op == 0 { // between messages: the socket may go idle
+				c.release()
+			}
+			continue
+		}
+		if c.closeSent.Load() {
+			c.skip = h.Length
+			continue
+		}
+		if h.OpCode != ws.OpContinuation {
+			op = h.OpCode
+		}
+		if int64(len(msg))+h.Length > c.maxMessage {
+			c.skip = h.Length
+			return nil, errMessageTooBig
+		}
+		start := len(msg)
+		msg = append(msg, make([]byte, h.Length)...)
+		if _, err := io.ReadFull(c.br, msg[start:]); err != nil {
+			return nil, err
+		}
+		ws.Cipher(msg[start:], h.Mask, 0)
+		if !h.Fin {
+			continue
+		}
+		c.release()
+		if op != ws.OpText {
+			return nil, errNotText
+		}
+		return msg, nil
+	}
+}
+
+// checkClientHeader refuses what a client may not send: an unmasked frame, reserved bits (no
+// extension is negotiated), an unknown opcode, a control frame that is long or fragmented, and
+// a continuation out of place.
+func checkClientHeader(h ws.Header, midMessage bool) error {
+	switch {
+	case !h.Masked:
+		return protocolViolation("client frames must be masked")
+	case h.Rsv != 0:
+		return protocolViolation("reserved bits are set")
+	case h.OpCode.IsReserved():
+		return protocolViolation("unknown opcode")
+	case h.OpCode.IsControl() && (h.Length > 125 || !h.Fin):
+		return protocolViolation("control frames must be short and whole")
+	case h.OpCode == ws.OpContinuation && !midMessage:
+		return protocolViolation("a continuation frame without a message")
+	case h.OpCode.IsData() && h.OpCode != ws.OpContinuation && midMessage:
+		return protocolViolation("a new message inside a fragmented one")
+	}
+	return nil
+}
+
+// fill makes sure the reader has a buffer: the handshake's leftovers, or a pooled one once the
+// socket is readable.
+func (c *wsConn) fill() error {
+	if c.br != nil {
+		return nil
+	}
+	if c.handshake != nil {
+		c.br, c.handshake = c.handshake, nil
+		return nil
+	}
+	if err := c.waitReadable(); err != nil {
+		return err
+	}
+	if c.raw != nil && !c.closeSent.Load() {
+		// Whatever began to arrive must finish arriving soon. (Without the readiness probe the
+		// read that follows also waits for the message to begin, which may take any time.)
+		_ = c.nc.SetReadDeadline(time.Now().Add(messageTimeout))
+	}
+	c.br = readBuffers.Get().(*bufio.Reader)
+	c.br.Reset(c.nc)
+	return nil
+}
+
+// release gives the read buffer back once it holds nothing unread: the socket goes idle
+// holding no buffer.
+func (c *wsConn) release() {
+	if c.br == nil || c.br.Buffered() > 0 {
+		return
+	}
+	if c.br.Size() == readBufferSize {
+		c.br.Reset(nil)
+		readBuffers.Put(c.br)
+	}
+	c.br = nil
+	if !c.closeSent.Load() {
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+// waitReadable waits, holding no buffer, until the socket has something to read, has ended, or
+// its read deadline passes.
+func (c *wsConn) waitReadable() error {
+	if c.raw == nil {
+		return nil
+	}
+	c.peeked = false
+	for !c.peeked {
+		if err := c.raw.Read(c.readable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write writes b, whole frames, within writeTimeout. Nothing is written after the close frame.
+func (c *wsConn) write(b []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closeSent.Load() {
+		return net.ErrClosed
+	}
+	return c.writeLocked(b)
+}
+
+func (c *wsConn) writeLocked(b []byte) error {
+	if err := c.nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+		return err
+	}
+	_, err := c.nc.Write(b)
+	return err
+}
+
+// sendClose sends the close frame once, and gives the peer closeTimeout to answer it; the
+// reader then ends. It reports whether this call sent it.
+func (c *wsConn) sendClose(code ws.StatusCode, reason string) bool {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closeSent.Swap(true) {
+		return false
+	}
+	// A close reason is at most 123 bytes.
+	if len(reason) > 123 {
+		reason = reason[:120] + "..."
+	}
+	_ = c.writeLocked(appendFrame(nil, ws.OpClose, ws.NewCloseFrameBody(code, reason)))
+	_ = c.nc.SetReadDeadline(time.Now().Add(closeTimeout))
+	return true
+}
+
+// appendFrame appends one unfragmented, unmasked frame of op carrying the parts.
+func appendFrame(b []byte, op ws.OpCode, parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b = appendHeader(b, op, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// appendHeader appends the header of an unfragmented, unmasked frame of op with n bytes.
+func appendHeader(b []byte, op ws.OpCode, n int) []byte {
+	b = append(b, 0x80|byte(op))
+	switch {
+	case n < 126:
+		return append(b, byte(n))
+	case n <= 0xffff:
+		return binary.BigEndian.AppendUint16(append(b, 126), uint16(n))
+	default:
+		return binary.BigEndian.AppendUint64(append(b, 127), uint64(n))
+	}
+}
