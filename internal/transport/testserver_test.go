@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,6 +156,13 @@ func eventually(cond func() bool) bool {
 // error presenter.
 func probeServer(t *testing.T, cfg Config) *httptest.Server {
 	t.Helper()
+	return probeServerOn(t, cfg, nil)
+}
+
+// probeServerOn is probeServer on a listener that wrap, when not nil, makes of the test
+// server's.
+func probeServerOn(t *testing.T, cfg Config, wrap func(net.Listener) net.Listener) *httptest.Server {
+	t.Helper()
 	if cfg.MaxMessageBytes == 0 {
 		cfg.MaxMessageBytes = 1 << 20
 	}
@@ -178,7 +186,11 @@ func probeServer(t *testing.T, cfg Config) *httptest.Server {
 	h.SetRecoverFunc(apperr.Recover(log))
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", h)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	if wrap != nil {
+		srv.Listener = wrap(srv.Listener)
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		cfg.Streams.Close()
 		srv.Close()

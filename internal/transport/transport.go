@@ -6,6 +6,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,6 +57,9 @@ type Config struct {
 	// SubscriberBuffer is how many responses a subscriber may have waiting to be written before
 	// it is ended as a slow consumer; 0 is the default, 256.
 	SubscriberBuffer int
+	// MessageTimeout bounds how long a WebSocket message may take to arrive once it has begun
+	// to; 0 is the default, 10 s.
+	MessageTimeout time.Duration
 }
 
 // connectionInitTimeout is how long a WebSocket client has to send connection_init.
@@ -80,6 +84,7 @@ func New(cfg Config) []graphql.Transport {
 			keepAlive:      cfg.KeepAlive,
 			maxMessage:     cfg.MaxMessageBytes,
 			maxOperations:  cfg.MaxOperationsPerSocket,
+			messageTimeout: cmp.Or(cfg.MessageTimeout, defaultMessageTimeout),
 			log:            cfg.Log,
 			authenticate:   cfg.Authenticate,
 			streams:        cfg.Streams,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -60,6 +61,8 @@ type websocketTransport struct {
 	log           *slog.Logger
 	// fanout runs the subscriptions, sharing executions where it may.
 	fanout *fanout
+	// messageTimeout bounds how long a message may take to arrive once it has begun to.
+	messageTimeout time.Duration
 }
 
 // defaultMaxOperations bounds the operations of one socket when no limit is set: each holds a
@@ -108,7 +111,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	// let go. The context keeps the request's values, not its end.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	s := &wsSession{
-		t: t, c: newWSConn(nc, handshake, t.maxMessage), exec: exec, legacy: hs.Protocol == protocolLegacy,
+		t: t, c: newWSConn(nc, handshake, t.maxMessage, t.messageTimeout), exec: exec, legacy: hs.Protocol == protocolLegacy,
 		headers: r.Header, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel,
 	}
 	s.out.kick = func() { s.wg.Go(s.write) }
@@ -208,6 +211,10 @@ func (s *wsSession) serve(protocol string) {
 				code = ws.StatusNormalClosure
 			}
 			s.c.sendClose(code, "")
+			return
+		case errors.Is(err, os.ErrDeadlineExceeded) && !s.isClosed():
+			// A message began and stalled: say why, and let go without waiting for an answer.
+			s.c.sendClose(ws.StatusPolicyViolation, "A message took longer than "+s.t.messageTimeout.String()+" to arrive")
 			return
 		default:
 			return // the connection ended, or the close handshake timed out

@@ -25,6 +25,8 @@ type wsConn struct {
 	nc         net.Conn
 	raw        syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
 	maxMessage int64
+	// messageTimeout bounds how long a message may take to arrive once it has begun to.
+	messageTimeout time.Duration
 	// readable is the readiness probe given to raw.Read, made once.
 	readable func(fd uintptr) bool
 	// peeked is what the probe saw: data (or the end of the stream) to read.
@@ -47,12 +49,12 @@ type wsConn struct {
 	lastSeen atomic.Int64
 }
 
-// Timing of the protocol's edges. A message that begins to arrive must finish within
-// messageTimeout (a client cannot hold a read buffer by sending half a frame), and a close
+// Timing of the protocol's edges. A message that begins to arrive must finish within the
+// message timeout (a client cannot hold a read buffer by sending half a frame), and a close
 // handshake the server began ends within closeTimeout whether or not the peer answers.
 const (
-	messageTimeout = 10 * time.Second
-	closeTimeout   = 3 * time.Second
+	defaultMessageTimeout = 10 * time.Second
+	closeTimeout          = 3 * time.Second
 )
 
 // readBufferSize is the pooled read buffer's size: client messages are small (init,
@@ -61,8 +63,8 @@ const readBufferSize = 2048
 
 var readBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
-func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64) *wsConn {
-	c := &wsConn{nc: nc, maxMessage: maxMessage}
+func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64, messageTimeout time.Duration) *wsConn {
+	c := &wsConn{nc: nc, maxMessage: maxMessage, messageTimeout: messageTimeout}
 	if handshake != nil && handshake.Buffered() > 0 {
 		c.handshake = handshake
 	}
@@ -207,7 +209,7 @@ func (c *wsConn) fill() error {
 	if c.raw != nil && !c.closeSent.Load() {
 		// Whatever began to arrive must finish arriving soon. (Without the readiness probe the
 		// read that follows also waits for the message to begin, which may take any time.)
-		_ = c.nc.SetReadDeadline(time.Now().Add(messageTimeout))
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.messageTimeout))
 	}
 	c.br = readBuffers.Get().(*bufio.Reader)
 	c.br.Reset(c.nc)
