@@ -6,4 +6,4 @@ package transport
 // not here, where an idle WebSocket's reader waits holding its buffer.
 const canProbe = false
 
-func (c *wsConn) probe(uintptr) bool { return true }
+func (s *socket) probe(uintptr) bool { return true }

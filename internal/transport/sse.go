@@ -44,11 +44,27 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		refuseWhileStopping(w)
 		return
 	}
-	defer t.streams.done()
-	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
+	// A subscription over HTTP/1.1 takes the connection over, so that while it waits for events
+	// it holds one goroutine and no buffer, as a WebSocket does (HTTP/2 cannot be hijacked).
+	// The context keeps the request's values, not its end: the handler returns at once.
+	sctx, scancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	opCtx, errs := exec.CreateOperationContext(sctx, params)
+	if errs == nil && isSubscription(opCtx) && r.ProtoMajor == 1 {
+		if nc, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			st := t.newSSESocket(nc, sctx, scancel)
+			go func() {
+				defer t.streams.done()
+				st.serve(w.Header(), exec, opCtx)
+			}()
+			return
+		}
+	}
+	defer scancel()
+	defer t.streams.done()
+	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
 
 	var mu sync.Mutex
@@ -67,7 +83,6 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	// graphql-sse clients retry.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs == nil && isSubscription(opCtx) {
 		t.subscribe(ctx, exec, opCtx, write)
 		return

@@ -9,7 +9,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gobwas/ws"
@@ -22,15 +21,10 @@ import (
 // from whoever has something to send). gobwas/ws does the handshake and the header layouts;
 // the rest is here, since its helpers read through buffers of their own.
 type wsConn struct {
-	nc         net.Conn
-	raw        syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
+	socket
 	maxMessage int64
 	// messageTimeout bounds how long a message may take to arrive once it has begun to.
 	messageTimeout time.Duration
-	// readable is the readiness probe given to raw.Read, made once.
-	readable func(fd uintptr) bool
-	// peeked is what the probe saw: data (or the end of the stream) to read.
-	peeked bool
 
 	// Only the reading goroutine touches these.
 	br *bufio.Reader // the read buffer while a message arrives; nil while idle
@@ -41,7 +35,6 @@ type wsConn struct {
 	// message over the limit, or anything arriving after the close frame was sent.
 	skip int64
 
-	writeMu sync.Mutex
 	// closeSent is set once the close frame is on its way; nothing is written after it.
 	closeSent atomic.Bool
 	// lastSeen is when a frame last arrived (Unix nanoseconds): the keep-alive's evidence that
@@ -64,20 +57,10 @@ const readBufferSize = 2048
 var readBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
 func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64, messageTimeout time.Duration) *wsConn {
-	c := &wsConn{nc: nc, maxMessage: maxMessage, messageTimeout: messageTimeout}
+	c := &wsConn{maxMessage: maxMessage, messageTimeout: messageTimeout}
+	c.socket.init(nc)
 	if handshake != nil && handshake.Buffered() > 0 {
 		c.handshake = handshake
-	}
-	// A listener that bounds connections wraps them; the socket is the one it wraps.
-	sock := nc
-	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
-		sock = u.NetConn()
-	}
-	if sc, ok := sock.(syscall.Conn); ok && canProbe {
-		if raw, err := sc.SyscallConn(); err == nil {
-			c.raw = raw
-			c.readable = c.probe
-		}
 	}
 	c.lastSeen.Store(time.Now().UnixNano())
 	return c
@@ -232,21 +215,6 @@ func (c *wsConn) release() {
 	}
 }
 
-// waitReadable waits, holding no buffer, until the socket has something to read, has ended, or
-// its read deadline passes.
-func (c *wsConn) waitReadable() error {
-	if c.raw == nil {
-		return nil
-	}
-	c.peeked = false
-	for !c.peeked {
-		if err := c.raw.Read(c.readable); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // write writes b, whole frames, within writeTimeout. Nothing is written after the close frame.
 func (c *wsConn) write(b []byte) error {
 	c.writeMu.Lock()
@@ -255,14 +223,6 @@ func (c *wsConn) write(b []byte) error {
 		return net.ErrClosed
 	}
 	return c.writeLocked(b)
-}
-
-func (c *wsConn) writeLocked(b []byte) error {
-	if err := c.nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
-		return err
-	}
-	_, err := c.nc.Write(b)
-	return err
 }
 
 // sendClose sends the close frame once, and gives the peer closeTimeout to answer it; the

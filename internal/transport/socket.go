@@ -1,0 +1,63 @@
+package transport
+
+import (
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// socket is a hijacked connection that a stream holds open for long, mostly idle: it can be
+// waited on for readability without a read buffer (a one-byte MSG_PEEK through
+// syscall.RawConn, where the system has it), and it is written to by one writer at a time,
+// within writeTimeout.
+type socket struct {
+	nc  net.Conn
+	raw syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
+	// readable is the readiness probe given to raw.Read, made once.
+	readable func(fd uintptr) bool
+	// peeked is what the probe saw: data (or the end of the stream) to read.
+	peeked bool
+
+	writeMu sync.Mutex
+}
+
+func (s *socket) init(nc net.Conn) {
+	s.nc = nc
+	// A listener that bounds connections wraps them; the socket is the one it wraps.
+	sock := nc
+	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		sock = u.NetConn()
+	}
+	if sc, ok := sock.(syscall.Conn); ok && canProbe {
+		if raw, err := sc.SyscallConn(); err == nil {
+			s.raw = raw
+			s.readable = s.probe
+		}
+	}
+}
+
+// waitReadable waits, holding no buffer, until the socket has something to read, has ended, or
+// its read deadline passes. Without the probe it returns at once, and the read that follows
+// waits.
+func (s *socket) waitReadable() error {
+	if s.raw == nil {
+		return nil
+	}
+	s.peeked = false
+	for !s.peeked {
+		if err := s.raw.Read(s.readable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeLocked writes b within writeTimeout; called with writeMu held.
+func (s *socket) writeLocked(b []byte) error {
+	if err := s.nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+		return err
+	}
+	_, err := s.nc.Write(b)
+	return err
+}

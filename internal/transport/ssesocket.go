@@ -1,0 +1,229 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// sseSocket is an SSE subscription over a hijacked HTTP/1.1 connection. The response is written
+// here, in chunked encoding, so that an idle stream holds one goroutine (its reader, waiting
+// without a buffer to learn that the client left) and no buffer; its writer runs only while
+// there is something to write, and its keep-alive and shutdown are timers.
+type sseSocket struct {
+	socket
+	t      sseTransport
+	ctx    context.Context
+	cancel context.CancelFunc
+	out    outbox
+	wg     sync.WaitGroup // the writer
+
+	mu        sync.Mutex
+	keepAlive *time.Timer
+	// ending is set once the stream's last chunk is queued: nothing follows it.
+	ending bool
+}
+
+func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel context.CancelFunc) *sseSocket {
+	st := &sseSocket{t: t, ctx: ctx, cancel: cancel}
+	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
+	st.socket.init(nc)
+	st.out.kick = func() { st.wg.Go(st.write) }
+	return st
+}
+
+// The chunked encoding's last chunk, which ends the response.
+var lastChunk = []byte("0\r\n\r\n")
+
+// serve writes the response's head, subscribes, and waits for the client to leave or the stream
+// to end; then it lets everything go.
+func (st *sseSocket) serve(header http.Header, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
+	defer st.wg.Wait()
+	defer func() { _ = st.nc.Close() }()
+	defer st.out.close()
+	defer st.cancel()
+	if err := st.writeHead(header); err != nil {
+		return
+	}
+	member := st.t.fanout.subscribe(st.ctx, exec, opCtx, st)
+	defer member.leave()
+	st.mu.Lock()
+	st.keepAlive = time.AfterFunc(st.t.keepAlive, st.ping)
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		st.keepAlive.Stop()
+		st.mu.Unlock()
+	}()
+	// Shutting down ends the stream without `complete`, which graphql-sse clients retry.
+	defer context.AfterFunc(st.t.streams.stopped, func() { st.finish(nil) })()
+	st.awaitGone()
+}
+
+// writeHead writes the status line and headers, those the handlers before set among them, and
+// the first comment, which tells the client the stream is open.
+func (st *sseSocket) writeHead(header http.Header) error {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	h := header.Clone()
+	h.Set("Transfer-Encoding", "chunked")
+	h.Set("Connection", "close") // the connection ends with the stream
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	_ = h.Write(&b)
+	b.WriteString("\r\n")
+	b.Write(appendChunk(nil, []byte(":\n\n")))
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	return st.writeLocked(b.Bytes())
+}
+
+// awaitGone waits until the connection ends: the client left, or the stream ended and its
+// writer closed it. What a client sends on a stream's connection is read and thrown away.
+func (st *sseSocket) awaitGone() {
+	var buf [512]byte
+	for {
+		if err := st.waitReadable(); err != nil {
+			return
+		}
+		if _, err := st.nc.Read(buf[:]); err != nil {
+			return
+		}
+	}
+}
+
+// ping keeps proxies from closing a quiet stream.
+func (st *sseSocket) ping() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ending || st.keepAlive == nil {
+		return
+	}
+	st.out.push(outItem{msg: sseKeepAlive})
+	st.keepAlive.Reset(st.t.keepAlive)
+}
+
+func (st *sseSocket) deliver(m *member, r *result) bool {
+	return st.out.pushResult(m, r, st.t.fanout.buffer)
+}
+
+func (st *sseSocket) end(_ *member, final *result, _ streamOutcome) {
+	if final != nil {
+		st.out.push(outItem{msg: final.sseEvent()})
+	}
+	st.finish(sseComplete)
+}
+
+// finish queues the stream's end: last (when not nil), the last chunk, and closing the
+// connection once they are written.
+func (st *sseSocket) finish(last []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ending {
+		return
+	}
+	st.ending = true
+	if last != nil {
+		st.out.push(outItem{msg: last})
+	}
+	st.out.push(outItem{frame: lastChunk, then: func() { _ = st.nc.Close() }})
+}
+
+// write writes what the outbox holds until it is empty, each batch as one chunk.
+func (st *sseSocket) write() {
+	bp := writeBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledWrite {
+			writeBuffers.Put(bp)
+		}
+	}()
+	for {
+		batch := st.out.take()
+		if batch == nil {
+			return
+		}
+		err := st.writeBatch(bp, batch)
+		st.out.written(batch)
+		if err != nil {
+			st.out.close()
+			_ = st.nc.Close() // the reader ends, and the stream with it
+			return
+		}
+	}
+}
+
+// writeBatch writes the batch's events as chunks, each run of them as one, and its whole
+// frames (the last chunk) as they are.
+func (st *sseSocket) writeBatch(bp *[]byte, batch []outItem) error {
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	buf := (*bp)[:0]
+	defer func() { *bp = buf[:0] }()
+	// A chunk's size comes first: reserve room for it, and fill it in once the run is in.
+	const sizeRoom = 8 + 2 // hex digits of a chunk up to 4 GiB, CRLF
+	start := -1
+	closeRun := func() {
+		if start < 0 {
+			return
+		}
+		n := len(buf) - start - sizeRoom
+		size := strconv.AppendInt(nil, int64(n), 16)
+		pad := sizeRoom - 2 - len(size)
+		// Leading zeros are allowed in a chunk size; they keep the reserved room exact.
+		for i := range pad {
+			buf[start+i] = '0'
+		}
+		copy(buf[start+pad:], size)
+		buf[start+sizeRoom-2], buf[start+sizeRoom-1] = '\r', '\n'
+		buf = append(buf, '\r', '\n')
+		start = -1
+	}
+	for _, it := range batch {
+		var data []byte
+		switch {
+		case it.res != nil:
+			data = it.res.sseEvent()
+		case it.msg != nil:
+			data = it.msg
+		}
+		if data != nil {
+			if start < 0 {
+				start = len(buf)
+				buf = append(buf, make([]byte, sizeRoom)...)
+			}
+			buf = append(buf, data...)
+		}
+		if it.frame != nil {
+			closeRun()
+			buf = append(buf, it.frame...)
+		}
+		if it.then != nil || len(buf) >= maxPooledWrite {
+			closeRun()
+			if err := st.writeLocked(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+			if it.then != nil {
+				it.then()
+			}
+		}
+	}
+	closeRun()
+	if len(buf) == 0 {
+		return nil
+	}
+	return st.writeLocked(buf)
+}
+
+// appendChunk appends data as one chunk of the chunked encoding.
+func appendChunk(b, data []byte) []byte {
+	b = strconv.AppendInt(b, int64(len(data)), 16)
+	b = append(b, '\r', '\n')
+	b = append(b, data...)
+	return append(b, '\r', '\n')
+}
