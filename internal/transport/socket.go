@@ -20,6 +20,11 @@ type socket struct {
 	peeked bool
 
 	writeMu sync.Mutex
+	// The write in progress, for writable, made once like readable; guarded by writeMu.
+	writable func(fd uintptr) bool
+	wbuf     []byte
+	wn       int
+	werr     error
 }
 
 func (s *socket) init(nc net.Conn) {
@@ -33,6 +38,7 @@ func (s *socket) init(nc net.Conn) {
 		if raw, err := sc.SyscallConn(); err == nil {
 			s.raw = raw
 			s.readable = s.probe
+			s.writable = s.writeSome
 		}
 	}
 }
@@ -53,11 +59,15 @@ func (s *socket) waitReadable() error {
 	return nil
 }
 
-// writeLocked writes b within writeTimeout; called with writeMu held.
-func (s *socket) writeLocked(b []byte) error {
+// writeWaiting writes b, waiting for the socket within writeTimeout; called with writeMu held.
+// The deadline is cleared after, for writeNow, which a passed deadline would refuse.
+func (s *socket) writeWaiting(b []byte) error {
 	if err := s.nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
 		return err
 	}
 	_, err := s.nc.Write(b)
+	if derr := s.nc.SetWriteDeadline(time.Time{}); err == nil {
+		err = derr
+	}
 	return err
 }

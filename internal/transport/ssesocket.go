@@ -34,7 +34,11 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 	st := &sseSocket{t: t, ctx: ctx, cancel: cancel}
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
 	st.socket.init(nc)
-	st.out.kick = func() { st.wg.Go(st.write) }
+	cw := &connWriter{
+		sock: &st.socket, out: &st.out, pool: t.streams.writers, frame: st.frame, closed: func() bool { return false }, wg: &st.wg,
+		fail: func() { _ = st.nc.Close() }, // the reader ends, and the stream with it
+	}
+	st.out.kick = cw.kick
 	return st
 }
 
@@ -80,7 +84,7 @@ func (st *sseSocket) writeHead(header http.Header) error {
 	b.Write(appendChunk(nil, []byte(":\n\n")))
 	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
-	return st.writeLocked(b.Bytes())
+	return st.writeWaiting(b.Bytes())
 }
 
 // awaitGone waits until the connection ends: the client left, or the stream ended and its
@@ -134,47 +138,20 @@ func (st *sseSocket) finish(last []byte) {
 	st.out.push(outItem{frame: lastChunk, then: func() { _ = st.nc.Close() }})
 }
 
-// write writes what the outbox holds until it is empty, each batch as one chunk.
-func (st *sseSocket) write() {
-	bp := writeBuffers.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooledWrite {
-			writeBuffers.Put(bp)
-		}
-	}()
-	for {
-		batch := st.out.take()
-		if batch == nil {
-			return
-		}
-		err := st.writeBatch(bp, batch)
-		st.out.written(batch)
-		if err != nil {
-			st.out.close()
-			_ = st.nc.Close() // the reader ends, and the stream with it
-			return
-		}
-	}
-}
-
-// writeBatch writes the batch's events as chunks, each run of them as one, and its whole
-// frames (the last chunk) as they are.
-func (st *sseSocket) writeBatch(bp *[]byte, batch []outItem) error {
-	st.writeMu.Lock()
-	defer st.writeMu.Unlock()
-	buf := (*bp)[:0]
-	defer func() { *bp = buf[:0] }()
-	// A chunk's size comes first: reserve room for it, and fill it in once the run is in.
+// frame frames a batch: each run of events as one chunk, whole frames (the last chunk) as they
+// are.
+func (st *sseSocket) frame(buf []byte, batch []outItem) ([]byte, []func()) {
+	var thens []func()
+	// A chunk's size comes first: room is kept for it and filled in once the run is in.
 	const sizeRoom = 8 + 2 // hex digits of a chunk up to 4 GiB, CRLF
 	start := -1
 	closeRun := func() {
 		if start < 0 {
 			return
 		}
-		n := len(buf) - start - sizeRoom
-		size := strconv.AppendInt(nil, int64(n), 16)
+		size := strconv.AppendInt(nil, int64(len(buf)-start-sizeRoom), 16)
 		pad := sizeRoom - 2 - len(size)
-		// Leading zeros are allowed in a chunk size; they keep the reserved room exact.
+		// Leading zeros are allowed in a chunk size; they keep the room exact.
 		for i := range pad {
 			buf[start+i] = '0'
 		}
@@ -194,7 +171,7 @@ func (st *sseSocket) writeBatch(bp *[]byte, batch []outItem) error {
 		if data != nil {
 			if start < 0 {
 				start = len(buf)
-				buf = append(buf, make([]byte, sizeRoom)...)
+				buf = append(buf, "0000000000"...)
 			}
 			buf = append(buf, data...)
 		}
@@ -202,22 +179,12 @@ func (st *sseSocket) writeBatch(bp *[]byte, batch []outItem) error {
 			closeRun()
 			buf = append(buf, it.frame...)
 		}
-		if it.then != nil || len(buf) >= maxPooledWrite {
-			closeRun()
-			if err := st.writeLocked(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-			if it.then != nil {
-				it.then()
-			}
+		if it.then != nil {
+			thens = append(thens, it.then)
 		}
 	}
 	closeRun()
-	if len(buf) == 0 {
-		return nil
-	}
-	return st.writeLocked(buf)
+	return buf, thens
 }
 
 // appendChunk appends data as one chunk of the chunked encoding.

@@ -19,6 +19,8 @@ type Streams struct {
 	stopped context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // the streams, and the executions they share
+	// writers write the streams' connections.
+	writers *writers
 	// subscriptions counts the subscriptions whose stream has begun (their resolvers
 	// subscribed); executions, the executions serving them.
 	subscriptions, executions atomic.Int64
@@ -35,7 +37,7 @@ func (s *Streams) Executions() int { return int(s.executions.Load()) }
 // NewStreams returns a tracker with no streams, open to new ones.
 func NewStreams() *Streams {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Streams{stopping: ctx.Done(), stopped: ctx, stop: cancel}
+	return &Streams{stopping: ctx.Done(), stopped: ctx, stop: cancel, writers: newWriters()}
 }
 
 // open registers a stream; it reports false once shutting down has begun. A true answer must

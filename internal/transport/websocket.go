@@ -114,7 +114,11 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		t: t, c: newWSConn(nc, handshake, t.maxMessage, t.messageTimeout), exec: exec, legacy: hs.Protocol == protocolLegacy,
 		headers: r.Header, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel,
 	}
-	s.out.kick = func() { s.wg.Go(s.write) }
+	cw := &connWriter{
+		sock: &s.c.socket, out: &s.out, pool: t.streams.writers, frame: s.frame, closed: s.c.closeSent.Load, wg: &s.wg,
+		fail: func() { _ = s.c.nc.Close() }, // the reader ends, and the session with it
+	}
+	s.out.kick = cw.kick
 	go func() {
 		defer t.streams.done()
 		s.serve(hs.Protocol)
@@ -618,36 +622,9 @@ func (s *wsSession) send(m wsMessage) bool {
 	return s.out.push(outItem{msg: mustJSON(m)})
 }
 
-// write writes what the outbox holds until it is empty; the outbox starts it when something is
-// queued. What queued up meanwhile goes out as one write. A write that fails ends the
-// connection.
-func (s *wsSession) write() {
-	bp := writeBuffers.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooledWrite {
-			writeBuffers.Put(bp)
-		}
-	}()
-	for {
-		batch := s.out.take()
-		if batch == nil {
-			return
-		}
-		err := s.writeBatch(bp, batch)
-		s.out.written(batch)
-		if err != nil {
-			s.out.close()
-			_ = s.c.nc.Close() // the reader ends, and the session with it
-			return
-		}
-	}
-}
-
-// writeBatch frames the batch's messages into *bp and writes them, flushing before each item's
-// then, which may close the connection.
-func (s *wsSession) writeBatch(bp *[]byte, batch []outItem) error {
-	buf := (*bp)[:0]
-	defer func() { *bp = buf[:0] }()
+// frame frames a batch: each message and result as a text frame, control frames as they are.
+func (s *wsSession) frame(buf []byte, batch []outItem) ([]byte, []func()) {
+	var thens []func()
 	for _, it := range batch {
 		switch {
 		case it.res != nil:
@@ -662,30 +639,12 @@ func (s *wsSession) writeBatch(bp *[]byte, batch []outItem) error {
 		case it.frame != nil:
 			buf = append(buf, it.frame...)
 		}
-		if it.then == nil && len(buf) < maxPooledWrite {
-			continue
-		}
-		if len(buf) > 0 {
-			if err := s.c.write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
 		if it.then != nil {
-			it.then()
+			thens = append(thens, it.then)
 		}
 	}
-	if len(buf) == 0 {
-		return nil
-	}
-	return s.c.write(buf)
+	return buf, thens
 }
-
-// writeBuffers hold the frames of one batch; a batch larger than maxPooledWrite is written in
-// parts.
-var writeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-const maxPooledWrite = 64 << 10
 
 // close sends the close frame with code and reason, drops what is still queued, and ends the
 // operations; the reader reads on until the peer answers or closeTimeout passes.

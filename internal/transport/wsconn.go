@@ -222,7 +222,7 @@ func (c *wsConn) write(b []byte) error {
 	if c.closeSent.Load() {
 		return net.ErrClosed
 	}
-	return c.writeLocked(b)
+	return c.writeWaiting(b)
 }
 
 // sendClose sends the close frame once, and gives the peer closeTimeout to answer it; the
@@ -237,7 +237,7 @@ func (c *wsConn) sendClose(code ws.StatusCode, reason string) bool {
 	if len(reason) > 123 {
 		reason = reason[:120] + "..."
 	}
-	_ = c.writeLocked(appendFrame(nil, ws.OpClose, ws.NewCloseFrameBody(code, reason)))
+	_ = c.writeWaiting(appendFrame(nil, ws.OpClose, ws.NewCloseFrameBody(code, reason)))
 	_ = c.nc.SetReadDeadline(time.Now().Add(closeTimeout))
 	return true
 }
