@@ -4,6 +4,11 @@
 // memory and CPU. See the README's "Fan-out benchmark".
 //
 //	go run ./internal/fanoutbench -start -subscribers 10000 -rate 2 -duration 60s
+//
+// With -floor it measures instead what the machine allows any server: raw TCP writes of a frame
+// the gateway's size to as many sockets, read by another process (floor.go).
+//
+//	go run ./internal/fanoutbench -floor -subscribers 10000
 package main
 
 import (
@@ -33,9 +38,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == fanoutload.WorkerFlag {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == fanoutload.WorkerFlag:
 		err = fanoutload.RunWorker(ctx, os.Args[1:], os.Stdin, os.Stdout)
-	} else {
+	case len(os.Args) > 1 && os.Args[1] == floorFlag:
+		err = runFloorClient(os.Args[2:], os.Stdout)
+	case len(os.Args) > 1 && os.Args[1] == "-floor":
+		err = runFloor(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	default:
 		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	}
 	if err != nil {

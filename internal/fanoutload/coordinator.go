@@ -213,6 +213,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cpu1 := cpuTicks(cfg.GatewayPID); cpu0 >= 0 && cpu1 >= 0 {
 		res.CPUSeconds = float64(cpu1-cpu0) / clockTicks
 	}
+	for _, w := range workers {
+		res.WorkersCPUSeconds += w.res.CPUSeconds - w.ready.CPUSeconds
+	}
 	res.RSSAfterKB = rssKB(cfg.GatewayPID)
 	var subs []subResult
 	for _, w := range workers {

@@ -56,6 +56,10 @@ type Result struct {
 	KBPerSocket      float64 `json:"kbPerSocket"`
 	CPUSeconds       float64 `json:"cpuSeconds"` // gateway's user+system time from the first webhook to the last frame
 	CPUMsPer1000Dlvr float64 `json:"cpuMsPer1000Deliveries"`
+	// WorkersCPUSeconds is what the clients took meanwhile (from their subscriptions being
+	// open to their results), on the same machine when they run beside the gateway.
+	WorkersCPUSeconds       float64 `json:"workersCpuSeconds"`
+	WorkersCPUMsPer1000Dlvr float64 `json:"workersCpuMsPer1000Deliveries"`
 }
 
 // Latency is a distribution in milliseconds.
@@ -131,6 +135,7 @@ func (r *Result) compute(posts []sent, subs []subResult) {
 	}
 	if r.Delivered > 0 {
 		r.CPUMsPer1000Dlvr = r.CPUSeconds * 1000 / float64(r.Delivered) * 1000
+		r.WorkersCPUMsPer1000Dlvr = r.WorkersCPUSeconds * 1000 / float64(r.Delivered) * 1000
 	}
 }
 
@@ -166,6 +171,7 @@ func (r *Result) Print(w io.Writer) {
 	} else {
 		row("gateway RSS, CPU", "not measured (no -start or -gateway-pid)")
 	}
+	row("clients' CPU", "%.1f s; %.1f ms per 1,000 deliveries (the workers, from open to results)", r.WorkersCPUSeconds, r.WorkersCPUMsPer1000Dlvr)
 	tw.Flush()
 }
 

@@ -72,6 +72,9 @@ type workerMsg struct {
 	Error  string `json:"error,omitempty"`
 	// Result: what every subscription received.
 	Subs []subResult `json:"subs,omitempty"`
+	// CPUSeconds is the worker's own user+system time so far, so that the coordinator can say
+	// what the clients cost the machine the gateway shares.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 // subResult is what one subscription received: the sequence number of each of this run's
@@ -129,7 +132,7 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	defer readers.Wait()
 	defer cancel() // runs before readers.Wait: the readers stop with ctx
 	open, failed, firstErr := openAll(ctx, cfg, subs, &readers)
-	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr}); err != nil {
+	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, CPUSeconds: ownCPU()}); err != nil {
 		return err
 	}
 	lines := bufio.NewScanner(stdin)
@@ -146,7 +149,7 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 		return fmt.Errorf("worker: %w", err)
 	}
 	waitFor(ctx, subs, expect, time.Now().Add(wait))
-	out := workerMsg{Kind: "result", Subs: make([]subResult, len(subs))}
+	out := workerMsg{Kind: "result", Subs: make([]subResult, len(subs)), CPUSeconds: ownCPU()}
 	for i, s := range subs {
 		s.mu.Lock()
 		out.Subs[i] = subResult{Seq: append([]int32(nil), s.res.Seq...), At: append([]int64(nil), s.res.At...), Ended: s.res.Ended}
@@ -159,6 +162,15 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	for lines.Scan() {
 	}
 	return nil
+}
+
+// ownCPU is this process's user+system time, in seconds.
+func ownCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // waitFor returns when every subscription that is still open has n events, or at deadline.

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The floor: what this machine allows any server at all. One process writes a frame the size
+// of the gateway's to each of n loopback TCP sockets, a goroutine per write (Go's cheapest way
+// to use every core), and another process reads them with the plainest Go reader; the latency
+// from the write's start to the read is what no gateway on this machine can beat with its
+// clients beside it.
+const floorFlag = "-floor-client"
+
+// floorFrameSize is about the gateway's frame for the benchmark's subscription.
+const floorFrameSize = 160
+
+func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fanoutbench -floor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("subscribers", 10000, "sockets")
+	events := fs.Int("events", 30, "frames to each socket")
+	every := fs.Duration("every", 500*time.Millisecond, "time between frames (2/s)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, self, floorFlag, ln.Addr().String(), strconv.Itoa(*n), strconv.Itoa(*events))
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the client: %w", err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	conns := make([]net.Conn, 0, *n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for len(conns) < *n {
+		_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Minute))
+		c, err := ln.Accept()
+		if err != nil {
+			return fmt.Errorf("accept the client's sockets: %w", err)
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(time.Second)
+	cpu0 := ownCPU()
+	frame := make([]byte, floorFrameSize)
+	for range *events {
+		var wg sync.WaitGroup
+		binary.LittleEndian.PutUint64(frame, uint64(time.Now().UnixNano()))
+		for _, c := range conns {
+			wg.Go(func() { _, _ = c.Write(frame) })
+		}
+		wg.Wait()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(*every):
+		}
+	}
+	serverCPU := ownCPU() - cpu0
+	report, err := io.ReadAll(out)
+	if err != nil {
+		return err
+	}
+	frames := float64(*n * *events)
+	fmt.Fprintf(stdout, "floor: %d sockets, %d frames of %d bytes each, %s apart\n", *n, *events, floorFrameSize, *every)
+	fmt.Fprintf(stdout, "  writer: %.1f s CPU, %.1f µs per frame\n", serverCPU, serverCPU*1e6/frames)
+	fmt.Fprintf(stdout, "  reader: %s", report)
+	return nil
+}
+
+// runFloorClient is the floor's reading process: it opens n sockets to addr, reads events
+// frames on each, and prints the latency distribution and its CPU per frame.
+func runFloorClient(args []string, stdout io.Writer) error {
+	if len(args) != 3 {
+		return errors.New("usage: " + floorFlag + " ADDR SOCKETS EVENTS")
+	}
+	n, _ := strconv.Atoi(args[1])
+	events, _ := strconv.Atoi(args[2])
+	raiseNoFile()
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, n*events)
+	var wg sync.WaitGroup
+	for range n {
+		c, err := net.Dial("tcp", args[0])
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		wg.Go(func() {
+			r := bufio.NewReader(c)
+			buf := make([]byte, floorFrameSize)
+			for range events {
+				if _, err := io.ReadFull(r, buf); err != nil {
+					return
+				}
+				d := time.Since(time.Unix(0, int64(binary.LittleEndian.Uint64(buf))))
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		})
+	}
+	cpu0 := ownCPU()
+	wg.Wait()
+	cpu := ownCPU() - cpu0
+	if len(lat) == 0 {
+		return errors.New("no frame arrived")
+	}
+	slices.Sort(lat)
+	at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / 1e6 }
+	fmt.Fprintf(stdout, "%d frames; latency (ms) p50 %.1f  p90 %.1f  p99 %.1f  max %.1f; %.1f s CPU, %.1f µs per frame\n",
+		len(lat), at(.5), at(.9), at(.99), at(1), cpu, cpu*1e6/float64(len(lat)))
+	return nil
+}
+
+func ownCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// raiseNoFile lifts the soft open-file limit to the hard one: the reader holds every socket.
+func raiseNoFile() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+}
