@@ -192,7 +192,19 @@ func (s *wsSession) serve(protocol string) {
 	s.after(context.AfterFunc(s.t.streams.stopped, func() {
 		s.close(closeServiceRestart, "The gateway is restarting: reconnect")
 	}))
-	for {
+	// The wait for the next message is made from here, this shallow, so that an idle
+	// connection's goroutine uses little of its stack and the runtime shrinks it to the least.
+	for s.c.waitIdle() == nil && s.readAvailable() {
+	}
+}
+
+// readAvailable reads and acts on messages, one at least, until the connection would wait,
+// and reports whether it goes on.
+func (s *wsSession) readAvailable() bool {
+	for first := true; ; first = false {
+		if !first && s.c.idle() {
+			return true
+		}
 		data, err := s.c.readMessage(s.pong)
 		var closed peerClosed
 		var violation protocolViolation
@@ -215,13 +227,13 @@ func (s *wsSession) serve(protocol string) {
 				code = ws.StatusNormalClosure
 			}
 			s.c.sendClose(code, "")
-			return
+			return false
 		case errors.Is(err, os.ErrDeadlineExceeded) && !s.isClosed():
 			// A message began and stalled: say why, and let go without waiting for an answer.
 			s.c.sendClose(ws.StatusPolicyViolation, "A message took longer than "+s.t.messageTimeout.String()+" to arrive")
-			return
+			return false
 		default:
-			return // the connection ended, or the close handshake timed out
+			return false // the connection ended, or the close handshake timed out
 		}
 		if s.isClosed() {
 			continue // closing: read on until the peer answers

@@ -176,6 +176,18 @@ func checkClientHeader(h ws.Header, midMessage bool) error {
 	return nil
 }
 
+// idle reports whether the reader holds nothing to read: the next message needs a wait.
+func (c *wsConn) idle() bool { return c.br == nil && c.handshake == nil }
+
+// waitIdle waits, holding no buffer, for the next message to begin arriving when the reader is
+// idle.
+func (c *wsConn) waitIdle() error {
+	if !c.idle() {
+		return nil
+	}
+	return c.waitReadable()
+}
+
 // fill makes sure the reader has a buffer: the handshake's leftovers, or a pooled one once the
 // socket is readable.
 func (c *wsConn) fill() error {
