@@ -25,7 +25,6 @@ import (
 
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/generated"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/assistant"
@@ -43,6 +42,7 @@ import (
 	"github.com/advisorhq/gateway/internal/loglevel"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
+	"github.com/advisorhq/gateway/internal/redisconn"
 	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
@@ -415,13 +415,12 @@ func openEventLog(cfg config.Gateway) (eventlog.Log, bulkprogress.Store, func(),
 	if cfg.RedisURL == "" {
 		return eventlog.NewMemory(cfg.EventHistory, cfg.DedupWindow, nil), bulkprogress.NewMemory(time.Now), func() {}, nil
 	}
-	opts, err := redis.ParseURL(cfg.RedisURL)
+	target, err := redisconn.Parse(cfg.RedisURL, cfg.RedisCluster)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	// A stalled Redis fails requests within eventlog.CallTimeout instead of hanging them.
-	eventlog.Bound(opts)
-	client := redis.NewClient(opts)
+	client := target.Open(eventlog.CallTimeout)
 	return eventlog.NewRedis(client, cfg.RedisKeyPrefix, cfg.EventHistory, cfg.DedupWindow),
 		bulkprogress.NewRedis(client, cfg.RedisKeyPrefix), func() { _ = client.Close() }, nil
 }

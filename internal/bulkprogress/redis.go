@@ -14,7 +14,7 @@ import (
 // progress as JSON for TTL, and a channel per upload that each change is published on. Keys
 // share the hash tag {bulk}, so the script that writes both runs on one slot of a cluster.
 type Redis struct {
-	client *redis.Client
+	client redis.UniversalClient
 	prefix string
 	// resync is how often a watcher reads the key as well: pub/sub delivers at most once, and
 	// a message published while its connection was being replaced is lost.
@@ -25,7 +25,7 @@ type Redis struct {
 const callTimeout = 3 * time.Second
 
 // NewRedis returns the store kept under keys starting with prefix.
-func NewRedis(client *redis.Client, prefix string) *Redis {
+func NewRedis(client redis.UniversalClient, prefix string) *Redis {
 	return &Redis{client: client, prefix: prefix, resync: 5 * time.Second}
 }
 

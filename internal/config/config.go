@@ -12,10 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/redisconn"
 )
 
 // Defaults of the gateway's settings.
@@ -105,6 +104,9 @@ type Gateway struct {
 
 	// RedisURL is the Redis holding the event log (REDIS_URL); empty keeps events in process.
 	RedisURL string `json:"-"`
+	// RedisCluster says REDIS_URL's one address is a Redis Cluster's (REDIS_CLUSTER): a managed
+	// cluster's configuration endpoint. A URL with more than one address is a cluster's anyway.
+	RedisCluster bool
 	// RedisKeyPrefix starts every Redis key the gateway uses (REDIS_KEY_PREFIX).
 	RedisKeyPrefix string
 	// WebhookAPIKey is the service-api-key webhook deliveries must carry (WEBHOOK_API_KEY);
@@ -303,9 +305,10 @@ func Load(getenv func(string) string) (Gateway, error) {
 	if getenv("GRAPHQL_COMPLEXITY_LIMIT") != "" {
 		errs = append(errs, errors.New("GRAPHQL_COMPLEXITY_LIMIT: replaced by GRAPHQL_MAX_COST, whose cost multiplies what lists select by their size"))
 	}
+	set("REDIS_CLUSTER", boolSetting(&cfg.RedisCluster))
 	set("REDIS_URL", func(v string) error {
-		if _, err := redis.ParseURL(v); err != nil {
-			return errors.New("must be a Redis URL such as redis://localhost:6379/0 or rediss://user:password@host:6380")
+		if _, err := redisconn.Parse(v, cfg.RedisCluster); err != nil {
+			return errors.New("must be a Redis URL such as redis://localhost:6379/0 or rediss://user:password@host:6380, or a cluster's: redis://host1:7000?addr=host2:7001&addr=host3:7002")
 		}
 		cfg.RedisURL = v
 		return nil

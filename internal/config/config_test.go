@@ -299,3 +299,33 @@ func load(t *testing.T, base, env map[string]string, want string) (cfg config.Ga
 	}
 	return cfg, want == ""
 }
+
+// A cluster is named by REDIS_URL with more than one address, or by one address and
+// REDIS_CLUSTER=true; a URL that is neither a server's nor a cluster's is refused by name.
+func TestRedisClusterSettingsAreRead(t *testing.T) {
+	for _, tc := range []struct {
+		env         map[string]string
+		wantCluster bool
+		wantErr     string
+	}{
+		{map[string]string{"REDIS_URL": "redis://10.0.0.1:7000?addr=10.0.0.2:7000&addr=10.0.0.3:7000"}, false, ""},
+		{map[string]string{"REDIS_URL": "rediss://cfg.cache.example:6379", "REDIS_CLUSTER": "true"}, true, ""},
+		{map[string]string{"REDIS_URL": "redis://10.0.0.1:7000?addr=10.0.0.2:7000&bogus=1"}, false, "REDIS_URL: must be a Redis URL"},
+		{map[string]string{"REDIS_URL": "redis://10.0.0.1:7000", "REDIS_CLUSTER": "maybe"}, false, "REDIS_CLUSTER"},
+	} {
+		env := map[string]string{"WEBHOOK_API_KEY": "0123456789abcdef"}
+		for k, v := range tc.env {
+			env[k] = v
+		}
+		cfg, err := config.Load(func(k string) string { return env[k] })
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: got %v, want an error naming %s", tc.env, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || cfg.RedisURL != tc.env["REDIS_URL"] || cfg.RedisCluster != tc.wantCluster {
+			t.Errorf("%v: got %+v, %v", tc.env, cfg.RedisCluster, err)
+		}
+	}
+}

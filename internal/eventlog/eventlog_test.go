@@ -18,6 +18,8 @@ import (
 
 	"github.com/advisorhq/gateway/internal/clock"
 	"github.com/advisorhq/gateway/internal/eventlog"
+	"github.com/advisorhq/gateway/internal/eventlog/eventlogtest"
+	"github.com/advisorhq/gateway/internal/redisconn"
 )
 
 // The contract tests below run against every implementation of eventlog.Log: the in-process
@@ -48,6 +50,7 @@ type backend struct {
 var backends = []backend{
 	{"memory", openMemory},
 	{"redis", openRedisLog},
+	{"redis cluster", openClusterLog},
 }
 
 // eachBackend runs test as a subtest once per implementation.
@@ -895,3 +898,47 @@ func TestLess(t *testing.T) {
 		}
 	}
 }
+
+// openClusterLog is the Redis log on a Redis Cluster of its own: every script and transaction
+// must touch one slot, and announcements must reach a subscriber connected to any node.
+func openClusterLog(t *testing.T, max int, dedupTTL time.Duration) *fixture {
+	cluster := clusterFor(t)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	prefix := "cluster-test:" + hex.EncodeToString(b[:]) + ":"
+	open := func() eventlog.Log {
+		target, err := redisconn.Parse(cluster.URL(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := target.Open(eventlog.CallTimeout)
+		t.Cleanup(func() { _ = client.Close() })
+		return eventlog.NewRedis(client, prefix, max, dedupTTL)
+	}
+	return &fixture{log: open(), pass: time.Sleep, replica: open, slack: 100}
+}
+
+// clusterFor is the package's Redis Cluster, started for the first test that asks and stopped
+// by TestMain; each fixture keeps to its own key prefix.
+func clusterFor(t *testing.T) *eventlogtest.Cluster {
+	t.Helper()
+	c, err := sharedCluster()
+	if err != nil {
+		if os.Getenv("REQUIRE_REDIS") != "" {
+			t.Fatalf("a Redis Cluster is required (REQUIRE_REDIS): %v", err)
+		}
+		t.Skipf("no Redis Cluster: %v", err)
+	}
+	return c
+}
+
+var clusterDir string
+
+var sharedCluster = sync.OnceValues(func() (*eventlogtest.Cluster, error) {
+	dir, err := os.MkdirTemp("", "eventlog-cluster-")
+	if err != nil {
+		return nil, err
+	}
+	clusterDir = dir
+	return eventlogtest.NewCluster(dir)
+})

@@ -11,7 +11,7 @@ import (
 // Redis is the log as a Redis Stream. Every key shares the hash tag {events}, so the script
 // that appends touches one slot and also runs on Redis Cluster.
 type Redis struct {
-	client   *redis.Client
+	client   redis.UniversalClient
 	stream   string
 	dedup    string // prefix of the de-duplication keys
 	channel  string
@@ -32,7 +32,7 @@ return {id, 0}
 `)
 
 // NewRedis returns the log kept under keys starting with prefix.
-func NewRedis(client *redis.Client, prefix string, max int, dedupTTL time.Duration) *Redis {
+func NewRedis(client redis.UniversalClient, prefix string, max int, dedupTTL time.Duration) *Redis {
 	return &Redis{
 		client:   client,
 		stream:   prefix + "{events}:stream",

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/fanoutload"
+	"github.com/advisorhq/gateway/internal/redisconn"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -215,15 +216,25 @@ func (g *gateway) stop() {
 
 // removeKeys deletes every key under prefix.
 func removeKeys(url, prefix string) error {
-	opts, err := redis.ParseURL(url)
+	target, err := redisconn.Parse(url, false)
 	if err != nil {
 		return err
 	}
-	client := redis.NewClient(opts)
+	client := target.Open(30 * time.Second)
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	if cluster, ok := client.(*redis.ClusterClient); ok {
+		return cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			return unlinkAll(ctx, node, prefix)
+		})
+	}
+	return unlinkAll(ctx, client, prefix)
+}
+
+// unlinkAll deletes the keys under prefix that node holds.
+func unlinkAll(ctx context.Context, node redis.UniversalClient, prefix string) error {
+	iter := node.Scan(ctx, 0, prefix+"*", 1000).Iterator()
 	var keys []string
 	for iter.Next(ctx) {
 		keys = append(keys, iter.Val())
@@ -231,8 +242,14 @@ func removeKeys(url, prefix string) error {
 	if err := iter.Err(); err != nil {
 		return err
 	}
+	// One key a command, pipelined: a cluster refuses a command over keys of different slots.
 	for batch := range slices.Chunk(keys, 1000) {
-		if err := client.Unlink(ctx, batch...).Err(); err != nil {
+		if _, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range batch {
+				p.Unlink(ctx, k)
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 	}

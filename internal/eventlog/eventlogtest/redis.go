@@ -4,10 +4,12 @@ package eventlogtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,18 +23,17 @@ type Redis struct {
 	t    testing.TB
 	port int
 	cmd  *exec.Cmd
+	// busPort and dir make it a cluster node: its cluster bus's port, and where it keeps the
+	// cluster's configuration.
+	busPort int
+	dir     string
 }
 
 // StartRedis starts a redis-server for t, stopped when t ends. Without redis-server installed
 // the test is skipped, or fails when REQUIRE_REDIS is set (as in CI).
 func StartRedis(t testing.TB) *Redis {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("REQUIRE_REDIS") != "" {
-			t.Fatal("redis-server is not installed")
-		}
-		t.Skip("redis-server is not installed")
-	}
+	needRedisServer(t)
 	r := &Redis{t: t, port: freePort(t)}
 	r.Start()
 	t.Cleanup(r.Stop)
@@ -48,13 +49,24 @@ func (r *Redis) URL() string { return "redis://" + r.Addr() }
 // Start starts the server (again, after Stop) on its port and waits until it answers.
 func (r *Redis) Start() {
 	r.t.Helper()
-	if r.cmd != nil {
-		r.t.Fatal("redis-server is already running")
+	if err := r.start(); err != nil {
+		r.t.Fatal(err)
 	}
-	cmd := exec.Command("redis-server", "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no")
+}
+
+func (r *Redis) start() error {
+	if r.cmd != nil {
+		return errors.New("redis-server is already running")
+	}
+	args := []string{"--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}
+	if r.busPort != 0 {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-port", fmt.Sprint(r.busPort),
+			"--cluster-config-file", fmt.Sprintf("nodes-%d.conf", r.port), "--dir", r.dir,
+			"--cluster-node-timeout", "2000")
+	}
+	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
 	r.cmd = cmd
 	client := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
@@ -64,11 +76,11 @@ func (r *Redis) Start() {
 		err := client.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	r.t.Fatal("redis-server did not answer within 5 s of starting")
+	return fmt.Errorf("redis-server on %s did not answer within 5 s of starting", r.Addr())
 }
 
 // Stop kills the server, as a crash would; it does nothing when the server is not running.
@@ -98,6 +110,132 @@ func (r *Redis) signal(sig os.Signal) {
 	if err := r.cmd.Process.Signal(sig); err != nil {
 		r.t.Fatalf("signal redis-server: %v", err)
 	}
+}
+
+func needRedisServer(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("REQUIRE_REDIS") != "" {
+			t.Fatal("redis-server is not installed")
+		}
+		t.Skip("redis-server is not installed")
+	}
+}
+
+// Cluster is a Redis Cluster of three masters, each a redis-server of the test's own, with the
+// hash slots split evenly between them and no replicas.
+type Cluster struct {
+	Nodes []*Redis
+}
+
+// StartCluster starts a cluster for t, stopped when t ends. Without redis-server the test is
+// skipped, or fails with REQUIRE_REDIS.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	needRedisServer(t)
+	c, err := NewCluster(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// NewCluster starts a cluster keeping its files in dir, and waits until every node says it is
+// up; Stop stops it. It is for a package's tests to share one (from TestMain): starting one
+// takes a second or two.
+func NewCluster(dir string) (*Cluster, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, fmt.Errorf("redis-server is not installed: %w", err)
+	}
+	c := &Cluster{}
+	ports, err := freePorts(6)
+	if err != nil {
+		return nil, err
+	}
+	for i := range 3 {
+		r := &Redis{port: ports[2*i], busPort: ports[2*i+1], dir: dir}
+		if err := r.start(); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, r)
+	}
+	if err := c.join(); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// join gives each node a third of the slots, introduces them, and waits for the cluster.
+func (c *Cluster) join() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const slots = 16384
+	for i, n := range c.Nodes {
+		client := redis.NewClient(&redis.Options{Addr: n.Addr()})
+		lo, hi := i*slots/len(c.Nodes), (i+1)*slots/len(c.Nodes)-1
+		err := client.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err()
+		if err == nil && i > 0 {
+			err = client.Do(ctx, "CLUSTER", "MEET", "127.0.0.1", c.Nodes[0].port, c.Nodes[0].busPort).Err()
+		}
+		client.Close()
+		if err != nil {
+			return fmt.Errorf("join node %s: %w", n.Addr(), err)
+		}
+	}
+	for _, n := range c.Nodes {
+		client := redis.NewClient(&redis.Options{Addr: n.Addr()})
+		for {
+			info, err := client.ClusterInfo(ctx).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:3") {
+				break
+			}
+			if ctx.Err() != nil {
+				client.Close()
+				return fmt.Errorf("the cluster did not come up within 20 s: node %s says %q (%v)", n.Addr(), info, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		client.Close()
+	}
+	return nil
+}
+
+// Stop kills every node.
+func (c *Cluster) Stop() {
+	for _, n := range c.Nodes {
+		n.Stop()
+	}
+}
+
+// URL is the cluster as REDIS_URL takes it: every node's address.
+func (c *Cluster) URL() string {
+	u := "redis://" + c.Nodes[0].Addr()
+	for i, n := range c.Nodes[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + n.Addr()
+	}
+	return u
+}
+
+// freePorts finds n distinct loopback ports nothing listens on now: all are held open until
+// all are found, so none is found twice.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // freePort finds a loopback port nothing listens on now.

@@ -1,0 +1,60 @@
+// Package redisconn opens the Redis the gateway keeps its shared state in (the event log, bulk
+// loads' progress): one server, or a Redis Cluster. A cluster is named by REDIS_URL with more
+// than one address (redis://host1:7000?addr=host2:7001&addr=host3:7002, go-redis's form), or
+// with one address and REDIS_CLUSTER=true (a managed cluster's configuration endpoint). Every
+// key the gateway uses carries a hash tag, so that each script and transaction touches one slot.
+package redisconn
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Target is a parsed REDIS_URL: the options of one server, or of a cluster.
+type Target struct {
+	single  *redis.Options
+	cluster *redis.ClusterOptions
+}
+
+// Parse reads rawURL as one server's URL, or as a cluster's when cluster is set or the URL
+// names more than one address.
+func Parse(rawURL string, cluster bool) (Target, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return Target{}, fmt.Errorf("not a URL: %w", err)
+	}
+	if cluster || u.Query().Has("addr") {
+		opts, err := redis.ParseClusterURL(rawURL)
+		if err != nil {
+			return Target{}, err
+		}
+		return Target{cluster: opts}, nil
+	}
+	opts, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{single: opts}, nil
+}
+
+// Cluster reports whether t names a cluster.
+func (t Target) Cluster() bool { return t.cluster != nil }
+
+// Open returns a client of t whose every call, go-redis's retries included, ends within about
+// timeout (its dial, read and write timeouts, and the caller's deadline honoured), so that a
+// frozen or unreachable Redis fails a call instead of holding it.
+func (t Target) Open(timeout time.Duration) redis.UniversalClient {
+	if t.cluster != nil {
+		o := t.cluster
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
+		o.ContextTimeoutEnabled = true
+		return redis.NewClusterClient(o)
+	}
+	o := t.single
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
+	o.ContextTimeoutEnabled = true
+	return redis.NewClient(o)
+}
