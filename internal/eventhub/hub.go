@@ -22,7 +22,8 @@ import (
 
 // Options tune a hub; zero values take the defaults.
 type Options struct {
-	// Buffer is how many events a subscriber may fall behind before its subscription ends.
+	// Buffer is how many events a subscription holds for its reader; one that falls further
+	// behind reads on from the log until it has caught up.
 	Buffer int
 	// Poll is how often the log is read even without an announcement.
 	Poll time.Duration
@@ -299,6 +300,8 @@ type Subscription struct {
 	filter *event.Filter
 	ch     chan event.Event
 	track  Tracker
+	// ctx is the subscriber's; a backfill runs in it.
+	ctx context.Context
 	// quit closes when the hub ends the subscription, to stop its backfill.
 	quit chan struct{}
 
@@ -315,8 +318,10 @@ type Subscription struct {
 // been told why, unless the subscriber went away.
 func (s *Subscription) Events() <-chan event.Event { return s.ch }
 
-// offer takes a live event; called with hub.mu held. A subscriber whose buffer is full is
-// ended rather than waited for, so one slow client never delays the others.
+// offer takes a live event; called with hub.mu held. A subscription whose buffer is full is
+// not waited for, so that one slow reader never delays the others: it reads on from the log,
+// as a resumed subscription does, until it has caught up with the live events. (A subscriber
+// whose client is slow is ended by the transport, which knows what its client has taken.)
 func (s *Subscription) offer(ev event.Event) {
 	if s.done || !s.filter.Match(ev) {
 		return
@@ -328,25 +333,32 @@ func (s *Subscription) offer(ev event.Event) {
 	if s.catching {
 		return // the backfill will read it from the log
 	}
-	// Told first, since the receiver may take the event at once. Should the channel be full,
-	// the subscription ends and the id told stays beyond the last one the receiver takes.
-	s.track.Sent(id)
-	select {
-	case s.ch <- ev:
-		s.last = id
-	default:
-		s.overflow()
+	if len(s.ch) == cap(s.ch) {
+		s.hub.catchUp(s)
+		return
 	}
+	// Told first, since the receiver may take the event at once; the send cannot block, since
+	// only the hub sends while the subscription is live.
+	s.track.Sent(id)
+	s.ch <- ev
+	s.last = id
 }
 
-func (s *Subscription) overflow() {
-	s.end(func(last string) error {
-		return &apperr.Error{
-			Code: apperr.SlowConsumer,
-			Message: fmt.Sprintf("The subscription fell more than %d events behind and was ended; subscribe again with after: %q (the last event delivered) to resume without loss",
-				s.hub.buffer, last),
+// catchUp has a subscription that fell its buffer behind read on from the log after the last
+// event it was given; called with h.mu held.
+func (h *Hub) catchUp(s *Subscription) {
+	s.catching = true
+	from := s.last
+	go func() { // the subscription's: it ends with it, or once it has caught up
+		if err := h.checkRetained(s.ctx, from); err != nil {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			s.end(func(string) error { return err })
+			s.caughtUp()
+			return
 		}
-	})
+		h.backfill(s.ctx, s, from)
+	}()
 }
 
 // end ends the subscription, why saying why given the last event delivered; called with
@@ -411,7 +423,7 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 	if track == nil {
 		track = noTracker{}
 	}
-	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), track: track, quit: make(chan struct{})}
+	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), track: track, ctx: ctx, quit: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

@@ -263,6 +263,39 @@ type result struct {
 	} `json:"errors"`
 }
 
+// quickNext reads the common frame without decoding it: a next message, without errors, of an
+// event this run posted: {"id":"<i>","type":"next","payload":{"data":{"events":{...,"wid":
+// "<prefix><seq>",...}}}}. Anything else (ok false) is decoded in full. Decoding every frame
+// twice cost the clients four times what the gateway spends writing it.
+func quickNext(data []byte, prefix string) (sub int, seq int32, ok bool) {
+	const head = `{"id":"`
+	if !bytes.HasPrefix(data, []byte(head)) || bytes.Contains(data, []byte(`"errors"`)) {
+		return 0, 0, false
+	}
+	rest := data[len(head):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || !bytes.HasPrefix(rest[end:], []byte(`","type":"next"`)) {
+		return 0, 0, false
+	}
+	i, err := strconv.Atoi(string(rest[:end]))
+	if err != nil {
+		return 0, 0, false
+	}
+	w := bytes.Index(rest, []byte(`"wid":"`))
+	if w < 0 {
+		return 0, 0, false
+	}
+	wid := rest[w+len(`"wid":"`):]
+	if q := bytes.IndexByte(wid, '"'); q >= 0 {
+		wid = wid[:q]
+	}
+	n, ok := seqOf(prefix, string(wid))
+	if !ok {
+		return 0, 0, false
+	}
+	return i, n, true
+}
+
 // record adds a result to s, or ends s with its first error.
 func (r *result) record(s *sub, prefix string, at int64) {
 	if len(r.Errors) > 0 {
@@ -316,8 +349,15 @@ func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, read
 }
 
 func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*sub, send func(context.Context, any) error) {
+	var buf bytes.Buffer
 	for {
-		_, data, err := conn.Read(context.Background()) // ended by closing conn
+		// One buffer for every message, read whole: the clients share the machine with the
+		// gateway, and what they spend is taken from it.
+		_, r, err := conn.Reader(context.Background()) // ended by closing conn
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
 		at := time.Now().UnixNano()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -326,6 +366,13 @@ func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*su
 				}
 			}
 			return
+		}
+		data := buf.Bytes()
+		if i, seq, ok := quickNext(data, prefix); ok {
+			if i >= 1 && i <= len(mine) {
+				mine[i-1].add(seq, at)
+			}
+			continue
 		}
 		var m frame
 		if err := json.Unmarshal(data, &m); err != nil {

@@ -91,10 +91,14 @@ func hasCode(errs gqlerror.List, code apperr.Code) bool {
 // initHeaders turns a connection_init payload into request headers, so that credentials sent
 // there reach resolvers as they would in an HTTP request: {"Authorization": "..."} or
 // {"headers": {"Authorization": "..."}}.
+// The handshake's own headers, which say nothing to an operation, are left out: the result
+// lives as long as the connection.
 func initHeaders(base http.Header, payload map[string]any) http.Header {
-	h := base.Clone()
-	if h == nil {
-		h = http.Header{}
+	h := make(http.Header, len(base))
+	for k, v := range base {
+		if _, handshake := handshakeHeaders[k]; !handshake {
+			h[k] = v
+		}
 	}
 	set := func(m map[string]any) {
 		for k, v := range m {
@@ -108,6 +112,13 @@ func initHeaders(base http.Header, payload map[string]any) http.Header {
 		set(inner)
 	}
 	return h
+}
+
+// handshakeHeaders are the upgrade request's headers that only the handshake reads.
+var handshakeHeaders = map[string]struct{}{
+	"Connection": {}, "Upgrade": {}, "Sec-Websocket-Key": {}, "Sec-Websocket-Version": {},
+	"Sec-Websocket-Extensions": {}, "Sec-Websocket-Protocol": {}, "Accept-Encoding": {},
+	"Cache-Control": {}, "Pragma": {},
 }
 
 // originAllowed lets a WebSocket upgrade through when it comes from no browser (no Origin), from

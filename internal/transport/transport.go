@@ -3,6 +3,13 @@
 // WebSockets (graphql-transport-ws and the legacy graphql-ws). gqlgen has transports of its own;
 // these answer with the statuses the specification asks for, carry an error code on every
 // error, bound what a client may send, and end their streams when the server shuts down.
+//
+// Streams are built for tens of thousands of mostly idle subscribers on one replica. A
+// WebSocket or an HTTP/1.1 SSE stream takes its connection over and holds, while idle, one
+// goroutine waiting without a buffer (socket.go, wsconn.go, ssesocket.go); subscribers of the
+// same operation, variables and caller share one execution whose answers are encoded once
+// (fanout.go); and what each connection has to write is queued (outbox.go) and written by a
+// small pool that never waits on a socket (writer.go).
 package transport
 
 import (

@@ -153,6 +153,7 @@ type wsSession struct {
 	ops       map[string]*wsOperation
 	closed    bool
 	keepAlive *time.Timer // running once the connection is acknowledged
+	initTimer *time.Timer // running until connection_init arrives
 	lastPing  int64       // when the last keep-alive ping went out (Unix nanoseconds)
 	// stops undoes what waits on the connection: timers and context callbacks.
 	stops []func() bool
@@ -181,14 +182,17 @@ func (s *wsSession) serve(protocol string) {
 	if protocol == "" {
 		s.close(ws.StatusProtocolError, "Unsupported subprotocol: use graphql-transport-ws or graphql-ws")
 	}
-	s.after(time.AfterFunc(s.t.initTimeout, func() {
+	initTimer := time.AfterFunc(s.t.initTimeout, func() {
 		s.mu.Lock()
 		inited := s.inited
 		s.mu.Unlock()
 		if !inited {
 			s.close(closeInitTimeout, "Connection initialisation timeout")
 		}
-	}).Stop)
+	})
+	s.mu.Lock()
+	s.initTimer = initTimer
+	s.mu.Unlock()
 	s.after(context.AfterFunc(s.t.streams.stopped, func() {
 		s.close(closeServiceRestart, "The gateway is restarting: reconnect")
 	}))
@@ -262,6 +266,9 @@ func (s *wsSession) end() {
 	s.stops = nil
 	if s.keepAlive != nil {
 		s.keepAlive.Stop()
+	}
+	if s.initTimer != nil {
+		s.initTimer.Stop()
 	}
 	s.mu.Unlock()
 	for _, stop := range stops {
@@ -340,6 +347,10 @@ func (s *wsSession) init(raw json.RawMessage) bool {
 	s.mu.Lock()
 	again := s.inited
 	s.inited = true
+	if s.initTimer != nil {
+		s.initTimer.Stop()
+		s.initTimer = nil // its memory goes with it: the connection may live for days
+	}
 	s.mu.Unlock()
 	if again {
 		if s.legacy {
