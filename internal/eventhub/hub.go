@@ -72,6 +72,11 @@ type Hub struct {
 	outage *time.Timer
 	subs   map[*Subscription]struct{}
 	closed bool
+
+	// pinged is when the log last answered a PING for Ready; pingMu makes concurrent askers wait
+	// for one PING rather than each send one.
+	pingMu sync.Mutex
+	pinged time.Time
 }
 
 // New returns a hub over log.
@@ -250,8 +255,9 @@ func (h *Hub) shutdown() {
 }
 
 // Ready reports whether the hub can serve subscriptions now: it has read the log, its last read
-// worked, and the log answers now. The hub notices an outage only at its next read; asking the
-// log turns a readiness probe or a subscriber away at once instead of sending it to a dead store.
+// worked, and the log answers now (answered a PING within the last pingFresh). The hub notices
+// an outage only at its next read; asking the log turns a readiness probe or a subscriber away
+// at once instead of sending it to a dead store.
 func (h *Hub) Ready(ctx context.Context) error {
 	h.mu.Lock()
 	failed, head := h.failed, h.head
@@ -262,11 +268,23 @@ func (h *Hub) Ready(ctx context.Context) error {
 	case head == "":
 		return apperr.New(apperr.EventsUnavailable, "The event log has not been read yet")
 	}
+	// One answer serves everyone who asks within pingFresh: a replica's subscribers reconnect
+	// in their thousands at once (after a deploy, or another replica's crash), and a PING
+	// each would queue them behind one another for Redis's connections.
+	h.pingMu.Lock()
+	defer h.pingMu.Unlock()
+	if !h.pinged.IsZero() && time.Since(h.pinged) < pingFresh {
+		return nil
+	}
 	if err := h.log.Ping(ctx); err != nil {
 		return unavailable(err)
 	}
+	h.pinged = time.Now()
 	return nil
 }
+
+// pingFresh is how long a successful PING of the log answers for the hub's readiness.
+const pingFresh = 250 * time.Millisecond
 
 func unavailable(err error) error {
 	return apperr.Wrap(apperr.EventsUnavailable, "The event store is unavailable; try again shortly", err)
