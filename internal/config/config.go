@@ -314,6 +314,11 @@ func Load(getenv func(string) string) (Gateway, error) {
 		return nil
 	})
 	set("REDIS_KEY_PREFIX", func(v string) error {
+		// The keys' hash tags ({events}, {bulk}) keep each script on one slot of a cluster; a
+		// brace in the prefix would move or empty the tag ("x{}" hashes whole keys).
+		if strings.ContainsAny(v, "{}") {
+			return errors.New("may not contain { or }: the gateway's keys carry hash tags of their own")
+		}
 		cfg.RedisKeyPrefix = v
 		return nil
 	})

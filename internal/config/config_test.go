@@ -312,6 +312,7 @@ func TestRedisClusterSettingsAreRead(t *testing.T) {
 		{map[string]string{"REDIS_URL": "rediss://cfg.cache.example:6379", "REDIS_CLUSTER": "true"}, true, ""},
 		{map[string]string{"REDIS_URL": "redis://10.0.0.1:7000?addr=10.0.0.2:7000&bogus=1"}, false, "REDIS_URL: must be a Redis URL"},
 		{map[string]string{"REDIS_URL": "redis://10.0.0.1:7000", "REDIS_CLUSTER": "maybe"}, false, "REDIS_CLUSTER"},
+		{map[string]string{"REDIS_URL": "redis://10.0.0.1:7000", "REDIS_KEY_PREFIX": "x{}"}, false, "REDIS_KEY_PREFIX: may not contain"},
 	} {
 		env := map[string]string{"WEBHOOK_API_KEY": "0123456789abcdef"}
 		for k, v := range tc.env {

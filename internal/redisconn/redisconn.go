@@ -8,6 +8,7 @@ package redisconn
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,6 +28,10 @@ func Parse(rawURL string, cluster bool) (Target, error) {
 		return Target{}, fmt.Errorf("not a URL: %w", err)
 	}
 	if cluster || u.Query().Has("addr") {
+		// A cluster has one database; go-redis would ignore a number given, silently.
+		if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
+			return Target{}, fmt.Errorf("a Redis Cluster has no database %s: leave the path out", db)
+		}
 		opts, err := redis.ParseClusterURL(rawURL)
 		if err != nil {
 			return Target{}, err

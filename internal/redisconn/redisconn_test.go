@@ -23,6 +23,8 @@ func TestAURLNamesAClusterWhenToldOrWhenItHasMoreThanOneAddress(t *testing.T) {
 		{"redis://127.0.0.1:6379?bogus=1", false, "error"},
 		{"redis://127.0.0.1:7000?addr=127.0.0.1:7001&bogus=1", false, "error"},
 		{"://nonsense", true, "error"},
+		{"redis://127.0.0.1:7000/3?addr=127.0.0.1:7001", false, "error"},
+		{"redis://127.0.0.1:7000/0", true, "cluster"},
 	} {
 		got := "error"
 		if target, err := redisconn.Parse(tc.url, tc.cluster); err == nil {
