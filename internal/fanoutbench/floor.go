@@ -14,8 +14,9 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/advisorhq/gateway/internal/fanoutload"
 )
 
 // The floor: what this machine allows any server at all. One process writes a frame the size
@@ -71,7 +72,7 @@ func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		conns = append(conns, c)
 	}
 	time.Sleep(time.Second)
-	cpu0 := ownCPU()
+	cpu0 := fanoutload.OwnCPU()
 	frame := make([]byte, floorFrameSize)
 	for range *events {
 		var wg sync.WaitGroup
@@ -86,7 +87,7 @@ func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case <-time.After(*every):
 		}
 	}
-	serverCPU := ownCPU() - cpu0
+	serverCPU := fanoutload.OwnCPU() - cpu0
 	report, err := io.ReadAll(out)
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ func runFloorClient(args []string, stdout io.Writer) error {
 	}
 	n, _ := strconv.Atoi(args[1])
 	events, _ := strconv.Atoi(args[2])
-	raiseNoFile()
+	fanoutload.RaiseFileLimit()
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, n*events)
 	var wg sync.WaitGroup
@@ -130,9 +131,9 @@ func runFloorClient(args []string, stdout io.Writer) error {
 			}
 		})
 	}
-	cpu0 := ownCPU()
+	cpu0 := fanoutload.OwnCPU()
 	wg.Wait()
-	cpu := ownCPU() - cpu0
+	cpu := fanoutload.OwnCPU() - cpu0
 	if len(lat) == 0 {
 		return errors.New("no frame arrived")
 	}
@@ -141,21 +142,4 @@ func runFloorClient(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "%d frames; latency (ms) p50 %.1f  p90 %.1f  p99 %.1f  max %.1f; %.1f s CPU, %.1f µs per frame\n",
 		len(lat), at(.5), at(.9), at(.99), at(1), cpu, cpu*1e6/float64(len(lat)))
 	return nil
-}
-
-func ownCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-// raiseNoFile lifts the soft open-file limit to the hard one: the reader holds every socket.
-func raiseNoFile() {
-	var lim syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
-		lim.Cur = lim.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-	}
 }

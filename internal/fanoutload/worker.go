@@ -120,7 +120,7 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	if err != nil {
 		return err
 	}
-	raiseFileLimit()
+	RaiseFileLimit()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	enc := json.NewEncoder(stdout)
@@ -132,7 +132,7 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	defer readers.Wait()
 	defer cancel() // runs before readers.Wait: the readers stop with ctx
 	open, failed, firstErr := openAll(ctx, cfg, subs, &readers)
-	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, CPUSeconds: ownCPU()}); err != nil {
+	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, CPUSeconds: OwnCPU()}); err != nil {
 		return err
 	}
 	lines := bufio.NewScanner(stdin)
@@ -149,7 +149,7 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 		return fmt.Errorf("worker: %w", err)
 	}
 	waitFor(ctx, subs, expect, time.Now().Add(wait))
-	out := workerMsg{Kind: "result", Subs: make([]subResult, len(subs)), CPUSeconds: ownCPU()}
+	out := workerMsg{Kind: "result", Subs: make([]subResult, len(subs)), CPUSeconds: OwnCPU()}
 	for i, s := range subs {
 		s.mu.Lock()
 		out.Subs[i] = subResult{Seq: append([]int32(nil), s.res.Seq...), At: append([]int64(nil), s.res.At...), Ended: s.res.Ended}
@@ -164,8 +164,8 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	return nil
 }
 
-// ownCPU is this process's user+system time, in seconds.
-func ownCPU() float64 {
+// OwnCPU is this process's user+system time, in seconds.
+func OwnCPU() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -500,7 +500,9 @@ func readSSE(ctx context.Context, body io.Reader, prefix string, s *sub) {
 }
 
 // raiseFileLimit lifts the soft open-file limit to the hard one: each socket is a file.
-func raiseFileLimit() {
+// RaiseFileLimit lifts the soft open-file limit to the hard one: a load process holds many
+// sockets.
+func RaiseFileLimit() {
 	var lim syscall.Rlimit
 	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
 		lim.Cur = lim.Max
