@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,28 +17,9 @@ import (
 // test is skipped, or fails when REQUIRE_REDIS is set (as in CI).
 func redisEnv(t testing.TB, prefix string) map[string]string {
 	t.Helper()
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("REDIS_URL: %v", err)
-	}
-	client := redis.NewClient(opts)
-	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		if os.Getenv("REQUIRE_REDIS") != "" {
-			t.Fatalf("Redis at %s: %v", url, err)
-		}
-		t.Skipf("no Redis at %s (%v); set REDIS_URL, or REQUIRE_REDIS to fail instead", url, err)
-	}
+	url := eventlogtest.SharedURL(t)
 	if prefix == "" {
-		b := make([]byte, 6)
-		_, _ = rand.Read(b)
-		prefix = "gateway-test:" + hex.EncodeToString(b) + ":"
+		prefix = eventlogtest.KeyPrefix("gateway-test")
 		t.Cleanup(func() { dropKeys(url, prefix) })
 	}
 	return map[string]string{"REDIS_URL": url, "REDIS_KEY_PREFIX": prefix}

@@ -23,6 +23,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/generated"
 
@@ -38,15 +42,19 @@ import (
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/familypage"
 	"github.com/advisorhq/gateway/internal/httpserver"
 	"github.com/advisorhq/gateway/internal/loglevel"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
+	"github.com/advisorhq/gateway/internal/persisted"
+	"github.com/advisorhq/gateway/internal/ratelimit"
 	"github.com/advisorhq/gateway/internal/redisconn"
 	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 	"github.com/advisorhq/gateway/internal/sftpupload"
+	"github.com/advisorhq/gateway/internal/tracing"
 	"github.com/advisorhq/gateway/internal/vault"
 	"github.com/advisorhq/gateway/internal/webhook"
 )
@@ -73,7 +81,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 {
 		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\" or \"bulk\"", args[0])
 	}
-	return runGateway(ctx, getenv, stdout, stderr)
+	return runGateway(ctx, getenv, stdout, stderr, nil)
 }
 
 func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -206,12 +214,30 @@ func serveSandbox(ctx context.Context, sb *sandbox.Sandbox, ln net.Listener, sft
 	return err
 }
 
-func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+// runGateway serves the gateway. Its spans go to tp, or, when tp is nil, where the OTEL_*
+// settings say (tests pass an in-memory one).
+func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, tp trace.TracerProvider) error {
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := newLogger(cfg.LogFormat, stderr)
+	if tp == nil {
+		var shutdown func(context.Context) error
+		tp, shutdown, err = tracing.Setup(ctx, getenv)
+		if err != nil {
+			return err
+		}
+		// Deferred first, so it runs last: the spans of the draining requests are flushed too.
+		defer func() {
+			// Not ctx, which has ended by now.
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := shutdown(flushCtx); err != nil {
+				log.Warn("flush the last spans", "error", err)
+			}
+		}()
+	}
 	m := metrics.New()
 
 	// Listen first: the embedded sandbox needs the gateway's address to send its webhooks to.
@@ -222,12 +248,17 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	defer ln.Close()
 	base := "http://" + displayAddr(ln.Addr())
 
-	events, bulkProgress, closeEvents, err := openEventLog(cfg)
+	events, bulkProgress, redisClient, closeEvents, err := openEventLog(cfg, tp)
 	if err != nil {
 		return err
 	}
 	defer closeEvents()
-	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, OutageGrace: cfg.EventsOutageGrace, Logger: log.With("component", "events")})
+	persistedOps, err := openPersisted(cfg, redisClient, log.With("component", "persisted"), m.ObservePersisted)
+	if err != nil {
+		return err
+	}
+	rateLimits := openRateLimits(cfg, redisClient, log.With("component", "ratelimit"))
+	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, OutageGrace: cfg.EventsOutageGrace, Logger: log.With("component", "events"), Tracer: tp})
 	// The hub outlives the server's draining (it is stopped by this defer, not by ctx), so a
 	// subscriber sees its socket close with "reconnect" rather than an error from the hub.
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
@@ -242,6 +273,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Timeout:          cfg.UpstreamTimeout,
 		MaxConcurrent:    cfg.UpstreamConnections,
 		Observe:          m.ObserveUpstream,
+		Tracer:           tp,
 	}
 	webhookKey := cfg.WebhookAPIKey
 	sandboxURL := ""
@@ -292,7 +324,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	defer callers.close()
 	callers.describe(stdout, sandboxURL)
-	sessionHost, err := openSessionHost(cfg.AssistantSession, embedded)
+	sessionHost, err := openSessionHost(cfg.AssistantSession, embedded, tp)
 	if err != nil {
 		return err
 	}
@@ -311,7 +343,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		// Deferred before the gateway serves: loads under way end when it has drained.
 		defer bulkDeps.Loads.Close()
 	}
-	referrals, err := openReferral(cfg)
+	referrals, err := openReferral(cfg, tp)
 	if err != nil {
 		return err
 	}
@@ -329,6 +361,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	handler := httpserver.New(httpserver.Deps{
 		Assistant: assistantPage,
+		Tracer:    tp,
 		Log:       log,
 		Schema:    schema,
 		Metrics:   m,
@@ -338,6 +371,9 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Webhooks:     &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
 		Authenticate: callers.authenticate,
 		Share:        graph.ShareEvents(hub),
+		Persisted:    persistedOps,
+		FamilyPage:   familypage.New("/graphql", ideURL(cfg.IDE)),
+		RateLimits:   rateLimits,
 		Ready: append([]httpserver.ReadyCheck{
 			{Name: "advisor", Check: api.Ping, Advisory: true},
 			{Name: "events", Check: hub.Ready},
@@ -351,6 +387,8 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			IDE:             cfg.IDE,
 			KeepAlive:       cfg.KeepAlive,
 			BodyTimeout:     cfg.BodyTimeout,
+			BatchLimit:      cfg.BatchLimit,
+			PersistedMaxAge: cfg.PersistedQueryMaxAge,
 
 			MaxSubscriptionsPerSocket: cfg.MaxSubscriptionsPerSocket,
 			SubscriberBuffer:          cfg.SubscriberBuffer,
@@ -374,6 +412,11 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	if cfg.Introspection {
 		fmt.Fprintf(stdout, "  Schema:   %s/graphql/schema.graphql\n", base)
+	}
+	if embedded != nil && embedded.demoWID != "" {
+		fmt.Fprintf(stdout, "  Family:   %s/family/%s (the demo Hartwell family, drawn)\n", base, embedded.demoWID)
+	} else {
+		fmt.Fprintf(stdout, "  Family:   %s/family/{wid} (a top account's family, drawn)\n", base)
 	}
 	if assistantPage != nil {
 		fmt.Fprintf(stdout, "  Assistant: %[1]s/assistant (opened by %[1]s/assistant/open.js; try %[1]s/assistant/demo)\n", base)
@@ -410,19 +453,101 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 }
 
 // openEventLog opens the event store: the event log and the progress of bulk loads, in Redis
-// with REDIS_URL, in process without. The function returned closes them.
-func openEventLog(cfg config.Gateway) (eventlog.Log, bulkprogress.Store, func(), error) {
+// with REDIS_URL, in process without. It returns the Redis client too (nil without one), and a
+// function that closes them. With tp, every Redis command made for a request is a span of its
+// trace.
+func openEventLog(cfg config.Gateway, tp trace.TracerProvider) (eventlog.Log, bulkprogress.Store, redis.UniversalClient, func(), error) {
 	if cfg.RedisURL == "" {
-		return eventlog.NewMemory(cfg.EventHistory, cfg.DedupWindow, nil), bulkprogress.NewMemory(time.Now), func() {}, nil
+		return eventlog.NewMemory(cfg.EventHistory, cfg.DedupWindow, nil), bulkprogress.NewMemory(time.Now), nil, func() {}, nil
 	}
 	target, err := redisconn.Parse(cfg.RedisURL, cfg.RedisCluster)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	// A stalled Redis fails requests within eventlog.CallTimeout instead of hanging them.
 	client := target.Open(eventlog.CallTimeout)
+	if tp != nil {
+		// Children only: the event hub's reads, which never stop, would each be a trace. No
+		// statement: a command's arguments are the events' bodies.
+		err := redisotel.InstrumentTracing(client, redisotel.WithTracerProvider(tracing.ChildrenOnly(tp)),
+			redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false))
+		if err != nil {
+			_ = client.Close()
+			return nil, nil, nil, nil, fmt.Errorf("trace Redis commands: %w", err)
+		}
+	}
 	return eventlog.NewRedis(client, cfg.RedisKeyPrefix, cfg.EventHistory, cfg.DedupWindow),
-		bulkprogress.NewRedis(client, cfg.RedisKeyPrefix), func() { _ = client.Close() }, nil
+		bulkprogress.NewRedis(client, cfg.RedisKeyPrefix), client, func() { _ = client.Close() }, nil
+}
+
+// ideURL is where the family page links to the IDE: its path, or none when it is off.
+func ideURL(on bool) string {
+	if on {
+		return "/"
+	}
+	return ""
+}
+
+// openRateLimits makes what counts each caller's operations against the RATE_LIMIT* budgets:
+// in Redis when there is one, so that replicas share a caller's budget, in process otherwise.
+// Nil when no budget is set.
+func openRateLimits(cfg config.Gateway, client redis.UniversalClient, log *slog.Logger) *ratelimit.Extension {
+	limits := ratelimit.Limits{
+		Operations:    ratelimit.Limit{Rate: cfg.RateLimit, Burst: cfg.RateLimitBurst, Period: time.Second},
+		Subscriptions: ratelimit.Limit{Rate: cfg.RateLimitSubscriptions, Burst: cfg.RateLimitSubscriptions, Period: time.Minute},
+		Cost:          ratelimit.Limit{Rate: cfg.RateLimitCost, Burst: cfg.RateLimitCost, Period: time.Minute},
+	}
+	if !limits.On() {
+		if !cfg.Sandboxed() {
+			log.Warn("no rate limits: any caller may send as many operations as the operation limits allow; set RATE_LIMIT, RATE_LIMIT_SUBSCRIPTIONS and RATE_LIMIT_COST")
+		}
+		return nil
+	}
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(nil)
+	if client != nil {
+		limiter = ratelimit.NewRedis(client, cfg.RedisKeyPrefix)
+	}
+	return ratelimit.New(ratelimit.Config{Limiter: limiter, Limits: limits, Cost: oplimit.Cost, Log: log})
+}
+
+// memoryPersistedBytes bounds the persisted queries one replica keeps without Redis.
+const memoryPersistedBytes = 32 << 20
+
+// openPersisted makes what serves operations named by id: automatic persisted queries, kept in
+// Redis when there is one so replicas share them, and the trusted documents of
+// PERSISTED_OPERATIONS_FILE. Against the embedded sandbox, where the IDE is a developer's, the
+// IDE's requests (which say so in a header) run whatever PERSISTED_OPERATIONS_ONLY says, so
+// the same settings can be tried in development and deployed.
+func openPersisted(cfg config.Gateway, client redis.UniversalClient, log *slog.Logger, observe func(string)) (*persisted.Extension, error) {
+	pc := persisted.Config{Only: cfg.PersistedOperationsOnly, AllowIntrospection: cfg.Introspection, Log: log, Observe: observe}
+	if cfg.PersistedQueries {
+		pc.Store = persisted.NewMemory(memoryPersistedBytes)
+		if client != nil {
+			pc.Store = persisted.NewRedis(client, cfg.RedisKeyPrefix, cfg.PersistedQueryTTL)
+		}
+	}
+	if cfg.PersistedOperationsFile != "" {
+		m, err := persisted.LoadManifest(cfg.PersistedOperationsFile)
+		if err != nil {
+			return nil, fmt.Errorf("PERSISTED_OPERATIONS_FILE: %w", err)
+		}
+		pc.Manifest = m
+		log.Info("trusted documents loaded", "documents", m.Len(), "only", cfg.PersistedOperationsOnly)
+	}
+	if cfg.Sandboxed() && cfg.IDE {
+		pc.Exempt = httpserver.FromIDE
+	}
+	return persisted.New(pc), nil
+}
+
+// newLogger writes the gateway's log lines to w in format (config.LogText or config.LogJSON),
+// each line logged with a request's context carrying its trace and span ids.
+func newLogger(format string, w io.Writer) *slog.Logger {
+	var h slog.Handler = slog.NewTextHandler(w, nil)
+	if format == config.LogJSON {
+		h = slog.NewJSONHandler(w, nil)
+	}
+	return slog.New(tracing.LogHandler(h))
 }
 
 // callerAuth is how the gateway authenticates its callers, as openCallerAuth made it.
@@ -531,7 +656,7 @@ func loopbackURL(a net.Addr) string {
 
 // openReferral is the referral service's client, or, without REFERRAL_URL, a service that
 // answers that referrals are off.
-func openReferral(cfg config.Gateway) (*referral.Service, error) {
+func openReferral(cfg config.Gateway, tp trace.TracerProvider) (*referral.Service, error) {
 	if cfg.ReferralURL == "" {
 		return referral.NewService(nil), nil
 	}
@@ -540,6 +665,7 @@ func openReferral(cfg config.Gateway) (*referral.Service, error) {
 		APIKey:  cfg.ReferralAPIKey,
 		Sign:    referral.HMACSigner(cfg.ReferralSigningSecret),
 		Timeout: cfg.UpstreamTimeout,
+		Tracer:  tp,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("REFERRAL_URL: %w", err)
@@ -551,13 +677,13 @@ func openReferral(cfg config.Gateway) (*referral.Service, error) {
 // embedded sandbox's, with the certificate the gateway enrolled there, or ASSISTANT_SESSION_URL's
 // with the files of ASSISTANT_CLIENT_CERT, ASSISTANT_CLIENT_KEY and ASSISTANT_SERVER_CA. Nil when
 // there is none: createAssistantSession then says which settings to set.
-func openSessionHost(cfg config.AssistantSession, sb *embeddedSandbox) (*assistant.Client, error) {
+func openSessionHost(cfg config.AssistantSession, sb *embeddedSandbox, tp trace.TracerProvider) (*assistant.Client, error) {
 	if sb != nil {
 		cert, err := sb.enrollment.TLSCertificate()
 		if err != nil {
 			return nil, fmt.Errorf("the embedded sandbox's enrollment: %w", err)
 		}
-		return assistant.New(assistant.Options{URL: sb.sessionURL, Certificate: cert, ServerCAs: sb.enrollment.ServerCAs()})
+		return assistant.New(assistant.Options{URL: sb.sessionURL, Certificate: cert, ServerCAs: sb.enrollment.ServerCAs(), Tracer: tp})
 	}
 	if !cfg.Configured() {
 		return nil, nil
@@ -578,7 +704,7 @@ func openSessionHost(cfg config.AssistantSession, sb *embeddedSandbox) (*assista
 			return nil, fmt.Errorf("ASSISTANT_SERVER_CA: %s holds no PEM certificate", cfg.ServerCAFile)
 		}
 	}
-	c, err := assistant.New(assistant.Options{URL: cfg.URL, Certificate: cert, ServerCAs: pool})
+	c, err := assistant.New(assistant.Options{URL: cfg.URL, Certificate: cert, ServerCAs: pool, Tracer: tp})
 	if err != nil {
 		return nil, fmt.Errorf("ASSISTANT_SESSION_URL: %w", err)
 	}
@@ -588,6 +714,8 @@ func openSessionHost(cfg config.AssistantSession, sb *embeddedSandbox) (*assista
 // embeddedSandbox is the sandbox the gateway runs when it has no ADVISOR_BASE_URL.
 type embeddedSandbox struct {
 	url, sftpAddr, fingerprint string
+	// demoWID is the demo family's wid, which the start-up links the family page to.
+	demoWID string
 	// sessionURL is its session host, and enrollment the gateway's certificate for it.
 	sessionURL string
 	enrollment sandbox.Enrollment
@@ -643,7 +771,9 @@ func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, web
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- serveSandbox(ctx, sb, ln, sftpSrv, sftpLn, sessions, sessionLn) }()
+	demoWID, _ := sb.TopAccountWID(sandbox.DemoFamilyExternalID)
 	return &embeddedSandbox{
+		demoWID:     demoWID,
 		url:         "http://" + ln.Addr().String(),
 		sftpAddr:    sftpLn.Addr().String(),
 		fingerprint: sftpSrv.Fingerprint(),

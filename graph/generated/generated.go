@@ -3667,7 +3667,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
-					result := <-ec.DeferredResults
+					var result graphql.DeferredResult
+					select {
+					case result = <-ec.DeferredResults:
+					case <-ctx.Done():
+						return nil
+					}
 					atomic.AddInt32(&ec.PendingDeferred, -1)
 					data = result.Result
 					response.Path = result.Path
@@ -5308,7 +5313,9 @@ Errors carry ` + "`" + `extensions.code` + "`" + `: BAD_USER_INPUT (with ` + "`"
 is at fault), NOT_FOUND, CONFLICT (with ` + "`" + `extensions.wid` + "`" + ` of the top account that has the
 external id), FORBIDDEN, UNAUTHENTICATED, UPSTREAM_UNAVAILABLE, OPERATION_LIMIT_EXCEEDED,
 GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, the live events' EVENTS_UNAVAILABLE,
-SLOW_CONSUMER and EVENTS_EXPIRED, or INTERNAL. Messages use the schema's names; an error the
+SLOW_CONSUMER and EVENTS_EXPIRED, the persisted operations' PERSISTED_QUERY_NOT_FOUND,
+PERSISTED_QUERY_NOT_SUPPORTED, PERSISTED_QUERY_NOT_IN_LIST and OPERATION_NOT_IN_LIST, the
+rate limits' RATE_LIMITED (with ` + "`" + `extensions.retryAfter` + "`" + ` in seconds), or INTERNAL. Messages use the schema's names; an error the
 Advisor service gave also carries its own words in ` + "`" + `extensions.upstream` + "`" + ` (` + "`" + `status` + "`" + `, ` + "`" + `message` + "`" + `).
 A lookup of one object that does not exist answers null rather than failing the query.
 """
@@ -15344,7 +15351,7 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -15483,7 +15490,7 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -15612,7 +15619,7 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -16401,7 +16408,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -16442,7 +16449,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -17180,7 +17187,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -17221,7 +17228,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -17975,7 +17982,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19047,7 +19054,7 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19193,7 +19200,7 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19332,7 +19339,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19431,7 +19438,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19472,7 +19479,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19513,7 +19520,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19554,7 +19561,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
@@ -19595,7 +19602,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 

@@ -24,8 +24,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/tracing"
 )
 
 // Defaults of Options.
@@ -68,6 +71,9 @@ type Options struct {
 	// Observe, if set, is told of every request: its operation, the status ("200", "404", or
 	// "error" when no answer came) and how long it took.
 	Observe func(operation, status string, elapsed time.Duration)
+	// Tracer, when set, makes a client span of every request, named by its operation, and
+	// sends its traceparent to the service.
+	Tracer trace.TracerProvider
 }
 
 // Client calls the Advisor REST API. It is safe for concurrent use.
@@ -108,6 +114,9 @@ func New(opts Options) (*Client, error) {
 	if opts.HTTPClient != nil {
 		copied := *opts.HTTPClient // the caller's client keeps its own policy
 		hc = &copied
+	}
+	if opts.Tracer != nil {
+		hc.Transport = tracing.Transport(hc.Transport, opts.Tracer)
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c := &Client{
@@ -321,7 +330,7 @@ func (c *Client) once(ctx context.Context, cl call) (answer, error) {
 	if len(cl.query) > 0 {
 		u += "?" + cl.query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, cl.method, u, reqBody)
+	req, err := http.NewRequestWithContext(tracing.WithOperation(ctx, cl.op), cl.method, u, reqBody)
 	if err != nil {
 		return answer{}, unsent{err}
 	}

@@ -6,6 +6,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is what a client can act on; it goes in a GraphQL error's extensions.code.
@@ -33,6 +34,23 @@ const (
 	// OperationLimitExceeded: the operation is larger or costlier than a limit allows; the
 	// message names the limit, its value and the setting that changes it. Nothing was done.
 	OperationLimitExceeded Code = "OPERATION_LIMIT_EXCEEDED"
+
+	// The codes of persisted operations, as Apollo's clients and routers name them.
+
+	// PersistedQueryNotFound: no document is registered under the hash the request sent; send
+	// the document with its hash to register it (automatic persisted queries).
+	PersistedQueryNotFound Code = "PERSISTED_QUERY_NOT_FOUND"
+	// PersistedQueryNotSupported: the gateway registers no documents; send them in full.
+	PersistedQueryNotSupported Code = "PERSISTED_QUERY_NOT_SUPPORTED"
+	// PersistedQueryNotInList: the id the request sent names no trusted document.
+	PersistedQueryNotInList Code = "PERSISTED_QUERY_NOT_IN_LIST"
+	// OperationNotInList: the gateway runs trusted documents only, and the document the request
+	// sent is not one of them.
+	OperationNotInList Code = "OPERATION_NOT_IN_LIST"
+
+	// RateLimited: the caller has spent a budget of RATE_LIMIT, RATE_LIMIT_SUBSCRIPTIONS or
+	// RATE_LIMIT_COST; extensions.retryAfter says when to try again. Nothing was done.
+	RateLimited Code = "RATE_LIMITED"
 
 	// The codes that refuse or end an event subscription (the live-events section of the
 	// README); the streaming transports act on EventsUnavailable too.
@@ -67,6 +85,9 @@ type Error struct {
 	// Upstream is what the Advisor service answered, when the error came from its answer;
 	// Message is then the same in the schema's words.
 	Upstream *Upstream
+	// RetryAfter is, for RATE_LIMITED, how long until the request would be allowed; it goes in
+	// extensions.retryAfter in whole seconds, for clients that see no headers (WebSockets).
+	RetryAfter time.Duration
 	// Err is the cause. It is for the log: it may carry addresses or upstream detail.
 	Err error
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"runtime/debug"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -54,7 +55,7 @@ func (p *presenter) present(ctx context.Context, err error) *gqlerror.Error {
 	if !ok && wrapper != nil && wrapper.Err == nil {
 		if wrapper.Extensions["code"] == nil {
 			// gqlgen's own execution errors ("must not be null") are the gateway's bugs.
-			p.log.Error("graphql error without a code", "path", wrapper.Path.String(), "error", Redact(wrapper.Message))
+			p.log.ErrorContext(ctx, "graphql error without a code", "path", wrapper.Path.String(), "error", Redact(wrapper.Message))
 			wrapper.Message = internalMessage
 			wrapper.Extensions = map[string]any{"code": Internal}
 			return wrapper
@@ -67,10 +68,10 @@ func (p *presenter) present(ctx context.Context, err error) *gqlerror.Error {
 		out.Path, out.Locations = wrapper.Path, wrapper.Locations
 	}
 	if !ok {
-		p.log.Error("unexpected error", "path", out.Path.String(), "error", Redact(err.Error()))
+		p.log.ErrorContext(ctx, "unexpected error", "path", out.Path.String(), "error", Redact(err.Error()))
 		app = New(Internal, internalMessage)
 	} else if app.Err != nil && (app.Code == Internal || app.Code == UpstreamUnavailable) {
-		p.log.Warn("request failed", "code", app.Code, "path", out.Path.String(), "error", Redact(app.Error()))
+		p.log.WarnContext(ctx, "request failed", "code", app.Code, "path", out.Path.String(), "error", Redact(app.Error()))
 	}
 	out.Message = app.Message
 	out.Extensions = map[string]any{"code": app.Code}
@@ -86,6 +87,9 @@ func (p *presenter) present(ctx context.Context, err error) *gqlerror.Error {
 	if u := app.Upstream; u != nil {
 		out.Extensions["upstream"] = map[string]any{"status": u.Status, "message": Redact(u.Message)}
 	}
+	if app.RetryAfter > 0 {
+		out.Extensions["retryAfter"] = RetrySeconds(app.RetryAfter)
+	}
 	return out
 }
 
@@ -93,7 +97,7 @@ func (p *presenter) present(ctx context.Context, err error) *gqlerror.Error {
 // becomes an INTERNAL error for that field, not a crashed request.
 func Recover(log *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		log.Error("panic in resolver", "path", graphql.GetPath(ctx).String(),
+		log.ErrorContext(ctx, "panic in resolver", "path", graphql.GetPath(ctx).String(),
 			"panic", Redact(fmt.Sprint(p)), "stack", Redact(string(debug.Stack())))
 		return New(Internal, internalMessage)
 	}
@@ -115,4 +119,10 @@ func Redact(text string) string {
 	text = urlQuery.ReplaceAllString(text, "$1?REDACTED")
 	text = userinfo.ReplaceAllString(text, "${1}REDACTED@")
 	return credential.ReplaceAllString(text, "$1 REDACTED")
+}
+
+// RetrySeconds is d as the whole seconds of a Retry-After: rounded up, so a client that waits
+// them is not refused again, and at least 1.
+func RetrySeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
 }

@@ -20,8 +20,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/tracing"
 )
 
 // DefaultTimeout bounds one call to the session host.
@@ -59,6 +62,8 @@ type Options struct {
 	ServerCAs *x509.CertPool
 	// Timeout bounds one call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Tracer, when set, makes a client span of every call and sends its traceparent.
+	Tracer trace.TracerProvider
 }
 
 // Client calls the session host. It speaks only HTTP/2, so every call shares one connection.
@@ -110,7 +115,7 @@ func New(opts Options) (*Client, error) {
 		certExpires: leaf.NotAfter,
 		now:         time.Now,
 		transport:   tr,
-		http: &http.Client{Transport: tr, Timeout: opts.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		http: &http.Client{Transport: tracing.Transport(tr, opts.Tracer), Timeout: opts.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
 	}, nil

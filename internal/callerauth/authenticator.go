@@ -51,7 +51,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, h http.Header) (contex
 			}
 			a.Log.Log(ctx, level, "caller refused", "reason", string(e.Reason), "detail", e.Detail)
 		} else {
-			a.Log.Warn("caller refused", "error", err)
+			a.Log.WarnContext(ctx, "caller refused", "error", err)
 		}
 	}
 	return ctx, err

@@ -42,6 +42,15 @@ const (
 	DefaultSubscriberBuffer = 256
 	DefaultKeepAlive        = 15 * time.Second
 	DefaultOutageGrace      = 30 * time.Second
+	DefaultPersistedTTL     = 7 * 24 * time.Hour
+	DefaultPersistedMaxAge  = time.Minute
+	DefaultLogFormat        = LogText
+)
+
+// The formats of the gateway's log lines (LOG_FORMAT).
+const (
+	LogText = "text"
+	LogJSON = "json"
 )
 
 // Gateway is the gateway's configuration.
@@ -101,6 +110,39 @@ type Gateway struct {
 	// MaxConnections bounds the open client connections; 0 derives it from the process's
 	// open-file limit at start-up (MAX_CONNECTIONS).
 	MaxConnections int
+	// BatchLimit is how many operations one POST may batch in an array (GRAPHQL_BATCH_LIMIT);
+	// 0, the default, refuses batches.
+	BatchLimit int
+
+	// RateLimit is the operations each caller may start a second (RATE_LIMIT); 0, the
+	// default, limits none. RateLimitBurst is how many at once (RATE_LIMIT_BURST; default
+	// RateLimit).
+	RateLimit      int
+	RateLimitBurst int
+	// RateLimitSubscriptions is the subscriptions each caller may open a minute
+	// (RATE_LIMIT_SUBSCRIPTIONS); 0 limits none.
+	RateLimitSubscriptions int
+	// RateLimitCost is the operation cost each caller may spend a minute (RATE_LIMIT_COST); 0
+	// limits none.
+	RateLimitCost int
+
+	// PersistedQueries serves automatic persisted queries (PERSISTED_QUERIES): in Redis with
+	// REDIS_URL, shared by replicas, in process without.
+	PersistedQueries bool
+	// PersistedQueryTTL is how long Redis keeps a persisted query after its last use
+	// (PERSISTED_QUERY_TTL).
+	PersistedQueryTTL time.Duration
+	// PersistedQueryMaxAge is how long a client may cache the answer to a query it named by id
+	// over GET (PERSISTED_QUERY_MAX_AGE); 0s caches none.
+	PersistedQueryMaxAge time.Duration
+	// PersistedOperationsFile is a manifest of trusted documents (PERSISTED_OPERATIONS_FILE),
+	// as graphql-codegen's client preset or Apollo's manifest generator writes it.
+	PersistedOperationsFile string
+	// PersistedOperationsOnly refuses every operation that is not one of the trusted documents
+	// (PERSISTED_OPERATIONS_ONLY).
+	PersistedOperationsOnly bool
+	// LogFormat is how log lines are written: slog's text or JSON (LOG_FORMAT).
+	LogFormat string
 
 	// RedisURL is the Redis holding the event log (REDIS_URL); empty keeps events in process.
 	RedisURL string `json:"-"`
@@ -233,6 +275,10 @@ func Load(getenv func(string) string) (Gateway, error) {
 		DedupWindow:               DefaultDedupWindow,
 		SubscriberBuffer:          DefaultSubscriberBuffer,
 		KeepAlive:                 DefaultKeepAlive,
+		PersistedQueries:          true,
+		PersistedQueryTTL:         DefaultPersistedTTL,
+		PersistedQueryMaxAge:      DefaultPersistedMaxAge,
+		LogFormat:                 DefaultLogFormat,
 		Bulk:                      BulkSFTP{Dir: DefaultBulkDir},
 		Auth:                      Auth{AdvisorClaim: DefaultAuthAdvisorClaim, FirmClaim: DefaultAuthFirmClaim},
 	}
@@ -290,6 +336,13 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("MAX_UPLOAD_FILES", intSetting(&cfg.MaxUploadFiles))
 	set("GRAPHQL_INTROSPECTION", boolSetting(&cfg.Introspection))
 	set("GRAPHQL_IDE", boolSetting(&cfg.IDE))
+	set("LOG_FORMAT", func(v string) error {
+		if v != LogText && v != LogJSON {
+			return fmt.Errorf("%q is not a log format: use %s or %s", v, LogText, LogJSON)
+		}
+		cfg.LogFormat = v
+		return nil
+	})
 	set("GRAPHQL_MAX_TOKENS", intSetting(&cfg.MaxTokens))
 	set("GRAPHQL_MAX_DEPTH", intSetting(&cfg.MaxDepth))
 	set("GRAPHQL_MAX_ALIASES", intSetting(&cfg.MaxAliases))
@@ -302,6 +355,54 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("UPLOAD_DISK_BUDGET", sizeSetting(&cfg.UploadDiskBudget))
 	set("REQUEST_BODY_TIMEOUT", durationSetting(&cfg.BodyTimeout))
 	set("MAX_CONNECTIONS", intSetting(&cfg.MaxConnections))
+	set("GRAPHQL_BATCH_LIMIT", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a whole number of operations, 0 to refuse batches", v)
+		}
+		cfg.BatchLimit = n
+		return nil
+	})
+	for _, rl := range []struct {
+		name string
+		dst  *int
+	}{{"RATE_LIMIT", &cfg.RateLimit}, {"RATE_LIMIT_BURST", &cfg.RateLimitBurst},
+		{"RATE_LIMIT_SUBSCRIPTIONS", &cfg.RateLimitSubscriptions}, {"RATE_LIMIT_COST", &cfg.RateLimitCost}} {
+		dst := rl.dst
+		set(rl.name, func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%q is not a whole number, or 0 for no limit", v)
+			}
+			*dst = n
+			return nil
+		})
+	}
+	switch {
+	case cfg.RateLimitBurst > 0 && cfg.RateLimit == 0:
+		errs = append(errs, errors.New("RATE_LIMIT_BURST: needs RATE_LIMIT, the rate it is a burst of"))
+	case cfg.RateLimitBurst == 0:
+		cfg.RateLimitBurst = cfg.RateLimit
+	}
+	if cfg.RateLimitCost > 0 && cfg.RateLimitCost < cfg.MaxCost {
+		errs = append(errs, fmt.Errorf("RATE_LIMIT_COST: %d a minute is less than GRAPHQL_MAX_COST (%d): an operation the gateway allows could never be afforded",
+			cfg.RateLimitCost, cfg.MaxCost))
+	}
+	set("PERSISTED_QUERIES", boolSetting(&cfg.PersistedQueries))
+	set("PERSISTED_QUERY_TTL", durationSetting(&cfg.PersistedQueryTTL))
+	set("PERSISTED_QUERY_MAX_AGE", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d%time.Second != 0 {
+			return fmt.Errorf("%q is not a whole number of seconds such as 60s, or 0s to cache nothing", v)
+		}
+		cfg.PersistedQueryMaxAge = d
+		return nil
+	})
+	set("PERSISTED_OPERATIONS_FILE", func(v string) error { cfg.PersistedOperationsFile = v; return nil })
+	set("PERSISTED_OPERATIONS_ONLY", boolSetting(&cfg.PersistedOperationsOnly))
+	if cfg.PersistedOperationsOnly && cfg.PersistedOperationsFile == "" {
+		errs = append(errs, errors.New("PERSISTED_OPERATIONS_ONLY: true needs PERSISTED_OPERATIONS_FILE, the trusted documents it allows"))
+	}
 	if getenv("GRAPHQL_COMPLEXITY_LIMIT") != "" {
 		errs = append(errs, errors.New("GRAPHQL_COMPLEXITY_LIMIT: replaced by GRAPHQL_MAX_COST, whose cost multiplies what lists select by their size"))
 	}

@@ -59,7 +59,9 @@ func TestInvalidSettingsAreAllReportedByName(t *testing.T) {
 		"MAX_RESPONSE_BYTES": "huge", "UPSTREAM_REQUEST_BUDGET": "0", "UPSTREAM_MAX_CONNECTIONS": "none",
 		"MAX_SUBSCRIPTIONS_PER_SOCKET": "-5", "UPLOAD_DISK_BUDGET": "some", "REQUEST_BODY_TIMEOUT": "0s",
 		"MAX_CONNECTIONS": "unlimited", "EVENTS_OUTAGE_GRACE": "long",
-		"GRAPHQL_COMPLEXITY_LIMIT": "5000",
+		"GRAPHQL_COMPLEXITY_LIMIT": "5000", "GRAPHQL_BATCH_LIMIT": "-1", "PERSISTED_QUERIES": "sometimes",
+		"PERSISTED_QUERY_TTL": "0s", "PERSISTED_QUERY_MAX_AGE": "1.5s", "PERSISTED_OPERATIONS_ONLY": "true",
+		"RATE_LIMIT": "-1", "RATE_LIMIT_BURST": "many", "RATE_LIMIT_SUBSCRIPTIONS": "x", "RATE_LIMIT_COST": "5",
 	}
 	_, err := config.Load(func(k string) string { return env[k] })
 	if err == nil {
@@ -328,5 +330,47 @@ func TestRedisClusterSettingsAreRead(t *testing.T) {
 		if err != nil || cfg.RedisURL != tc.env["REDIS_URL"] || cfg.RedisCluster != tc.wantCluster {
 			t.Errorf("%v: got %+v, %v", tc.env, cfg.RedisCluster, err)
 		}
+	}
+}
+
+func TestRateLimitSettingsGoTogether(t *testing.T) {
+	cases := []struct {
+		env     map[string]string
+		wantErr string
+	}{
+		{map[string]string{"RATE_LIMIT_BURST": "5"}, "RATE_LIMIT_BURST: needs RATE_LIMIT"},
+		{map[string]string{"RATE_LIMIT_COST": "1000"}, "RATE_LIMIT_COST: 1000 a minute is less than GRAPHQL_MAX_COST (20000)"},
+		{map[string]string{"RATE_LIMIT": "10"}, ""},
+	}
+	for _, tc := range cases {
+		cfg, err := config.Load(func(k string) string { return tc.env[k] })
+		if tc.wantErr == "" {
+			if err != nil || cfg.RateLimitBurst != cfg.RateLimit {
+				t.Errorf("%v: %v, burst %d; want it accepted with the burst the rate", tc.env, err, cfg.RateLimitBurst)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%v: got %v, want %q", tc.env, err, tc.wantErr)
+		}
+	}
+}
+
+// LOG_FORMAT is text or json; anything else is refused by name, with the formats there are.
+func TestLogFormatIsTextOrJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, want, wantErr string
+	}{
+		{name: "unset is text", value: "", want: config.LogText},
+		{name: "json", value: "json", want: config.LogJSON},
+		{name: "text", value: "text", want: config.LogText},
+		{name: "anything else is named", value: "logfmt", wantErr: `LOG_FORMAT: "logfmt" is not a log format: use text or json`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, ok := load(t, nil, map[string]string{"LOG_FORMAT": tc.value}, tc.wantErr)
+			if ok && cfg.LogFormat != tc.want {
+				t.Errorf("got %q, want %q", cfg.LogFormat, tc.want)
+			}
+		})
 	}
 }

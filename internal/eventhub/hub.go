@@ -15,9 +15,13 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/eventlog"
+	"github.com/advisorhq/gateway/internal/tracing"
 )
 
 // Options tune a hub; zero values take the defaults.
@@ -33,6 +37,10 @@ type Options struct {
 	OutageGrace time.Duration
 	// Logger receives failures to read the log.
 	Logger *slog.Logger
+	// Tracer, when set, makes one span per event handed out on this replica ("deliver event",
+	// with the event's id and type, which the webhook's receipt span carries too, and how many
+	// subscribers it was offered to): one per event, not per subscriber, to stay cheap.
+	Tracer trace.TracerProvider
 }
 
 // DefaultOutageGrace is Options.OutageGrace's default: long enough for Redis to restart or fail
@@ -57,6 +65,7 @@ type Hub struct {
 	poll   time.Duration
 	grace  time.Duration
 	logger *slog.Logger
+	tracer trace.Tracer // nil: no spans
 	wake   chan struct{}
 	// started closes once the hub has first tried to read the log, whatever the outcome.
 	started     chan struct{}
@@ -93,8 +102,13 @@ func New(log eventlog.Log, opts Options) *Hub {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	var tracer trace.Tracer
+	if opts.Tracer != nil {
+		tracer = tracing.Tracer(opts.Tracer)
+	}
 	return &Hub{
-		log: log, buffer: opts.Buffer, poll: opts.Poll, grace: opts.OutageGrace, logger: opts.Logger,
+		tracer: tracer,
+		log:    log, buffer: opts.Buffer, poll: opts.Poll, grace: opts.OutageGrace, logger: opts.Logger,
 		wake: make(chan struct{}, 1), subs: map[*Subscription]struct{}{}, started: make(chan struct{}),
 	}
 }
@@ -234,6 +248,13 @@ func (h *Hub) publish(id string, ev event.Event) {
 	h.head = id
 	if ev == nil {
 		return
+	}
+	if h.tracer != nil {
+		// The event's own trace is its receipt's, possibly on another replica; the id ties them.
+		_, span := h.tracer.Start(context.Background(), "deliver event", trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(attribute.String("event.id", id), attribute.String("event.type", string(ev.Header().EventType)),
+				attribute.Int("event.subscribers", len(h.subs))))
+		defer span.End()
 	}
 	for s := range h.subs {
 		s.offer(ev)

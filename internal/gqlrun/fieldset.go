@@ -101,24 +101,55 @@ func (m *FieldSet) Dispatch(ctx context.Context) {
 }
 
 // MarshalGQL writes the object. Field aliases are GraphQL names, which JSON needs no escapes
-// for, and CollectFields merged the fields of one alias into one.
+// for, and CollectFields merged the fields of one alias into one. A deferred field is left
+// out: it comes in a later part.
 func (m *FieldSet) MarshalGQL(w io.Writer) {
+	io.WriteString(w, "{")
+	first := true
 	for i := range m.fields {
-		if i == 0 {
-			io.WriteString(w, `{"`)
+		v := m.Values[i]
+		if v == Deferred {
+			continue
+		}
+		if first {
+			io.WriteString(w, `"`)
+			first = false
 		} else {
 			io.WriteString(w, `,"`)
 		}
 		io.WriteString(w, m.fields[i].Alias)
 		io.WriteString(w, `":`)
-		if v := m.Values[i]; v != nil {
+		if v != nil {
 			v.MarshalGQL(w)
 		} else {
 			io.WriteString(w, "null")
 		}
 	}
-	if len(m.fields) == 0 {
-		io.WriteString(w, "{")
-	}
 	io.WriteString(w, "}")
+}
+
+// Deferred is the value of a field whose fragment is deferred: the object is written without
+// it, and the field arrives in a later part of the response, as incremental delivery has it.
+var Deferred graphql.Marshaler = deferredField{}
+
+type deferredField struct{}
+
+func (deferredField) MarshalGQL(w io.Writer) { io.WriteString(w, "null") }
+
+type placeholdersKey struct{}
+
+// WithDeferredPlaceholders has the responses resolved within ctx write a deferred field as null
+// in its place, for a transport that merges the later parts into the first: the merged object
+// then has its fields in the order the operation selected them.
+func WithDeferredPlaceholders(ctx context.Context) context.Context {
+	return context.WithValue(ctx, placeholdersKey{}, true)
+}
+
+// DeferredField is what the executor puts in place of a deferred field in the response being
+// resolved.
+func (s *State) DeferredField() graphql.Marshaler {
+	if s.placeholders {
+		return graphql.Null
+	}
+	return Deferred
 }

@@ -52,9 +52,10 @@ type State struct {
 	sets  []FieldSet
 	chunk int
 	// Begin sets these for each response.
-	guard   Guard
-	done    <-chan struct{}
-	stopped atomic.Bool
+	guard        Guard
+	placeholders bool
+	done         <-chan struct{}
+	stopped      atomic.Bool
 	// size adds up the charges, of which the guard has seen forwarded.
 	size, forwarded atomic.Int64
 }
@@ -77,6 +78,7 @@ func key(sel ast.SelectionSet, on string) selection {
 // another (a subscription's events), never at once.
 func (s *State) Begin(ctx context.Context) {
 	s.guard = GuardOf(ctx)
+	s.placeholders, _ = ctx.Value(placeholdersKey{}).(bool)
 	s.done = ctx.Done()
 	s.stopped.Store(false)
 	s.size.Store(0)

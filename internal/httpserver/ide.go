@@ -53,11 +53,12 @@ func asset(name string) ideAsset { return ideAsset{URL: "/ide/" + name, SRI: int
 func idePage(title, endpoint string) http.Handler {
 	data := struct {
 		Title, Endpoint, DefaultQuery string
+		IDEHeader                     string
 		Favicon                       string
 		React, ReactDOM, JS, CSS      ideAsset
 		ExplorerJS, ExplorerCSS       ideAsset
 	}{
-		Title: title, Endpoint: endpoint, DefaultQuery: familyQuery,
+		Title: title, Endpoint: endpoint, DefaultQuery: familyQuery, IDEHeader: IDEHeader,
 		Favicon: "/ide/" + ideFavicon + "?v=" + version(ideFavicon),
 		React:   asset(ideReact), ReactDOM: asset(ideReactDOM), JS: asset(ideJS), CSS: asset(ideCSS),
 		ExplorerJS: asset(ideExplorerJS), ExplorerCSS: asset(ideExplorerCSS),
@@ -67,6 +68,14 @@ func idePage(title, endpoint string) http.Handler {
 		_ = idePageTemplate.Execute(w, data) // the data is fixed, so only a gone client fails it
 	})
 }
+
+// IDEHeader is the header the IDE's requests carry. It proves nothing (anyone can send it), so
+// it is heeded only where the IDE's user is the gateway's: a gateway running against its
+// embedded sandbox.
+const IDEHeader = "X-Gateway-IDE"
+
+// FromIDE reports whether a request's headers say it comes from the IDE.
+func FromIDE(h http.Header) bool { return h.Get(IDEHeader) != "" }
 
 // ideAssets serves the IDE's files under /ide/.
 func ideAssets() http.Handler {
@@ -109,6 +118,8 @@ var idePageTemplate = template.Must(template.New("ide").Parse(`<!DOCTYPE html>
     body { margin: 0; }
     #graphiql { height: 100vh; }
     .loading { height: 100%; display: flex; align-items: center; justify-content: center; font-size: 4rem; }
+    .family-tab select { max-width: 100%; margin: 0.3rem 0; }
+    .family-frame { width: 100%; height: 75vh; border: 1px solid #ccc; margin-top: 0.3rem; }
   </style>
   <script src="{{.React.URL}}" integrity="{{.React.SRI}}" crossorigin="anonymous"></script>
   <script src="{{.ReactDOM.URL}}" integrity="{{.ReactDOM.SRI}}" crossorigin="anonymous"></script>
@@ -125,6 +136,7 @@ var idePageTemplate = template.Must(template.New("ide").Parse(`<!DOCTYPE html>
 
     // The query, variables, headers and operation name live in the address.
     const parameters = Object.fromEntries(new URLSearchParams(location.search));
+    const edited = new Set(); // what re-renders when the query or variables change
     function edit(key) {
       return (value) => {
         parameters[key] = value;
@@ -133,12 +145,61 @@ var idePageTemplate = template.Must(template.New("ide").Parse(`<!DOCTYPE html>
           if (v) search.set(k, v);
         }
         history.replaceState(null, '', '?' + search.toString());
+        edited.forEach((f) => f());
       };
+    }
+
+    // The Family tab: the family page of the top account whose wid the query or its variables
+    // name, or of one picked from the list.
+    const h = React.createElement;
+    function namedWID() {
+      try {
+        const vars = JSON.parse(parameters.variables || '{}');
+        if (typeof vars.wid === 'string' && vars.wid) return vars.wid;
+      } catch {}
+      const m = /\bwid\s*:\s*"([^"]+)"/.exec(parameters.query || '');
+      return m ? m[1] : '';
+    }
+    function FamilyTab() {
+      const [, rerender] = React.useState(0);
+      React.useEffect(() => {
+        const f = () => rerender((n) => n + 1);
+        edited.add(f);
+        return () => edited.delete(f);
+      }, []);
+      const [picked, setPicked] = React.useState('');
+      const [accounts, setAccounts] = React.useState([]);
+      React.useEffect(() => {
+        let stored = {};
+        try { stored = JSON.parse(localStorage.getItem('graphiql:headers') || '{}') || {}; } catch {}
+        fetch(url, {
+          method: 'POST',
+          headers: { ...stored, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ query: '{ topAccounts(limit: 100) { nodes { wid name } } }' }),
+        }).then((r) => r.json()).then((b) => setAccounts(b.data?.topAccounts?.nodes ?? [])).catch(() => {});
+      }, []);
+      const wid = picked || namedWID();
+      return h('div', { className: 'family-tab' },
+        h('label', null, 'Top account ',
+          h('select', { value: wid, onChange: (e) => setPicked(e.target.value), 'aria-label': 'Top account' },
+            h('option', { value: '' }, wid && !accounts.some((a) => a.wid === wid) ? wid : '(the one the query names)'),
+            accounts.map((a) => h('option', { key: a.wid, value: a.wid }, a.name)))),
+        wid
+          ? h('div', null,
+            h('a', { href: '/family/' + encodeURIComponent(wid), target: '_blank', rel: 'noopener' }, 'Open on its own page'),
+            h('iframe', { src: '/family/' + encodeURIComponent(wid), title: 'The family graph', className: 'family-frame' }))
+          : h('p', null, 'Name a wid in the query or its variables, or pick a top account.'));
     }
 
     ReactDOM.render(
       React.createElement(GraphiQL, {
-        fetcher: GraphiQL.createFetcher({ url, subscriptionUrl }),
+        // The header tells a development gateway that runs trusted documents only that this
+        // is its IDE (see FromIDE); WebSockets carry it in connection_init.
+        fetcher: GraphiQL.createFetcher({
+          url, subscriptionUrl,
+          headers: { {{.IDEHeader}}: '1' },
+          wsConnectionParams: { {{.IDEHeader}}: '1' },
+        }),
         // What a first visit and every new tab open on; a query in the address wins.
         defaultQuery: {{.DefaultQuery}},
         query: parameters.query,
@@ -151,7 +212,14 @@ var idePageTemplate = template.Must(template.New("ide").Parse(`<!DOCTYPE html>
         onEditOperationName: edit('operationName'),
         isHeadersEditorEnabled: true,
         shouldPersistHeaders: true,
-        plugins: [GraphiQLPluginExplorer.explorerPlugin()],
+        plugins: [GraphiQLPluginExplorer.explorerPlugin(), {
+          title: 'Family',
+          icon: () => h('svg', { viewBox: '0 0 24 24', width: 20, height: 20, 'aria-hidden': true },
+            h('path', { d: 'M12 3v5M12 8l-6 6M12 8l6 6', stroke: 'currentColor', fill: 'none', strokeWidth: 1.5 }),
+            h('circle', { cx: 12, cy: 4, r: 2, fill: 'currentColor' }), h('circle', { cx: 6, cy: 17, r: 2.5, fill: 'currentColor' }),
+            h('circle', { cx: 18, cy: 17, r: 2.5, fill: 'currentColor' })),
+          content: FamilyTab,
+        }],
         inputValueDeprecation: true,
       }),
       document.getElementById('graphiql'),

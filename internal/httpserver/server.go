@@ -21,11 +21,16 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/compress"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
+	"github.com/advisorhq/gateway/internal/persisted"
+	"github.com/advisorhq/gateway/internal/ratelimit"
 	"github.com/advisorhq/gateway/internal/streamend"
+	"github.com/advisorhq/gateway/internal/tracing"
 	"github.com/advisorhq/gateway/internal/transport"
 )
 
@@ -59,6 +64,12 @@ type Config struct {
 	// BodyTimeout is how long a request body may take to begin arriving; every byte that
 	// arrives extends it (bodyMinRate). Zero leaves bodies unbounded in time.
 	BodyTimeout time.Duration
+	// BatchLimit is how many operations a POST may batch in an array (GRAPHQL_BATCH_LIMIT); 0
+	// refuses batches.
+	BatchLimit int
+	// PersistedMaxAge is how long a client may cache the answer to a query it named by id
+	// over GET (PERSISTED_QUERY_MAX_AGE); 0 caches none.
+	PersistedMaxAge time.Duration
 }
 
 // ReadyCheck is one thing /readyz asks about, such as the event store.
@@ -96,6 +107,16 @@ type Deps struct {
 	Config Config
 	// Assistant serves the pop-out chat assistant at /assistant and below. Nil serves none.
 	Assistant http.Handler
+	// Persisted serves operations named by id: automatic persisted queries and trusted
+	// documents. Nil serves none: every request sends its document.
+	Persisted *persisted.Extension
+	// RateLimits counts each caller's operations against its budgets. Nil limits none.
+	RateLimits *ratelimit.Extension
+	// FamilyPage draws a top account's family at /family/{wid}, with its files under
+	// /family/assets/. Nil serves none.
+	FamilyPage http.Handler
+	// Tracer makes the spans of requests, operations and resolvers; nil makes none.
+	Tracer trace.TracerProvider
 }
 
 // readyTimeout bounds each readiness check.
@@ -129,7 +150,7 @@ func (h *Handler) WaitStreams(ctx context.Context) error { return h.streams.Wait
 func New(d Deps) *Handler {
 	st := transport.NewStreams()
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", d.cors(d.authenticated(d.limits(d.graphQL(st)))))
+	mux.Handle("/graphql", d.cors(withClient(d.authenticated(d.limits(d.graphQL(st))))))
 	mux.Handle("/graphql/schema.graphql", d.cors(d.authenticated(schemaSDL(d.Schema, d.Config.Introspection))))
 	if d.Config.IDE {
 		mux.Handle("GET /{$}", idePage("Advisor GraphQL gateway", "/graphql"))
@@ -139,6 +160,10 @@ func New(d Deps) *Handler {
 		writeJSON(w, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", d.ready)
+	if d.FamilyPage != nil {
+		// The page holds nothing of the family: it asks /graphql, with the caller's credentials.
+		mux.Handle("GET /family/", d.FamilyPage)
+	}
 	if d.Assistant != nil {
 		mux.Handle("GET /assistant", d.Assistant)
 		mux.Handle("GET /assistant/", d.Assistant)
@@ -147,7 +172,8 @@ func New(d Deps) *Handler {
 		mux.Handle("/webhooks", d.Webhooks)
 	}
 	mux.Handle("GET /metrics", d.Metrics.Handler())
-	return &Handler{Handler: d.logged(bodyDeadline(d.Config.BodyTimeout, mux)), streams: st}
+	// Traced outermost, so that the request's log line carries its trace id.
+	return &Handler{Handler: d.traced(d.logged(bodyDeadline(d.Config.BodyTimeout, compress.Handler(mux)))), streams: st}
 }
 
 // graphQL is the GraphQL handler with explicit transports (gqlgen's default server adds more
@@ -168,12 +194,17 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		Log:                    d.Log,
 		Share:                  d.Share,
 		SubscriberBuffer:       d.Config.SubscriberBuffer,
+		BatchLimit:             d.Config.BatchLimit,
+		PersistedMaxAge:        d.Config.PersistedMaxAge,
 	}) {
 		srv.AddTransport(t)
 	}
 	// First, so that it sees every operation whole: what the limits, @oneOf and the resolvers
 	// made of it.
 	srv.Use(operationLog{log: d.Log})
+	if d.Tracer != nil {
+		srv.Use(operationTrace{tracer: tracing.Tracer(d.Tracer)})
+	}
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	var presenter []apperr.PresenterOption
 	if d.Config.Introspection {
@@ -182,6 +213,14 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		presenter = append(presenter, apperr.WithSchema(d.Schema.Schema()))
 	} else {
 		srv.SetDisableSuggestion(true) // suggestions would leak the schema introspection hides
+	}
+	if d.RateLimits != nil {
+		// First: an operation a caller may not send costs nothing more, not even parsing.
+		srv.Use(d.RateLimits)
+	}
+	if d.Persisted != nil {
+		// Before the limits, which must measure the document an id names.
+		srv.Use(d.Persisted)
 	}
 	oplimit.Install(srv, d.Config.Limits)
 	srv.Use(d.Metrics.Extension())
@@ -210,6 +249,14 @@ func (d Deps) authenticated(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// withClient keeps the client's address in the request's context, where the rate limits find
+// it for a caller without an identity.
+func withClient(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(ratelimit.WithClient(r.Context(), r.RemoteAddr)))
 	})
 }
 
@@ -340,7 +387,7 @@ func (d Deps) ready(w http.ResponseWriter, r *http.Request) {
 				if e, ok := apperr.As(err); ok {
 					state = e.Message
 				}
-				d.Log.Warn("readiness check failed", "check", c.Name, "advisory", c.Advisory, "error", apperr.Redact(err.Error()))
+				d.Log.WarnContext(ctx, "readiness check failed", "check", c.Name, "advisory", c.Advisory, "error", apperr.Redact(err.Error()))
 			}
 			mu.Lock()
 			defer mu.Unlock()

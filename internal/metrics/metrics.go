@@ -28,6 +28,7 @@ type Metrics struct {
 	operations       *prometheus.CounterVec
 	opDuration       *prometheus.HistogramVec
 	webhooks         *prometheus.CounterVec
+	persisted        *prometheus.CounterVec
 
 	mu    sync.Mutex
 	names map[string]bool
@@ -59,9 +60,13 @@ func New() *Metrics {
 			Name: "advisor_webhook_events_total",
 			Help: "Webhook deliveries received, by event type and outcome (stored, duplicate, invalid, unauthorized, unavailable).",
 		}, []string{"type", "outcome"}),
+		persisted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "graphql_persisted_operations_total",
+			Help: "Operations named by id, by outcome (trusted, hit, miss, registered, refused).",
+		}, []string{"outcome"}),
 		names: map[string]bool{},
 	}
-	m.reg.MustRegister(m.upstream, m.upstreamDuration, m.operations, m.opDuration, m.webhooks,
+	m.reg.MustRegister(m.upstream, m.upstreamDuration, m.operations, m.opDuration, m.webhooks, m.persisted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -82,13 +87,19 @@ func (m *Metrics) ObserveUpstream(operation, status string, elapsed time.Duratio
 	m.upstreamDuration.WithLabelValues(operation).Observe(elapsed.Seconds())
 }
 
-// Extension returns the gqlgen extension that times every GraphQL response.
 // ObserveWebhook counts one webhook delivery. eventType must come from a fixed set (the
 // specification's types, or "unknown"), so the series stay bounded.
 func (m *Metrics) ObserveWebhook(eventType, outcome string) {
 	m.webhooks.WithLabelValues(eventType, outcome).Inc()
 }
 
+// ObservePersisted counts one operation named by id, or registered, by outcome: one of a fixed
+// few, so the series stay bounded.
+func (m *Metrics) ObservePersisted(outcome string) {
+	m.persisted.WithLabelValues(outcome).Inc()
+}
+
+// Extension returns the gqlgen extension that times every GraphQL response.
 func (m *Metrics) Extension() graphql.HandlerExtension { return extension{m} }
 
 type extension struct{ m *Metrics }

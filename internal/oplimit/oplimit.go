@@ -149,6 +149,9 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	if m == nil {
 		return nil
 	}
+	if !m.unfinished && graphql.HasOperationContext(ctx) {
+		graphql.GetOperationContext(ctx).Stats.SetExtension(costKey, m.cost)
+	}
 	l := e.limits
 	switch {
 	case l.Depth > 0 && m.depth > l.Depth:
@@ -166,6 +169,16 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		return refusal("The operation costs %d; at most %d is allowed (GRAPHQL_MAX_COST)", m.cost, l.Cost)
 	}
 	return nil
+}
+
+// costKey keeps an operation's cost in its stats, for Cost.
+const costKey = "OperationLimits.cost"
+
+// Cost is the cost of op as the limits measured it (see GRAPHQL_MAX_COST), or 0 when they did
+// not: a document they could not parse is refused before it runs anyway.
+func Cost(op *graphql.OperationContext) int64 {
+	c, _ := op.Stats.GetExtension(costKey).(int64)
+	return c
 }
 
 // refusal is the error of an operation over a limit: its cause gives the gateway's presenter

@@ -34,30 +34,60 @@ type responseKey struct{}
 // InterceptResponse gives each response its budget; gqlgen resolves a query's fields, and a
 // subscription event's, within it. A response that grew past its budget is replaced by one
 // error: what was resolved by then is arbitrary, and its per-field errors would be as large as
-// the response that was refused.
+// the response that was refused. An operation with deferred fragments has one budget for all
+// its parts: the fragments resolve in the initial response's context after it has returned,
+// and a part that takes the whole past the budget is its last.
 func (e *Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	r := &response{limit: e.limits.ResponseBytes}
-	if r.limit > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		r.cancel = cancel
+	var stats *graphql.Stats
+	if graphql.HasOperationContext(ctx) {
+		stats = &graphql.GetOperationContext(ctx).Stats
+	}
+	r, later := (*response)(nil), false
+	if stats != nil {
+		r, later = stats.GetExtension(deferredKey).(*response)
+	}
+	if !later {
+		r = &response{limit: e.limits.ResponseBytes}
+		if r.limit > 0 {
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(ctx)
+			r.cancel = cancel
+		}
 	}
 	// The executor answers most fields from memory, past InterceptField: it charges them and
 	// stops them through the guard.
 	resp := next(gqlrun.WithGuard(context.WithValue(ctx, responseKey{}, r), r))
+	more := resp != nil && resp.HasNext != nil && *resp.HasNext && !r.over.Load()
+	switch {
+	case more && !later && stats != nil:
+		stats.SetExtension(deferredKey, r)
+	case !more && later:
+		stats.SetExtension(deferredKey, nil)
+	}
+	if !more && r.cancel != nil {
+		r.cancel(nil) // the last part: nothing resolves in the budget's context any more
+	}
 	if resp == nil || !r.over.Load() {
 		return resp
 	}
 	err := r.error()
-	return &graphql.Response{
+	over := &graphql.Response{
 		Errors: gqlerror.List{{
 			Message:    err.Message,
 			Extensions: map[string]any{"code": err.Code},
 		}},
 		Extensions: resp.Extensions,
 	}
+	if later {
+		// In the place of the part that went over, and the last: its fragments are cancelled.
+		done := false
+		over.Path, over.Label, over.HasNext = resp.Path, resp.Label, &done
+	}
+	return over
 }
+
+// deferredKey keeps, in an operation's stats, the budget its deferred parts share.
+const deferredKey = "OperationLimits.deferred"
 
 // error says why the response ended.
 func (r *response) error() *apperr.Error {

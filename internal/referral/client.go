@@ -16,8 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/tracing"
 )
 
 // DefaultTimeout bounds one referral call unless Options.Timeout says otherwise.
@@ -47,6 +50,8 @@ type Options struct {
 	Timeout time.Duration
 	// Transport carries the calls; nil means a transport of the client's own.
 	Transport http.RoundTripper
+	// Tracer, when set, makes a client span of every call and sends its traceparent.
+	Tracer trace.TracerProvider
 }
 
 // Client calls the referral service.
@@ -76,6 +81,7 @@ func New(opts Options) (*Client, error) {
 		t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 		tr = t
 	}
+	tr = tracing.Transport(tr, opts.Tracer)
 	return &Client{
 		base: strings.TrimSuffix(opts.URL, "/"),
 		key:  opts.APIKey,

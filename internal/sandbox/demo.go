@@ -35,7 +35,7 @@ type demoClient struct {
 func demoFamilies() []demoFamily {
 	return []demoFamily{
 		{
-			externalID: "HARTWELL-001",
+			externalID: DemoFamilyExternalID,
 			name:       "Hartwell Family",
 			customTags: []string{"trustee-copy", "annual-review"},
 			contacts: []map[string]any{
@@ -289,4 +289,19 @@ func demoPNG() []byte {
 	var b bytes.Buffer
 	_ = png.Encode(&b, img) // writing to memory cannot fail
 	return b.Bytes()
+}
+
+// DemoFamilyExternalID is the external id of the demo family the gateway's start-up links to.
+const DemoFamilyExternalID = "HARTWELL-001"
+
+// TopAccountWID is the wid of the top account with externalID, if there is one.
+func (s *Sandbox) TopAccountWID(externalID string) (string, bool) {
+	s.store.mu.RLock()
+	defer s.store.mu.RUnlock()
+	for _, ta := range s.store.topAccounts {
+		if ta.info.ExternalID == externalID {
+			return ta.info.WID, true
+		}
+	}
+	return "", false
 }

@@ -1,17 +1,23 @@
 package transport
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/advisorhq/gateway/internal/gqlrun"
 )
 
 // executeOnce runs an operation whose answer is one response, and writes it as GraphQL over
 // HTTP specifies, whichever transport read the parameters (a JSON body, a query string, a
-// multipart form), so that the same request gets the same status from each.
-func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams) {
+// multipart form), so that the same request gets the same status from each. A query named by
+// id over GET may be cached by its client for persistedMaxAge.
+func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, persistedMaxAge time.Duration) {
 	media := responseMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media+"; charset=utf-8")
 	// A request that cannot be executed: application/json says so in the body with 200,
@@ -25,6 +31,10 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		if se, ok := statusOf(errs); ok {
+			answerStatus(w, se, resp.Errors)
+			return
+		}
 		requestError(w, notExecuted, resp.Errors)
 		return
 	}
@@ -41,10 +51,67 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 			"Subscriptions stream: open a WebSocket (graphql-transport-ws) or send Accept: text/event-stream (graphql-sse)")})
 		return
 	}
+	multipart := acceptsMultipart(r)
+	if !multipart {
+		ctx = gqlrun.WithDeferredPlaceholders(ctx) // merged below, fields in their places
+	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	resp := responses(ctx)
 	if r.Context().Err() != nil {
 		return // the client went away: nobody reads what would be written
 	}
+	if deferred(resp) {
+		if multipart {
+			w.Header().Set("Cache-Control", "no-store")
+			writeIncremental(ctx, w, resp, responses)
+			return
+		}
+		resp = mergeDeferred(ctx, resp, responses)
+	}
+	setCaching(w.Header(), r.Method, opCtx.Operation.Operation, persistedID(params), len(resp.Errors) == 0, persistedMaxAge)
 	writeResponse(w, resp)
+}
+
+// setCaching says how a response may be cached. A query named by id over GET, answered
+// without errors, may be kept by its client for maxAge: its URL names the document and its
+// variables, so it is the same request each time, as CDNs and HTTP caches need. The answer is
+// the caller's own, so only the caller's cache may keep it (private), and it varies with the
+// caller's credentials. A mutation's answer is never kept.
+func setCaching(h http.Header, method string, op ast.Operation, byID, clean bool, maxAge time.Duration) {
+	switch {
+	case op == ast.Mutation:
+		h.Set("Cache-Control", "no-store")
+	case method == http.MethodGet && op == ast.Query && byID && clean && maxAge > 0:
+		h.Set("Cache-Control", fmt.Sprintf("private, max-age=%d", int(maxAge.Seconds())))
+		h.Add("Vary", "Authorization")
+		h.Add("Vary", "Accept")
+	}
+}
+
+// StatusError is an error that says how HTTP answers it, such as a rate limit's refusal (429
+// with Retry-After).
+type StatusError interface {
+	Status() int
+	Header() http.Header
+}
+
+// statusOf finds, among the errors that kept an operation from running, one that says how
+// HTTP answers it.
+func statusOf(errs gqlerror.List) (StatusError, bool) {
+	for _, e := range errs {
+		var se StatusError
+		if errors.As(e, &se) {
+			return se, true
+		}
+	}
+	return nil, false
+}
+
+// answerStatus answers a request refused with se: its status and headers, and the errors.
+func answerStatus(w http.ResponseWriter, se StatusError, errs gqlerror.List) {
+	for k, v := range se.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", mediaJSON+"; charset=utf-8")
+	requestError(w, se.Status(), errs)
 }

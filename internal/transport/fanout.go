@@ -68,6 +68,9 @@ type result struct {
 
 	sseOnce sync.Once
 	sse     []byte
+
+	deflateOnce sync.Once
+	deflate     []byte // see deflated
 }
 
 // sseEvent is the result as a graphql-sse `next` event, made once for all SSE members.

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -25,8 +26,15 @@ const (
 // GET with the parameters in the query string (queries only), answered as application/json or
 // application/graphql-response+json as the client accepts. gqlgen's own GET and POST answer
 // 422 where the specification asks for 200, always write "data", and echo a body they cannot
-// decode back into the error.
-type jsonTransport struct{}
+// decode back into the error. A POST whose body is an array is a batch of operations, served
+// when batchLimit allows.
+type jsonTransport struct {
+	// batchLimit is how many operations a batch may hold; 0 refuses batches.
+	batchLimit int
+	// persistedMaxAge is how long a client may cache the answer to a query it named by id
+	// over GET; 0 caches nothing.
+	persistedMaxAge time.Duration
+}
 
 var _ graphql.Transport = jsonTransport{}
 
@@ -45,7 +53,22 @@ func (t jsonTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	media := responseMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media+"; charset=utf-8")
 	start := graphql.Now()
-	params, err := readParams(r)
+	var params *graphql.RawParams
+	var err error
+	if r.Method == http.MethodPost {
+		body, rerr := io.ReadAll(r.Body)
+		if rerr != nil {
+			requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("the request body could not be read")})
+			return
+		}
+		if body = bytes.TrimSpace(body); len(body) > 0 && body[0] == '[' {
+			t.batch(w, r, exec, body)
+			return
+		}
+		params, err = bodyParams(body)
+	} else {
+		params, err = queryParams(r)
+	}
 	if err != nil {
 		requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("%s", err.Error())})
 		return
@@ -53,7 +76,7 @@ func (t jsonTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
-	executeOnce(w, r, exec, params)
+	executeOnce(w, r, exec, params, t.persistedMaxAge)
 }
 
 // responseMedia picks the response's media type from the Accept header: the first of the two
@@ -74,52 +97,103 @@ func responseMedia(accept string) string {
 	return mediaJSON
 }
 
+// rawParams are a request's GraphQL parameters as they arrive, before their types are checked.
+type rawParams struct {
+	Query         *string        `json:"query"`
+	OperationName *string        `json:"operationName"`
+	Variables     map[string]any `json:"variables"`
+	Extensions    map[string]any `json:"extensions"`
+	// DocumentID names a persisted document instead of sending it (GraphQL over HTTP's
+	// persisted documents); it is passed on as extensions.persistedQuery.
+	DocumentID *string `json:"documentId"`
+}
+
 // readParams reads the request's GraphQL parameters, from the body of a POST or the query
 // string of a GET, and checks their types.
 func readParams(r *http.Request) (*graphql.RawParams, error) {
-	var raw struct {
-		Query         *string        `json:"query"`
-		OperationName *string        `json:"operationName"`
-		Variables     map[string]any `json:"variables"`
-		Extensions    map[string]any `json:"extensions"`
-	}
 	if r.Method == http.MethodGet {
-		q := r.URL.Query()
-		if q.Has("query") {
-			s := q.Get("query")
-			raw.Query = &s
+		return queryParams(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, errors.New("the request body could not be read")
+	}
+	return bodyParams(body)
+}
+
+// queryParams reads a GET's parameters from its query string.
+func queryParams(r *http.Request) (*graphql.RawParams, error) {
+	var raw rawParams
+	q := r.URL.Query()
+	for name, dst := range map[string]**string{"query": &raw.Query, "operationName": &raw.OperationName, "documentId": &raw.DocumentID} {
+		if q.Has(name) {
+			s := q.Get(name)
+			*dst = &s
 		}
-		if q.Has("operationName") {
-			s := q.Get("operationName")
-			raw.OperationName = &s
-		}
-		for name, dst := range map[string]*map[string]any{"variables": &raw.Variables, "extensions": &raw.Extensions} {
-			if v := q.Get(name); v != "" {
-				if err := decodeJSON(strings.NewReader(v), dst); err != nil {
-					return nil, errors.New("the " + name + " parameter must be a JSON object")
-				}
+	}
+	for name, dst := range map[string]*map[string]any{"variables": &raw.Variables, "extensions": &raw.Extensions} {
+		if v := q.Get(name); v != "" {
+			if err := decodeJSON(strings.NewReader(v), dst); err != nil {
+				return nil, errors.New("the " + name + " parameter must be a JSON object")
 			}
 		}
-	} else {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, errors.New("the request body could not be read")
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
-			return nil, errors.New("the request body is empty: send a JSON object with a query")
-		}
-		if err := decodeJSON(bytes.NewReader(body), &raw); err != nil {
-			return nil, errors.New("the request body must be a JSON object whose query and operationName are strings and whose variables and extensions are objects")
-		}
 	}
-	if raw.Query == nil || strings.TrimSpace(*raw.Query) == "" {
-		return nil, errors.New("the request has no query")
+	return raw.params()
+}
+
+// bodyParams reads a POST's parameters from its JSON body.
+func bodyParams(body []byte) (*graphql.RawParams, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, errors.New("the request body is empty: send a JSON object with a query")
 	}
-	p := &graphql.RawParams{Query: *raw.Query, Variables: raw.Variables, Extensions: raw.Extensions}
+	var raw rawParams
+	if err := decodeJSON(bytes.NewReader(body), &raw); err != nil {
+		return nil, errors.New("the request body must be a JSON object whose query, operationName and documentId are strings and whose variables and extensions are objects")
+	}
+	return raw.params()
+}
+
+// params checks what arrived: a query, or the id of a persisted document in its place.
+func (raw rawParams) params() (*graphql.RawParams, error) {
+	p := &graphql.RawParams{Variables: raw.Variables, Extensions: raw.Extensions}
+	if raw.Query != nil {
+		p.Query = *raw.Query
+	}
 	if raw.OperationName != nil {
 		p.OperationName = *raw.OperationName
 	}
+	if err := namePersisted(p, raw.DocumentID); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// namePersisted passes a request's documentId on as extensions.persistedQuery, where the
+// persisted operations extension reads ids from either protocol, and checks that the request
+// has a query or names one.
+func namePersisted(p *graphql.RawParams, documentID *string) error {
+	if documentID != nil {
+		switch {
+		case strings.TrimSpace(p.Query) != "":
+			return errors.New("the request has both a query and a documentId: send one of them")
+		case p.Extensions["persistedQuery"] != nil:
+			return errors.New("the request has both a documentId and extensions.persistedQuery: send one of them")
+		}
+		if p.Extensions == nil {
+			p.Extensions = map[string]any{}
+		}
+		p.Extensions["persistedQuery"] = map[string]any{"version": 1, "sha256Hash": *documentID}
+		return nil
+	}
+	if strings.TrimSpace(p.Query) == "" && p.Extensions["persistedQuery"] == nil {
+		return errors.New("the request has no query")
+	}
+	return nil
+}
+
+// persistedID reports whether a request named its document by id.
+func persistedID(p *graphql.RawParams) bool {
+	return p.Extensions["persistedQuery"] != nil
 }
 
 func decodeJSON(r io.Reader, v any) error {
@@ -134,9 +208,15 @@ func decodeJSON(r io.Reader, v any) error {
 	return nil
 }
 
-// requestError answers a request that was not executed: errors and no "data" entry. Errors
-// gqlgen gave no code (the request itself is malformed) get BAD_USER_INPUT.
+// requestError answers a request that was not executed: errors and no "data" entry.
 func requestError(w http.ResponseWriter, status int, errs gqlerror.List) {
+	w.WriteHeader(status)
+	writeJSON(w, notExecuted(errs))
+}
+
+// withCodes gives BAD_USER_INPUT to the errors gqlgen gave no code: the request itself is
+// malformed.
+func withCodes(errs gqlerror.List) gqlerror.List {
 	for _, e := range errs {
 		if e.Extensions == nil {
 			e.Extensions = map[string]any{}
@@ -145,8 +225,5 @@ func requestError(w http.ResponseWriter, status int, errs gqlerror.List) {
 			e.Extensions["code"] = apperr.BadUserInput
 		}
 	}
-	w.WriteHeader(status)
-	writeJSON(w, struct {
-		Errors gqlerror.List `json:"errors"`
-	}{errs})
+	return errs
 }

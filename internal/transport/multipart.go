@@ -74,7 +74,7 @@ func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	executeOnce(w, r, exec, params)
+	executeOnce(w, r, exec, params, 0)
 }
 
 // read parses the request into operation parameters with their files, spilled to sp. On

@@ -52,6 +52,14 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	// The context keeps the request's values, not its end: the handler returns at once.
 	sctx, scancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	opCtx, errs := exec.CreateOperationContext(sctx, params)
+	if se, ok := statusOf(errs); ok {
+		// Refused before it began, with a status of its own (429): answered as HTTP, not as a
+		// stream, so that the client sees Retry-After.
+		scancel()
+		t.streams.done()
+		answerStatus(w, se, exec.DispatchError(graphql.WithOperationContext(sctx, opCtx), errs).Errors)
+		return
+	}
 	if errs == nil && isSubscription(opCtx) && r.ProtoMajor == 1 {
 		if nc, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			st := t.newSSESocket(nc, sctx, scancel)

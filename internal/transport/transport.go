@@ -67,6 +67,11 @@ type Config struct {
 	// MessageTimeout bounds how long a WebSocket message may take to arrive once it has begun
 	// to; 0 is the default, 10 s.
 	MessageTimeout time.Duration
+	// BatchLimit is how many operations a POST may batch in an array; 0 refuses batches.
+	BatchLimit int
+	// PersistedMaxAge is how long a client may cache the answer to a query it named by id
+	// over GET; 0 caches none.
+	PersistedMaxAge time.Duration
 }
 
 // connectionInitTimeout is how long a WebSocket client has to send connection_init.
@@ -98,7 +103,7 @@ func New(cfg Config) []graphql.Transport {
 			fanout:         fan,
 		},
 		sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams, fanout: fan},
-		jsonTransport{},
+		jsonTransport{batchLimit: cfg.BatchLimit, persistedMaxAge: cfg.PersistedMaxAge},
 		uploads{maxBytes: cfg.MaxUploadBytes, maxFiles: cfg.MaxUploadFiles, disk: newDiskBudget(cfg.UploadDiskBudget)},
 		unsupported{},
 	}

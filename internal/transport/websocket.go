@@ -89,9 +89,11 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		refuseWhileStopping(w)
 		return
 	}
+	negotiate, deflate := negotiateDeflate()
 	upgrader := ws.HTTPUpgrader{
-		Protocol: func(p string) bool { return p == protocolTransportWS || p == protocolLegacy },
-		Timeout:  writeTimeout,
+		Protocol:  func(p string) bool { return p == protocolTransportWS || p == protocolLegacy },
+		Timeout:   writeTimeout,
+		Negotiate: negotiate,
 	}
 	nc, rw, hs, err := upgrader.Upgrade(r, w)
 	if err != nil {
@@ -114,6 +116,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		t: t, c: newWSConn(nc, handshake, t.maxMessage, t.messageTimeout), exec: exec, legacy: hs.Protocol == protocolLegacy,
 		headers: r.Header, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel,
 	}
+	s.c.deflate = deflate()
 	cw := &connWriter{
 		sock: &s.c.socket, out: &s.out, pool: t.streams.writers, frame: s.frame, closed: s.c.closeSent.Load, wg: &s.wg,
 		fail: func() { _ = s.c.nc.Close() }, // the reader ends, and the session with it
@@ -457,11 +460,17 @@ func (s *wsSession) subscribe(m wsMessage) bool {
 		s.protocolError("", "Invalid message received: subscribe needs an id")
 		return !s.isClosed()
 	}
-	var params graphql.RawParams
-	if err := json.Unmarshal(m.Payload, &params); err != nil || params.Query == "" {
+	var raw rawParams
+	if err := json.Unmarshal(m.Payload, &raw); err != nil {
 		s.protocolError(m.ID, "Invalid message received: the payload must be an object with a query")
 		return !s.isClosed()
 	}
+	p, err := raw.params()
+	if err != nil {
+		s.protocolError(m.ID, "Invalid message received: "+err.Error())
+		return !s.isClosed()
+	}
+	params := *p
 	params.Headers = s.headers
 	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
 
@@ -655,9 +664,23 @@ func (s *wsSession) frame(buf []byte, batch []outItem) ([]byte, []func()) {
 				continue
 			}
 			next := it.m.sink.(*wsOperation).next
+			if s.c.deflate && len(next)+len(it.res.json)+1 >= deflateMinBytes {
+				if len(next) > maxStored {
+					// An id too long for one stored block (a client may choose one): the
+					// whole message is compressed for this member alone.
+					buf = appendDeflatedFrame(buf, append(append(append([]byte(nil), next...), it.res.json...), '}'))
+					break
+				}
+				buf = appendDeflatedNext(buf, next, it.res)
+				break
+			}
 			buf = appendHeader(buf, ws.OpText, len(next)+len(it.res.json)+1)
 			buf = append(append(append(buf, next...), it.res.json...), '}')
 		case it.msg != nil:
+			if s.c.deflate && len(it.msg) >= deflateMinBytes {
+				buf = appendDeflatedFrame(buf, it.msg)
+				break
+			}
 			buf = appendFrame(buf, ws.OpText, it.msg)
 		case it.frame != nil:
 			buf = append(buf, it.frame...)

@@ -23,6 +23,9 @@ import (
 type wsConn struct {
 	socket
 	maxMessage int64
+	// deflate is set when permessage-deflate was negotiated: messages with RSV1 set are
+	// inflated, and large ones sent compressed.
+	deflate bool
 	// messageTimeout bounds how long a message may take to arrive once it has begun to.
 	messageTimeout time.Duration
 
@@ -88,6 +91,7 @@ func (p peerClosed) Error() string { return fmt.Sprintf("closed by the peer (%d)
 func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
 	var msg []byte
 	var op ws.OpCode
+	compressed := false
 	for {
 		if err := c.fill(); err != nil {
 			return nil, err
@@ -104,6 +108,11 @@ func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
 			return nil, err
 		}
 		c.lastSeen.Store(time.Now().UnixNano())
+		if c.deflate && h.Rsv == ws.Rsv(true, false, false) && h.OpCode.IsData() && h.OpCode != ws.OpContinuation {
+			// The first frame of a compressed message (RFC 7692 §6): RSV1 on it alone.
+			h.Rsv = 0
+			compressed = true
+		}
 		if err := checkClientHeader(h, op != 0); err != nil {
 			return nil, err
 		}
@@ -151,12 +160,17 @@ func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
 		if op != ws.OpText {
 			return nil, errNotText
 		}
+		if compressed {
+			// The inflated size counts against the limit, so a small message that inflates to
+			// a large one (a deflate bomb) is too big, and costs no more than the limit.
+			return inflate(msg, c.maxMessage)
+		}
 		return msg, nil
 	}
 }
 
-// checkClientHeader refuses what a client may not send: an unmasked frame, reserved bits (no
-// extension is negotiated), an unknown opcode, a control frame that is long or fragmented, and
+// checkClientHeader refuses what a client may not send: an unmasked frame, reserved bits
+// (readMessage has cleared RSV1 where permessage-deflate allows it), an unknown opcode, a control frame that is long or fragmented, and
 // a continuation out of place.
 func checkClientHeader(h ws.Header, midMessage bool) error {
 	switch {

@@ -16,6 +16,9 @@ import (
 	"net/http"
 	"os"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/event"
@@ -85,7 +88,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, bad := advisorspec.ParseWebhook(body)
 	if bad != nil {
 		rc.observe(typeLabel(body), "invalid")
-		rc.Logger.Warn("refused a webhook event", "field", bad.Field, "reason", bad.Message)
+		rc.Logger.WarnContext(r.Context(), "refused a webhook event", "field", bad.Field, "reason", bad.Message)
 		out := map[string]any{"error": bad.Message}
 		if bad.Field != "" {
 			out["field"] = bad.Field
@@ -97,7 +100,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, dup, err := rc.Log.Append(r.Context(), event.Record(ev))
 	if err != nil {
 		rc.observe(typ, "unavailable")
-		rc.Logger.Error("store a webhook event", "type", typ, "error", err)
+		rc.Logger.ErrorContext(r.Context(), "store a webhook event", "type", typ, "error", err)
 		w.Header().Set("Retry-After", "5")
 		reply(w, http.StatusServiceUnavailable, map[string]any{"error": "The event could not be stored; deliver it again later"})
 		return
@@ -106,6 +109,10 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if dup {
 		outcome = "duplicate"
 	}
+	// The request's span is the event's receipt; the id ties it to the spans of its delivery on
+	// every replica. The type is one of the specification's, checked above.
+	trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("event.id", id), attribute.String("event.type", typ),
+		attribute.Bool("event.duplicate", dup))
 	rc.observe(typ, outcome)
 	reply(w, http.StatusOK, map[string]any{"id": id, "duplicate": dup})
 }

@@ -1,0 +1,230 @@
+package ratelimit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/callerauth"
+)
+
+// Limits are the budgets of each caller; a Limit with Rate 0 is no limit.
+type Limits struct {
+	// Operations per second (RATE_LIMIT, burst RATE_LIMIT_BURST).
+	Operations Limit
+	// Subscriptions opened per minute (RATE_LIMIT_SUBSCRIPTIONS).
+	Subscriptions Limit
+	// Cost per minute (RATE_LIMIT_COST), each operation counting its cost as the operation
+	// limits measure it.
+	Cost Limit
+}
+
+// On reports whether any budget is set.
+func (l Limits) On() bool {
+	return l.Operations.Rate > 0 || l.Subscriptions.Rate > 0 || l.Cost.Rate > 0
+}
+
+// Config is what the extension enforces.
+type Config struct {
+	Limiter Limiter
+	Limits  Limits
+	// Cost is an operation's cost; nil counts none.
+	Cost func(*graphql.OperationContext) int64
+	// Log receives the limiter's failures. Nil logs nothing.
+	Log *slog.Logger
+}
+
+// Extension is the gqlgen handler extension that counts every operation against its caller's
+// budgets: operations a second before it is parsed, subscriptions and cost once it has
+// validated and its kind and cost are known; always before it runs. A refusal
+// is the operation's error, RATE_LIMITED: over HTTP a 429 with Retry-After and the RateLimit
+// headers, on a WebSocket an error on that operation while the socket stays open.
+type Extension struct {
+	cfg Config
+	// warnedAt rate-limits the log of a failing limiter: one line per outage, not per operation.
+	warnedAt atomic.Int64
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+	graphql.OperationContextMutator
+} = (*Extension)(nil)
+
+// New returns the extension enforcing cfg.
+func New(cfg Config) *Extension {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Extension{cfg: cfg}
+}
+
+// ExtensionName names the extension in gqlgen's stats.
+func (*Extension) ExtensionName() string { return "RateLimits" }
+
+// Validate accepts every schema.
+func (*Extension) Validate(graphql.ExecutableSchema) error { return nil }
+
+// policy is one budget as the RateLimit headers name it, with the setting that sets it.
+type policy struct {
+	name, setting string
+	limit         Limit
+}
+
+// MutateOperationParameters counts the operation against its caller's operations a second,
+// before anything parses it: a caller sending documents that do not parse or validate spends
+// its budget too.
+func (e *Extension) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+	return e.count(ctx, []check{{policy{"operations", "RATE_LIMIT", e.cfg.Limits.Operations}, 1}})
+}
+
+// check is one budget to count n against.
+type check struct {
+	policy
+	n int64
+}
+
+// MutateOperationContext counts op against its caller's subscriptions a minute and cost a
+// minute, now that it has validated and its kind and cost are known.
+func (e *Extension) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	var checks []check
+	if op.Operation != nil && op.Operation.Operation == ast.Subscription {
+		checks = append(checks, check{policy{"subscriptions", "RATE_LIMIT_SUBSCRIPTIONS", e.cfg.Limits.Subscriptions}, 1})
+	}
+	if e.cfg.Cost != nil {
+		if cost := e.cfg.Cost(op); cost > 0 {
+			checks = append(checks, check{policy{"cost", "RATE_LIMIT_COST", e.cfg.Limits.Cost}, cost})
+		}
+	}
+	return e.count(ctx, checks)
+}
+
+// count counts each check against the caller's budget. A limiter that fails lets the operation
+// through: an outage of Redis must not refuse every caller, and the operation limits still
+// bound what each operation costs.
+func (e *Extension) count(ctx context.Context, checks []check) *gqlerror.Error {
+	key := ""
+	for _, c := range checks {
+		if c.limit.Rate > 0 && key == "" {
+			key = callerKey(ctx)
+		}
+	}
+	for _, c := range checks {
+		if c.limit.Rate <= 0 {
+			continue
+		}
+		res, err := e.cfg.Limiter.AllowN(ctx, c.name+":"+key, c.limit, int(min(c.n, int64(c.limit.Burst))))
+		if err != nil {
+			e.warn(ctx, err)
+			continue
+		}
+		if !res.Allowed {
+			return refuse(c.policy, c.n, res)
+		}
+	}
+	return nil
+}
+
+// warnEvery bounds how often a failing limiter is logged.
+const warnEvery = 10 * time.Second
+
+func (e *Extension) warn(ctx context.Context, err error) {
+	now := time.Now().UnixNano()
+	last := e.warnedAt.Load()
+	if now-last < int64(warnEvery) || !e.warnedAt.CompareAndSwap(last, now) {
+		return
+	}
+	e.cfg.Log.WarnContext(ctx, "rate limits cannot be counted: operations run unlimited meanwhile", "error", apperr.Redact(err.Error()))
+}
+
+// Refusal is an operation refused for a spent budget. The transports answer it over HTTP with
+// its Status and Header.
+type Refusal struct {
+	err    *apperr.Error
+	policy policy
+	res    Result
+}
+
+func (r *Refusal) Error() string { return r.err.Error() }
+
+// Unwrap gives the presenter the code and message.
+func (r *Refusal) Unwrap() error { return r.err }
+
+// Status is 429 Too Many Requests.
+func (r *Refusal) Status() int { return http.StatusTooManyRequests }
+
+// Header is Retry-After and the RateLimit-Policy and RateLimit fields of the IETF's draft
+// (draft-ietf-httpapi-ratelimit-headers-09): the budget spent, what is left of it (nothing),
+// and when it is whole again.
+func (r *Refusal) Header() http.Header {
+	h := http.Header{}
+	l := r.policy.limit
+	h.Set("Retry-After", strconv.Itoa(apperr.RetrySeconds(r.res.RetryAfter)))
+	h.Set("RateLimit-Policy", fmt.Sprintf(`"%s";q=%d;w=%d`, r.policy.name, l.Burst, int(l.Period/time.Second)))
+	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, r.policy.name, max(r.res.Remaining, 0), apperr.RetrySeconds(r.res.ResetAfter)))
+	return h
+}
+
+func refuse(p policy, n int64, res Result) *gqlerror.Error {
+	per := "a second"
+	if p.limit.Period == time.Minute {
+		per = "a minute"
+	}
+	var msg string
+	switch p.name {
+	case "cost":
+		msg = fmt.Sprintf("Too costly: this operation costs %d, and the caller may spend %d %s (%s); retry in %d s",
+			n, p.limit.Rate, per, p.setting, apperr.RetrySeconds(res.RetryAfter))
+	default:
+		msg = fmt.Sprintf("Too many %s: the caller may start %d %s, %d at once (%s); retry in %d s",
+			p.name, p.limit.Rate, per, p.limit.Burst, p.setting, apperr.RetrySeconds(res.RetryAfter))
+	}
+	err := &apperr.Error{Code: apperr.RateLimited, Message: msg, RetryAfter: res.RetryAfter}
+	return &gqlerror.Error{
+		Message: msg,
+		Err:     &Refusal{err: err, policy: p, res: res},
+		Extensions: map[string]any{
+			"code":       apperr.RateLimited,
+			"retryAfter": apperr.RetrySeconds(res.RetryAfter),
+		},
+	}
+}
+
+type clientKey struct{}
+
+// WithClient keeps the address of the client a request came from, for the budgets of callers
+// without an identity.
+func WithClient(ctx context.Context, remoteAddr string) context.Context {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	return context.WithValue(ctx, clientKey{}, host)
+}
+
+// callerKey names the budget of the caller of ctx: the authenticated advisor, or the client's
+// address when the caller is anonymous. It is a hash, so that neither an advisor's id nor an
+// address is written into Redis keys, where anyone who can list them would read them.
+func callerKey(ctx context.Context) string {
+	who := ""
+	if c, ok := callerauth.FromContext(ctx); ok && c.AdvisorID != "" {
+		who = "advisor\x00" + c.FirmID + "\x00" + c.AdvisorID
+	} else {
+		addr, _ := ctx.Value(clientKey{}).(string)
+		who = "address\x00" + addr
+	}
+	sum := sha256.Sum256([]byte(who))
+	return hex.EncodeToString(sum[:16])
+}
