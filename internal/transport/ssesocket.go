@@ -46,28 +46,44 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 var lastChunk = []byte("0\r\n\r\n")
 
 // serve writes the response's head, subscribes, and waits for the client to leave or the stream
-// to end; then it lets everything go.
+// to end; then it lets everything go. The first and the last are done on goroutines of their
+// own (see onFreshStack): this one only waits, for as long as the stream lasts.
 func (st *sseSocket) serve(header http.Header, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
-	defer st.wg.Wait()
-	defer func() { _ = st.nc.Close() }()
-	defer st.out.close()
-	defer st.cancel()
+	var undo func()
+	onFreshStack(func() { undo = st.start(header, exec, opCtx) })
+	if undo != nil {
+		st.awaitGone()
+	}
+	onFreshStack(func() {
+		if undo != nil {
+			undo()
+		}
+		st.cancel()
+		st.out.close()
+		_ = st.nc.Close()
+		st.wg.Wait()
+	})
+}
+
+// start writes the response's head, subscribes and sets the stream's timers, and returns what
+// undoes them; nil when the client could not be written to.
+func (st *sseSocket) start(header http.Header, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) (undo func()) {
 	if err := st.writeHead(header); err != nil {
-		return
+		return nil
 	}
 	member := st.t.fanout.subscribe(st.ctx, exec, opCtx, st)
-	defer member.leave()
 	st.mu.Lock()
 	st.keepAlive = time.AfterFunc(st.t.keepAlive, st.ping)
 	st.mu.Unlock()
-	defer func() {
+	// Shutting down ends the stream without `complete`, which graphql-sse clients retry.
+	stopOnShutdown := context.AfterFunc(st.t.streams.stopped, func() { st.finish(nil) })
+	return func() {
+		stopOnShutdown()
 		st.mu.Lock()
 		st.keepAlive.Stop()
 		st.mu.Unlock()
-	}()
-	// Shutting down ends the stream without `complete`, which graphql-sse clients retry.
-	defer context.AfterFunc(st.t.streams.stopped, func() { st.finish(nil) })()
-	st.awaitGone()
+		member.leave()
+	}
 }
 
 // writeHead writes the status line and headers, those the handlers before set among them, and

@@ -199,10 +199,16 @@ func (s *wsSession) serve(protocol string) {
 	s.after(context.AfterFunc(s.t.streams.stopped, func() {
 		s.close(closeServiceRestart, "The gateway is restarting: reconnect")
 	}))
-	// The wait for the next message is made from here, this shallow, so that an idle
-	// connection's goroutine uses little of its stack and the runtime shrinks it to the least.
-	for s.c.waitIdle() == nil && s.readAvailable() {
+	// The wait for the next message is made from here, this shallow, and the messages are read
+	// elsewhere, so that an idle connection's goroutine keeps the smallest stack.
+	for s.c.waitIdle() == nil && s.readOnFreshStack() {
 	}
+}
+
+// readOnFreshStack reads and acts on what arrived on a goroutine of its own (see onFreshStack).
+func (s *wsSession) readOnFreshStack() (goOn bool) {
+	onFreshStack(func() { goOn = s.readAvailable() })
+	return goOn
 }
 
 // readAvailable reads and acts on messages, one at least, until the connection would wait,
@@ -250,7 +256,7 @@ func (s *wsSession) readAvailable() bool {
 			s.protocolError("", "Invalid message received: expected a JSON object with a type")
 			continue
 		}
-		s.handle(m)
+		s.act(m)
 	}
 }
 
@@ -287,18 +293,6 @@ func (s *wsSession) end() {
 // pong answers a ping frame at once, from the reader.
 func (s *wsSession) pong(payload []byte) {
 	_ = s.c.write(appendFrame(nil, ws.OpPong, payload))
-}
-
-// handle acts on one message, on a goroutine of its own that the reader waits for: the work
-// (authenticating, parsing and validating an operation) grows a stack, and a goroutine that
-// ends gives it back, while the reader, which lives as long as the connection, stays shallow.
-func (s *wsSession) handle(m wsMessage) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.act(m)
-	}()
-	<-done
 }
 
 // act acts on one message and reports whether the session goes on.
