@@ -165,6 +165,20 @@ func TestIntrospectionAndSuggestionsCanBeSwitchedOff(t *testing.T) {
 	}
 }
 
+// readAfterStart gets a readiness URL of a gateway just started, once its event hub has read
+// the log for the first time (until then it is rightly not ready), or after 10 s.
+func readAfterStart(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, body := get(t, url, nil)
+		if !strings.Contains(string(body), "has not been read yet") || time.Now().After(deadline) {
+			return resp, body
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // Readiness is what this replica can do (events need the store); the upstream's state is shown
 // with ?verbose but never takes the replica, and its webhook receiver, out of a load balancer.
 func TestHealthAndReadiness(t *testing.T) {
@@ -174,13 +188,13 @@ func TestHealthAndReadiness(t *testing.T) {
 	if resp, body := get(t, gw.url+"/healthz", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("/healthz: %d %s", resp.StatusCode, body)
 	}
-	if resp, body := get(t, gw.url+"/readyz?verbose", nil); resp.StatusCode != http.StatusOK ||
+	if resp, body := readAfterStart(t, gw.url+"/readyz?verbose"); resp.StatusCode != http.StatusOK ||
 		!contains(string(body), `"events":"ok"`, `"advisories":{"advisor":"ok"}`) {
 		t.Errorf("/readyz?verbose with the upstream up: %d %s", resp.StatusCode, body)
 	}
 
 	wrongToken := newGateway(t, up, map[string]string{"ADVISOR_ACCESS_TOKEN": "wrong"})
-	if resp, body := get(t, wrongToken.url+"/readyz?verbose", nil); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Access Denied") {
+	if resp, body := readAfterStart(t, wrongToken.url+"/readyz?verbose"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Access Denied") {
 		t.Errorf("/readyz?verbose with refused credentials: %d %s; want 200 naming the refusal", resp.StatusCode, body)
 	}
 	up.Close()

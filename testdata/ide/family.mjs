@@ -84,8 +84,9 @@ try {
   await page.goto(`${base}/?query=${encodeURIComponent(`query { topAccount(wid: "${wid}") { name } }`)}`);
   await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 20000 });
   await page.locator('button[aria-label="Show Family"]').click({ timeout: 20000 });
-  await page.locator('iframe.family-frame').waitFor({ timeout: 20000 });
-  const frame = page.frames().find((f) => f.url().includes('/family/'));
+  // The iframe's element may be there before its document: the frame starts at about:blank.
+  const frame = await (await page.locator('iframe.family-frame').elementHandle({ timeout: 20000 })).contentFrame();
+  await frame.waitForURL(/\/family\//, { timeout: 20000 });
   await frame.waitForFunction(() => window.familyGraph?.state === 'ready', null, { timeout: 60000 });
   out.ideTab = { url: frame.url(), nodes: await frame.evaluate(() => window.familyGraph.nodes) };
 
