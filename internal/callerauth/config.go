@@ -15,6 +15,10 @@ import (
 const (
 	DefaultAdvisorClaim = "sub"
 	DefaultFirmClaim    = "firm_id"
+	// DefaultTeamClaim names the claim with the caller's team, which v1 calls act for.
+	DefaultTeamClaim = "team_id"
+	// DefaultRolesClaim names the claim with the caller's roles: a string or a list of them.
+	DefaultRolesClaim = "roles"
 	// DefaultLeeway absorbs clock skew between the identity provider and the gateway.
 	DefaultLeeway = 30 * time.Second
 	// DefaultFetchTimeout bounds one JWKS request, connection and body included.
@@ -46,6 +50,10 @@ type Config struct {
 	AdvisorClaim string
 	// FirmClaim names the claim holding the firm's external id (AUTH_FIRM_CLAIM).
 	FirmClaim string
+	// TeamClaim names the optional claim holding the caller's advisor team (AUTH_TEAM_CLAIM).
+	TeamClaim string
+	// RolesClaim names the optional claim holding the caller's roles (AUTH_ROLES_CLAIM).
+	RolesClaim string
 	// Leeway is the clock skew allowed on exp, nbf and iat.
 	Leeway time.Duration
 	// FetchTimeout bounds one JWKS request.
@@ -67,6 +75,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FirmClaim == "" {
 		c.FirmClaim = DefaultFirmClaim
+	}
+	if c.TeamClaim == "" {
+		c.TeamClaim = DefaultTeamClaim
+	}
+	if c.RolesClaim == "" {
+		c.RolesClaim = DefaultRolesClaim
 	}
 	if c.Leeway == 0 {
 		c.Leeway = DefaultLeeway

@@ -25,6 +25,10 @@ var acceptedAlgs = []string{jwt.SigningMethodRS256.Alg(), jwt.SigningMethodES256
 type Caller struct {
 	AdvisorID string
 	FirmID    string
+	// TeamID is the caller's advisor team, from the optional team claim; empty without one.
+	TeamID string
+	// Roles are the caller's roles, from the optional roles claim.
+	Roles []string
 	// Subject is the token's sub, whatever claim the advisor id comes from.
 	Subject   string
 	ExpiresAt time.Time
@@ -219,6 +223,12 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Caller, error) {
 	if c.FirmID, err = stringClaim(claims, v.cfg.FirmClaim); err != nil {
 		return Caller{}, err
 	}
+	if c.TeamID, err = optionalStringClaim(claims, v.cfg.TeamClaim); err != nil {
+		return Caller{}, err
+	}
+	if c.Roles, err = rolesClaim(claims, v.cfg.RolesClaim); err != nil {
+		return Caller{}, err
+	}
 	// The parser has made sure these are well-typed, so the errors cannot happen here.
 	c.Subject, _ = claims.GetSubject()
 	if exp, _ := claims.GetExpirationTime(); exp != nil {
@@ -234,6 +244,49 @@ func stringClaim(claims jwt.MapClaims, name string) (string, error) {
 		return "", &Error{Reason: ReasonMissingClaim, Detail: fmt.Sprintf("claim %q must be a non-empty string", name)}
 	}
 	return s, nil
+}
+
+// optionalStringClaim is the named claim, "" when absent; present, it must be a non-blank string.
+func optionalStringClaim(claims jwt.MapClaims, name string) (string, error) {
+	if _, ok := claims[name]; !ok {
+		return "", nil
+	}
+	return stringClaim(claims, name)
+}
+
+// maxRoles bounds the roles read from one token: a role list is short, and the token's size
+// already bounds it, but nothing below should loop over thousands.
+const maxRoles = 64
+
+// rolesClaim is the named claim as a list of roles: absent, one string (space-separated, as
+// OAuth's scope is), or a list of strings.
+func rolesClaim(claims jwt.MapClaims, name string) ([]string, error) {
+	bad := &Error{Reason: ReasonMalformed, Detail: fmt.Sprintf("claim %q must be a string or a list of at most %d strings", name, maxRoles)}
+	switch v := claims[name].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		roles := strings.Fields(v)
+		if len(roles) > maxRoles {
+			return nil, bad
+		}
+		return roles, nil
+	case []any:
+		if len(v) > maxRoles {
+			return nil, bad
+		}
+		roles := make([]string, 0, len(v))
+		for _, r := range v {
+			s, ok := r.(string)
+			if !ok {
+				return nil, bad
+			}
+			roles = append(roles, s)
+		}
+		return roles, nil
+	default:
+		return nil, bad
+	}
 }
 
 // refusal turns golang-jwt's error into an *Error. The order matters where several apply:
