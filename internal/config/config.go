@@ -15,6 +15,7 @@ import (
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/redisconn"
+	"github.com/advisorhq/gateway/internal/tenant"
 )
 
 // Defaults of the gateway's settings.
@@ -59,10 +60,19 @@ type Gateway struct {
 	Addr string
 	// AdvisorBaseURL is the Advisor service (ADVISOR_BASE_URL); empty runs the embedded sandbox.
 	AdvisorBaseURL string
+	// AdvisorFirm is the firm a one-firm gateway serves (ADVISOR_FIRM): the value of its
+	// callers' firm claim, whose API user ADVISOR_ACCESS_TOKEN is.
+	AdvisorFirm string
 	// AdvisorAccessToken is the bearer token of the v2 endpoints (ADVISOR_ACCESS_TOKEN).
-	AdvisorAccessToken string
+	AdvisorAccessToken string `json:"-"`
 	// AdvisorBasicCredentials is the "user:password" of the v1 endpoints (ADVISOR_BASIC_CREDENTIALS).
-	AdvisorBasicCredentials string
+	AdvisorBasicCredentials string `json:"-"`
+	// FirmsFile lists the firms of a gateway that serves several, each with its own
+	// credentials (FIRMS_FILE); it replaces ADVISOR_FIRM and the per-firm credentials.
+	FirmsFile string
+	// Firms are the firms served, with their credentials: FIRMS_FILE's, or the one of
+	// ADVISOR_FIRM. Empty with the embedded sandbox, whose own firms the gateway then serves.
+	Firms []tenant.Firm `json:"-"`
 	// UpstreamTimeout bounds each attempt of a call to the Advisor service (UPSTREAM_TIMEOUT).
 	UpstreamTimeout time.Duration
 	// AllowedOrigins may call the gateway from browsers, with credentials (CORS_ALLOWED_ORIGINS,
@@ -227,6 +237,13 @@ type Auth struct {
 	// ids (AUTH_ADVISOR_CLAIM, AUTH_FIRM_CLAIM).
 	AdvisorClaim string
 	FirmClaim    string
+	// TeamClaim and RolesClaim name the optional claims holding the caller's advisor team and
+	// roles (AUTH_TEAM_CLAIM, AUTH_ROLES_CLAIM).
+	TeamClaim  string
+	RolesClaim string
+	// FirmAdminRole is the role that lets a caller act for another advisor or team of its firm
+	// on the v1 paths (AUTH_FIRM_ADMIN_ROLE); empty, nobody may.
+	FirmAdminRole string
 	// Disabled says something in front of the gateway authenticates callers, so the gateway
 	// does not (AUTH_DISABLED); no operation then knows who its caller is.
 	Disabled bool
@@ -236,6 +253,8 @@ type Auth struct {
 const (
 	DefaultAuthAdvisorClaim = "sub"
 	DefaultAuthFirmClaim    = "firm_id"
+	DefaultAuthTeamClaim    = "team_id"
+	DefaultAuthRolesClaim   = "roles"
 )
 
 // Configured reports whether bulk uploads have a server.
@@ -280,7 +299,8 @@ func Load(getenv func(string) string) (Gateway, error) {
 		PersistedQueryMaxAge:      DefaultPersistedMaxAge,
 		LogFormat:                 DefaultLogFormat,
 		Bulk:                      BulkSFTP{Dir: DefaultBulkDir},
-		Auth:                      Auth{AdvisorClaim: DefaultAuthAdvisorClaim, FirmClaim: DefaultAuthFirmClaim},
+		Auth: Auth{AdvisorClaim: DefaultAuthAdvisorClaim, FirmClaim: DefaultAuthFirmClaim,
+			TeamClaim: DefaultAuthTeamClaim, RolesClaim: DefaultAuthRolesClaim},
 	}
 	var errs []error
 	set := func(name string, parse func(string) error) {
@@ -312,6 +332,8 @@ func Load(getenv func(string) string) (Gateway, error) {
 		cfg.AdvisorBasicCredentials = v
 		return nil
 	})
+	set("ADVISOR_FIRM", func(v string) error { cfg.AdvisorFirm = v; return nil })
+	set("FIRMS_FILE", func(v string) error { cfg.FirmsFile = v; return nil })
 	set("UPSTREAM_TIMEOUT", durationSetting(&cfg.UpstreamTimeout))
 	set("CORS_ALLOWED_ORIGINS", func(v string) error {
 		for _, o := range strings.Split(v, ",") {
@@ -437,6 +459,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("EVENTS_OUTAGE_GRACE", durationSetting(&cfg.EventsOutageGrace))
 
 	errs = append(errs, loadBulk(getenv, set, &cfg)...)
+	errs = append(errs, loadFirms(getenv, &cfg)...)
 	errs = append(errs, loadAuth(getenv, set, &cfg)...)
 
 	set("ASSISTANT_EMBED_URL", func(v string) error {
@@ -454,15 +477,6 @@ func Load(getenv func(string) string) (Gateway, error) {
 	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
 		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
 			bytesize.Format(cfg.UploadDiskBudget), bytesize.Format(cfg.MaxUploadBytes)))
-	}
-	if cfg.AdvisorBaseURL != "" && cfg.AdvisorAccessToken == "" {
-		errs = append(errs, errors.New("ADVISOR_ACCESS_TOKEN: required when ADVISOR_BASE_URL is set"))
-	}
-	if cfg.AdvisorBaseURL != "" && cfg.WebhookAPIKey == "" {
-		errs = append(errs, errors.New("WEBHOOK_API_KEY: required when ADVISOR_BASE_URL is set: webhook deliveries are authenticated with it"))
-	}
-	if cfg.AdvisorBaseURL == "" && (cfg.AdvisorAccessToken != "" || cfg.AdvisorBasicCredentials != "") {
-		errs = append(errs, errors.New("ADVISOR_BASE_URL: required when Advisor credentials are set (without it the gateway runs its embedded sandbox)"))
 	}
 	return cfg, errors.Join(errs...)
 }
@@ -486,11 +500,22 @@ func loadAuth(getenv func(string) string, set func(string, func(string) error), 
 	set("AUTH_AUDIENCE", func(v string) error { a.Audience = v; return nil })
 	set("AUTH_ADVISOR_CLAIM", func(v string) error { a.AdvisorClaim = v; return nil })
 	set("AUTH_FIRM_CLAIM", func(v string) error { a.FirmClaim = v; return nil })
+	set("AUTH_TEAM_CLAIM", func(v string) error { a.TeamClaim = v; return nil })
+	set("AUTH_ROLES_CLAIM", func(v string) error { a.RolesClaim = v; return nil })
+	set("AUTH_FIRM_ADMIN_ROLE", func(v string) error { a.FirmAdminRole = v; return nil })
 	set("AUTH_DISABLED", boolSetting(&a.Disabled))
 
 	var errs []error
 	if a.AdvisorClaim == a.FirmClaim {
 		errs = append(errs, fmt.Errorf("AUTH_FIRM_CLAIM: names the claim %q, as AUTH_ADVISOR_CLAIM does; an advisor and a firm are different ids", a.FirmClaim))
+	}
+	for _, c := range []struct{ name, claim string }{{"AUTH_TEAM_CLAIM", a.TeamClaim}, {"AUTH_ROLES_CLAIM", a.RolesClaim}} {
+		if c.claim == a.AdvisorClaim || c.claim == a.FirmClaim {
+			errs = append(errs, fmt.Errorf("%s: names the claim %q, which already holds the advisor or the firm", c.name, c.claim))
+		}
+	}
+	if a.Disabled && len(cfg.Firms) > 1 {
+		errs = append(errs, errors.New("AUTH_DISABLED: true with several firms in FIRMS_FILE: without a caller's token the gateway cannot tell whose firm a request is for"))
 	}
 	if a.Disabled && a.JWKSURL != "" {
 		errs = append(errs, errors.New("AUTH_DISABLED: true says nothing is verified, yet AUTH_JWKS_URL is set: unset one of them"))
@@ -561,6 +586,13 @@ func loadBulk(getenv func(string) string, set func(string, func(string) error), 
 	var errs []error
 	if b.Addr == "" {
 		errs = append(errs, fmt.Errorf("BULK_SFTP_ADDR: required when %s is set", strings.Join(given, ", ")))
+	}
+	if getenv("FIRMS_FILE") != "" {
+		// Each firm's login is in the file (loadFirms checks it); the host key is shared.
+		if b.KnownHosts == "" && b.HostKeyFingerprint == "" {
+			errs = append(errs, errors.New("BULK_SFTP_KNOWN_HOSTS: required for bulk uploads, or BULK_SFTP_HOST_KEY_FINGERPRINT: the server's host key is never trusted unseen"))
+		}
+		return errs
 	}
 	if b.User == "" {
 		errs = append(errs, errors.New("BULK_SFTP_USER: required for bulk uploads"))

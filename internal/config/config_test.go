@@ -90,7 +90,7 @@ func TestInvalidSettingsAreAllReportedByName(t *testing.T) {
 		t.Errorf("a base URL without a token: %v, want ADVISOR_ACCESS_TOKEN required", err)
 	}
 	_, err = config.Load(func(k string) string {
-		return map[string]string{"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t"}[k]
+		return map[string]string{"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_FIRM": "firm-1", "ADVISOR_ACCESS_TOKEN": "t"}[k]
 	})
 	if err == nil || !strings.Contains(err.Error(), "WEBHOOK_API_KEY: required") {
 		t.Errorf("production without a webhook key: %v, want WEBHOOK_API_KEY required", err)
@@ -135,7 +135,7 @@ func TestOperationLimitDefaultsAgreeWithOplimit(t *testing.T) {
 func TestBulkSFTPSettingsNeedALoginAndAHostKey(t *testing.T) {
 	t.Parallel()
 	prod := map[string]string{
-		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
+		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_FIRM": "firm-1", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
 		"AUTH_DISABLED": "true",
 	}
 	fp := "SHA256:" + strings.Repeat("A", 43)
@@ -183,7 +183,7 @@ func TestBulkSFTPSettingsNeedALoginAndAHostKey(t *testing.T) {
 func TestCallerAuthenticationIsRequiredAgainstTheService(t *testing.T) {
 	t.Parallel()
 	prod := map[string]string{
-		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
+		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_FIRM": "firm-1", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
 	}
 	jwks := "https://idp.example/.well-known/jwks.json"
 	for _, tc := range []struct {
@@ -247,7 +247,7 @@ func TestReferralSettingsGoTogether(t *testing.T) {
 func TestAssistantSessionSettingsGoTogether(t *testing.T) {
 	t.Parallel()
 	prod := map[string]string{
-		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
+		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_FIRM": "firm-1", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": "0123456789abcdef",
 		"AUTH_DISABLED": "true",
 	}
 	for _, tc := range []struct {
