@@ -206,6 +206,10 @@ type Envelope struct {
 	// ID is the event's position in the gateway's event log: ordered, stable, and the cursor a
 	// subscriber resumes after.
 	ID string `json:"-"`
+	// Firm is the firm the event belongs to, the tenant whose Advisor service delivered it: set
+	// by whoever reads it from the log (the hub), never from the delivery's body, and not in the
+	// schema. Callers of other firms never see the event.
+	Firm string `json:"-"`
 	// Wid is the client's (for TypeClientDeclinedInvitation, the user's) service identifier.
 	Wid       string    `json:"Wid"`
 	EventType EventType `json:"EventType"`

@@ -4,6 +4,10 @@
 // the last id it saw: it gets the missed events from the log, in order, then the live ones,
 // with no gap and no duplicate. Through an outage of the log subscribers wait, and get what they
 // missed once it is back; an outage longer than Options.OutageGrace ends their subscriptions.
+//
+// Every event belongs to a firm, and the hub hands a firm's events only to subscribers and
+// Recent callers of that firm. The firms share one log: a resume cursor is a position in it,
+// whichever firm's event it names, and only the caller's own firm's events follow it.
 package eventhub
 
 import (
@@ -41,7 +45,14 @@ type Options struct {
 	// with the event's id and type, which the webhook's receipt span carries too, and how many
 	// subscribers it was offered to): one per event, not per subscriber, to stay cheap.
 	Tracer trace.TracerProvider
+	// DefaultFirm is the firm of records stored before events had firms. Empty, such records
+	// reach nobody: a gateway that served one firm before names it here, so that its history
+	// stays that firm's.
+	DefaultFirm string
 }
+
+// ErrNoFirm is Subscribe's answer to a caller of no firm: an empty firm never means "every firm".
+var ErrNoFirm = errors.New("subscribe to events: no firm: every subscriber must belong to one")
 
 // DefaultOutageGrace is Options.OutageGrace's default: long enough for Redis to restart or fail
 // over, short enough that a client is not left looking at a stalled screen without knowing why.
@@ -66,7 +77,9 @@ type Hub struct {
 	grace  time.Duration
 	logger *slog.Logger
 	tracer trace.Tracer // nil: no spans
-	wake   chan struct{}
+	// legacyFirm is Options.DefaultFirm.
+	legacyFirm string
+	wake       chan struct{}
 	// started closes once the hub has first tried to read the log, whatever the outcome.
 	started     chan struct{}
 	startedOnce sync.Once
@@ -82,10 +95,11 @@ type Hub struct {
 	subs   map[*Subscription]struct{}
 	closed bool
 
-	// pinged is when the log last answered a PING for Ready; pingMu makes concurrent askers wait
-	// for one PING rather than each send one.
-	pingMu sync.Mutex
-	pinged time.Time
+	// pinged is when the log was last asked for Ready, and pingErr its answer; pingMu makes
+	// concurrent askers wait for one answer rather than each ask.
+	pingMu  sync.Mutex
+	pinged  time.Time
+	pingErr error
 }
 
 // New returns a hub over log.
@@ -107,8 +121,8 @@ func New(log eventlog.Log, opts Options) *Hub {
 		tracer = tracing.Tracer(opts.Tracer)
 	}
 	return &Hub{
-		tracer: tracer,
-		log:    log, buffer: opts.Buffer, poll: opts.Poll, grace: opts.OutageGrace, logger: opts.Logger,
+		tracer: tracer, legacyFirm: opts.DefaultFirm,
+		log: log, buffer: opts.Buffer, poll: opts.Poll, grace: opts.OutageGrace, logger: opts.Logger,
 		wake: make(chan struct{}, 1), subs: map[*Subscription]struct{}{}, started: make(chan struct{}),
 	}
 }
@@ -164,11 +178,9 @@ func (h *Hub) follow(ctx context.Context) {
 			return
 		}
 		for _, rec := range recs {
-			ev, err := event.Decode(rec.Body)
+			ev, err := h.decode(rec)
 			if err != nil {
 				h.logger.Error("skip a stored event that does not decode", "id", rec.ID, "error", err)
-			} else {
-				ev.Header().ID = rec.ID
 			}
 			h.publish(rec.ID, ev)
 			head = rec.ID
@@ -177,6 +189,22 @@ func (h *Hub) follow(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// decode reads a record into the event it holds, with its id and firm; an event of no firm
+// (a record of a gateway from before events had firms, when no default firm is set) reaches
+// nobody.
+func (h *Hub) decode(rec eventlog.Record) (event.Event, error) {
+	ev, err := event.Decode(rec.Body)
+	if err != nil {
+		return nil, err
+	}
+	ev.Header().ID = rec.ID
+	ev.Header().Firm = rec.Firm
+	if rec.Firm == "" {
+		ev.Header().Firm = h.legacyFirm
+	}
+	return ev, nil
 }
 
 // setFailed records the outcome of a read of the log that began at start, and reports whether
@@ -276,9 +304,10 @@ func (h *Hub) shutdown() {
 }
 
 // Ready reports whether the hub can serve subscriptions now: it has read the log, its last read
-// worked, and the log answers now (answered a PING within the last pingFresh). The hub notices
-// an outage only at its next read; asking the log turns a readiness probe or a subscriber away
-// at once instead of sending it to a dead store.
+// worked, and the log can be written now (its Ping, within the last pingFresh, succeeded). The
+// hub notices an outage only at its next read, and a store that refuses writes (a Redis at
+// maxmemory) not at all, since it still reads; asking the log turns a readiness probe or a
+// subscriber away at once instead of sending it to a store where webhooks are refused.
 func (h *Hub) Ready(ctx context.Context) error {
 	h.mu.Lock()
 	failed, head := h.failed, h.head
@@ -289,22 +318,27 @@ func (h *Hub) Ready(ctx context.Context) error {
 	case head == "":
 		return apperr.New(apperr.EventsUnavailable, "The event log has not been read yet")
 	}
-	// One answer serves everyone who asks within pingFresh: a replica's subscribers reconnect
-	// in their thousands at once (after a deploy, or another replica's crash), and a PING
-	// each would queue them behind one another for Redis's connections.
+	// One answer, success or failure, serves everyone who asks within pingFresh: a replica's
+	// subscribers reconnect in their thousands at once (after a deploy, or another replica's
+	// crash), and a Ping each would queue them behind one another for Redis's connections; and
+	// each Ping is a write, which must stay at a few a second however often readiness is asked.
 	h.pingMu.Lock()
 	defer h.pingMu.Unlock()
-	if !h.pinged.IsZero() && time.Since(h.pinged) < pingFresh {
-		return nil
+	if h.pinged.IsZero() || time.Since(h.pinged) >= pingFresh {
+		err := h.log.Ping(ctx)
+		if ctx.Err() != nil && err != nil {
+			return unavailable(err) // the asker gave up: its answer is not the store's
+		}
+		h.pinged, h.pingErr = time.Now(), err
 	}
-	if err := h.log.Ping(ctx); err != nil {
-		return unavailable(err)
+	if h.pingErr != nil {
+		return unavailable(h.pingErr)
 	}
-	h.pinged = time.Now()
 	return nil
 }
 
-// pingFresh is how long a successful PING of the log answers for the hub's readiness.
+// pingFresh is how long an answer of the log's Ping serves the hub's readiness: at most one
+// Ping, and so one write, every pingFresh per replica.
 const pingFresh = 250 * time.Millisecond
 
 func unavailable(err error) error {
@@ -336,6 +370,7 @@ func (noTracker) End(error)    {}
 // Subscription is one subscriber's stream of events.
 type Subscription struct {
 	hub    *Hub
+	firm   string // only this firm's events are the subscriber's
 	filter *event.Filter
 	ch     chan event.Event
 	track  Tracker
@@ -362,7 +397,7 @@ func (s *Subscription) Events() <-chan event.Event { return s.ch }
 // as a resumed subscription does, until it has caught up with the live events. (A subscriber
 // whose client is slow is ended by the transport, which knows what its client has taken.)
 func (s *Subscription) offer(ev event.Event) {
-	if s.done || !s.filter.Match(ev) {
+	if s.done || !s.wants(ev) {
 		return
 	}
 	id := ev.Header().ID
@@ -381,6 +416,11 @@ func (s *Subscription) offer(ev event.Event) {
 	s.track.Sent(id)
 	s.ch <- ev
 	s.last = id
+}
+
+// wants reports whether ev is for this subscriber: its firm's, and matching its filter.
+func (s *Subscription) wants(ev event.Event) bool {
+	return ev.Header().Firm == s.firm && s.filter.Match(ev)
 }
 
 // catchUp has a subscription that fell its buffer behind read on from the log after the last
@@ -439,10 +479,18 @@ func (s *Subscription) caughtUp() {
 	}
 }
 
-// Subscribe starts a subscription for the events matching filter. With after, the events
-// after that id come first, from the log. The subscription lasts until ctx ends or the hub
-// ends it; track (which may be nil) follows it, and learns why the hub ended it.
-func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string, track Tracker) (*Subscription, error) {
+// Subscribe starts a subscription for firm's events matching filter; an empty firm is refused
+// with ErrNoFirm. With after, the events after that id come first, from the log. The
+// subscription lasts until ctx ends or the hub ends it; track (which may be nil) follows it, and
+// learns why the hub ended it.
+//
+// Positions (after, and those track is told) are places in the log all firms share: a position
+// the subscriber has not been sent an event at, such as where it started, may be the id of
+// another firm's event. Such an id says when some event was stored, never what or whose.
+func (h *Hub) Subscribe(ctx context.Context, firm string, filter *event.Filter, after string, track Tracker) (*Subscription, error) {
+	if firm == "" {
+		return nil, ErrNoFirm
+	}
 	if after != "" {
 		if _, err := eventlog.ParseID(after); err != nil {
 			return nil, apperr.Input("after", fmt.Sprintf("%q is not an event id: pass the id of the last event received, such as 1732266000000-0", after))
@@ -462,7 +510,7 @@ func (h *Hub) Subscribe(ctx context.Context, filter *event.Filter, after string,
 	if track == nil {
 		track = noTracker{}
 	}
-	s := &Subscription{hub: h, filter: filter, ch: make(chan event.Event, h.buffer), track: track, ctx: ctx, quit: make(chan struct{})}
+	s := &Subscription{hub: h, firm: firm, filter: filter, ch: make(chan event.Event, h.buffer), track: track, ctx: ctx, quit: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -507,8 +555,10 @@ func (h *Hub) checkRetained(ctx context.Context, after string) error {
 		return unavailable(err)
 	}
 	if eventlog.Less(after, trimmed) {
+		// The oldest kept may be another firm's event: the message names only what the
+		// subscriber gave.
 		return apperr.New(apperr.EventsExpired, fmt.Sprintf(
-			"Events after %q are no longer kept (the oldest kept is %q): load the current state with recentEvents and subscribe without after", after, oldest))
+			"Events after %q are no longer kept: load the current state with recentEvents and subscribe without after", after))
 	}
 	return nil
 }
@@ -547,12 +597,11 @@ func (h *Hub) backfill(ctx context.Context, s *Subscription, after string) {
 		failing = time.Time{}
 		for _, rec := range recs {
 			cur = rec.ID
-			ev, err := event.Decode(rec.Body)
+			ev, err := h.decode(rec)
 			if err != nil {
 				continue
 			}
-			ev.Header().ID = rec.ID
-			if s.filter.Match(ev) && !h.send(ctx, s, ev) {
+			if s.wants(ev) && !h.send(ctx, s, ev) {
 				return
 			}
 		}
@@ -631,10 +680,15 @@ func (h *Hub) Subscribers() int {
 	return len(h.subs)
 }
 
-// Recent returns the latest n events matching filter, oldest first.
-func (h *Hub) Recent(ctx context.Context, filter *event.Filter, n int) ([]event.Event, error) {
+// Recent returns the latest n of firm's events matching filter, oldest first. It looks at the
+// latest maxScan events of all firms at most, so a firm whose events are rare among others' gets
+// fewer. An empty firm has no events: nil, with no error.
+func (h *Hub) Recent(ctx context.Context, firm string, filter *event.Filter, n int) ([]event.Event, error) {
 	if n < 1 || n > MaxRecent {
 		return nil, apperr.Input("last", fmt.Sprintf("last must be from 1 to %d, got %d", MaxRecent, n))
+	}
+	if firm == "" {
+		return nil, nil
 	}
 	var out []event.Event
 	before, scanned := "", 0
@@ -647,12 +701,11 @@ func (h *Hub) Recent(ctx context.Context, filter *event.Filter, n int) ([]event.
 			return nil, fmt.Errorf("read recent events: %w", err)
 		}
 		for _, rec := range recs {
-			ev, err := event.Decode(rec.Body)
+			ev, err := h.decode(rec)
 			if err != nil {
 				continue
 			}
-			ev.Header().ID = rec.ID
-			if filter.Match(ev) {
+			if ev.Header().Firm == firm && filter.Match(ev) {
 				out = append(out, ev)
 				if len(out) == n {
 					break

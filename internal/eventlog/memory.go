@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -35,8 +36,11 @@ func NewMemory(max int, dedupTTL time.Duration, now func() time.Time) *Memory {
 	return &Memory{max: max, dedupTTL: dedupTTL, seen: map[string]seenEntry{}, now: now, watchers: map[*func()]struct{}{}}
 }
 
-func (m *Memory) Append(_ context.Context, body []byte) (string, bool, error) {
-	key := digest(body)
+func (m *Memory) Append(_ context.Context, firm string, body []byte) (string, bool, error) {
+	if firm == "" {
+		return "", false, fmt.Errorf("append an event: %w", ErrNoFirm)
+	}
+	key := digest(firm, body)
 	m.mu.Lock()
 	now := m.now()
 	if s, ok := m.seen[key]; ok && now.Before(s.expires) {
@@ -49,7 +53,7 @@ func (m *Memory) Append(_ context.Context, body []byte) (string, bool, error) {
 		id = ID{MS: m.last.MS, Seq: m.last.Seq + 1}
 	}
 	m.last = id
-	m.records = append(m.records, Record{ID: id.String(), Body: append([]byte(nil), body...)})
+	m.records = append(m.records, Record{ID: id.String(), Firm: firm, Body: append([]byte(nil), body...)})
 	if len(m.records) > m.max {
 		m.trimmed = m.records[len(m.records)-m.max-1].ID
 		// Copy rather than reslice, so the dropped records' memory is freed.

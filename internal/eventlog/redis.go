@@ -2,7 +2,9 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -10,22 +12,29 @@ import (
 
 // Redis is the log as a Redis Stream. Every key shares the hash tag {events}, so the script
 // that appends touches one slot and also runs on Redis Cluster.
+//
+// The firms share the stream; each entry holds its firm in a field of its own ("firm", absent
+// from entries stored before events had firms). The only keys that differ by firm are the
+// de-duplication keys, named by a hash of the firm and the body together (digest), so that no
+// firm's key can be another's whatever characters firm ids hold.
 type Redis struct {
 	client   redis.UniversalClient
 	stream   string
 	dedup    string // prefix of the de-duplication keys
 	channel  string
+	ready    string // the key Ping writes
 	max      int
 	dedupTTL time.Duration
 }
 
-// appendScript stores a body once per de-duplication window, atomically: look the body's hash
-// up, else add the entry (trimming the stream to about max entries), remember the hash with its
-// id, and announce the id. ARGV: body, window in seconds, max entries, channel.
+// appendScript stores a firm's body once per de-duplication window, atomically: look the hash
+// of the firm and body up, else add the entry (trimming the stream to about max entries),
+// remember the hash with its id, and announce the id. ARGV: body, window in seconds, max
+// entries, channel, firm.
 var appendScript = redis.NewScript(`
 local id = redis.call('GET', KEYS[2])
 if id then return {id, 1} end
-id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'body', ARGV[1])
+id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'firm', ARGV[5], 'body', ARGV[1])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[2])
 redis.call('PUBLISH', ARGV[4], id)
 return {id, 0}
@@ -38,6 +47,7 @@ func NewRedis(client redis.UniversalClient, prefix string, max int, dedupTTL tim
 		stream:   prefix + "{events}:stream",
 		dedup:    prefix + "{events}:seen:",
 		channel:  prefix + "{events}:appended",
+		ready:    prefix + "{events}:ready",
 		max:      max,
 		dedupTTL: dedupTTL,
 	}
@@ -64,15 +74,29 @@ func bound(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 func unavailable(doing string, err error) error {
+	if outOfMemory(err) {
+		return fmt.Errorf("%s: %w: Redis has reached its maxmemory and refuses writes (free memory, raise maxmemory or choose an eviction policy): %w", doing, ErrUnavailable, err)
+	}
 	return fmt.Errorf("%s: %w: %w", doing, ErrUnavailable, err)
 }
 
-func (r *Redis) Append(ctx context.Context, body []byte) (string, bool, error) {
+// outOfMemory tells Redis's refusal of a write at maxmemory (under noeviction, or with nothing
+// left to evict) from other failures; Redis says so only in the error's text, which starts with
+// OOM, also when a script's write was refused.
+func outOfMemory(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(re.Error(), "OOM ")
+}
+
+func (r *Redis) Append(ctx context.Context, firm string, body []byte) (string, bool, error) {
+	if firm == "" {
+		return "", false, fmt.Errorf("append an event: %w", ErrNoFirm)
+	}
 	ctx, cancel := bound(ctx)
 	defer cancel()
 	ttl := max(1, int(r.dedupTTL/time.Second))
-	res, err := appendScript.Run(ctx, r.client, []string{r.stream, r.dedup + digest(body)},
-		body, ttl, r.max, r.channel).Slice()
+	res, err := appendScript.Run(ctx, r.client, []string{r.stream, r.dedup + digest(firm, body)},
+		body, ttl, r.max, r.channel, firm).Slice()
 	if err != nil {
 		return "", false, unavailable("append an event", err)
 	}
@@ -226,11 +250,18 @@ func (r *Redis) Watch(ctx context.Context, wake func()) {
 	}
 }
 
+// readyTTL is how long the key Ping writes lives: it is only ever written, never read, and
+// expires soon after the last check.
+const readyTTL = 10 * time.Second
+
+// Ping writes a small key beside the stream, in its slot (so on a Cluster, on the node that holds
+// the stream): a PING is answered by a Redis that refuses every write, at maxmemory with
+// noeviction, while webhooks are refused.
 func (r *Redis) Ping(ctx context.Context) error {
 	ctx, cancel := bound(ctx)
 	defer cancel()
-	if err := r.client.Ping(ctx).Err(); err != nil {
-		return unavailable("ping Redis", err)
+	if err := r.client.Set(ctx, r.ready, "1", readyTTL).Err(); err != nil {
+		return unavailable("write to the event store", err)
 	}
 	return nil
 }
@@ -239,7 +270,8 @@ func records(msgs []redis.XMessage) []Record {
 	out := make([]Record, 0, len(msgs))
 	for _, m := range msgs {
 		body, _ := m.Values["body"].(string)
-		out = append(out, Record{ID: m.ID, Body: []byte(body)})
+		firm, _ := m.Values["firm"].(string) // absent before events had firms
+		out = append(out, Record{ID: m.ID, Firm: firm, Body: []byte(body)})
 	}
 	return out
 }

@@ -1,7 +1,11 @@
-// Package webhook receives the Advisor service's event deliveries: it checks the shared key,
-// checks the event against the specification, and stores it in the event log, in canonical form,
-// before saying yes, so a delivery the receiver acknowledged is never lost and one it refused is
+// Package webhook receives the Advisor service's event deliveries: it checks the key, checks the
+// event against the specification, and stores it in the event log, in canonical form, before
+// saying yes, so a delivery the receiver acknowledged is never lost and one it refused is
 // retried.
+//
+// The gateway may serve several firms, each with its own Advisor service account, which delivers
+// that firm's events with that firm's service-api-key: the key a delivery carries says whose
+// event it is.
 package webhook
 
 import (
@@ -32,12 +36,45 @@ const KeyHeader = "service-api-key"
 // kilobytes.
 const DefaultMaxBytes = 256 << 10
 
+// Key is one firm's service-api-key: a delivery that carries it is an event of that firm.
+type Key struct {
+	Firm, Key string
+}
+
+// CheckKeys refuses a set of keys the receiver could not attribute deliveries by: none, a key or
+// a firm that is empty, or one key given to two firms (or twice), since a delivery with it could
+// be either firm's. A firm may have several keys, as while its key is being rotated.
+func CheckKeys(keys []Key) error {
+	if len(keys) == 0 {
+		return errors.New("webhook keys: no firm has a service-api-key: give each firm the gateway serves its key")
+	}
+	owner := make(map[string]string, len(keys))
+	for i, k := range keys {
+		switch {
+		case k.Firm == "":
+			return fmt.Errorf("webhook keys: key #%d has no firm: name the firm whose Advisor service delivers with it", i+1)
+		case k.Key == "":
+			return fmt.Errorf("webhook keys: firm %q has an empty service-api-key", k.Firm)
+		}
+		if other, ok := owner[k.Key]; ok {
+			if other == k.Firm {
+				return fmt.Errorf("webhook keys: firm %q has the same service-api-key twice", k.Firm)
+			}
+			return fmt.Errorf("webhook keys: firms %q and %q have the same service-api-key, so their deliveries cannot be told apart: give each firm its own", other, k.Firm)
+		}
+		owner[k.Key] = k.Firm
+	}
+	return nil
+}
+
 // Receiver is the webhook endpoint's handler.
 type Receiver struct {
 	// Log stores accepted events.
 	Log eventlog.Log
-	// Key is the expected service-api-key.
-	Key string
+	// Keys are the service-api-keys of the firms served, which CheckKeys accepts. A key given
+	// to two firms matches neither: its deliveries are refused with 503, to be delivered again
+	// once the configuration is fixed, rather than stored as the wrong firm's.
+	Keys []Key
 	// MaxBytes bounds a delivery's body; 0 means DefaultMaxBytes.
 	MaxBytes int64
 	// Logger records refusals and failures, never the key or the body.
@@ -46,13 +83,22 @@ type Receiver struct {
 	Observe func(eventType, outcome string)
 }
 
-// ServeHTTP answers 200 once the event is stored (or was already), 401 for a missing or wrong
-// key before anything else, 405, 415, 413 and 400 for what is wrong with the request, and 503
-// when the store cannot be reached, so the sender retries.
+// ServeHTTP answers 200 once the event is stored (or was already) as an event of the firm whose
+// key it carries, 401 for a missing or unknown key before anything else, 405, 415, 413 and 400
+// for what is wrong with the request, and 503 when the store cannot be reached, so the sender
+// retries.
 func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !rc.authorized(r.Header.Get(KeyHeader)) {
+	firm, matches := rc.firmOf(r.Header.Get(KeyHeader))
+	switch {
+	case matches == 0:
 		rc.observe("unknown", "unauthorized")
 		reply(w, http.StatusUnauthorized, map[string]any{"error": "Missing or invalid service-api-key header"})
+		return
+	case matches > 1:
+		rc.observe("unknown", "unavailable")
+		rc.Logger.ErrorContext(r.Context(), "refused a webhook delivery whose service-api-key is configured for several firms; see webhook.CheckKeys", "firms", matches)
+		w.Header().Set("Retry-After", "60")
+		reply(w, http.StatusServiceUnavailable, map[string]any{"error": "The gateway cannot tell whose event this is; deliver it again later"})
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -88,7 +134,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, bad := advisorspec.ParseWebhook(body)
 	if bad != nil {
 		rc.observe(typeLabel(body), "invalid")
-		rc.Logger.WarnContext(r.Context(), "refused a webhook event", "field", bad.Field, "reason", bad.Message)
+		rc.Logger.WarnContext(r.Context(), "refused a webhook event", "firm", firm, "field", bad.Field, "reason", bad.Message)
 		out := map[string]any{"error": bad.Message}
 		if bad.Field != "" {
 			out["field"] = bad.Field
@@ -97,10 +143,10 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	typ := string(ev.EventType)
-	id, dup, err := rc.Log.Append(r.Context(), event.Record(ev))
+	id, dup, err := rc.Log.Append(r.Context(), firm, event.Record(ev))
 	if err != nil {
 		rc.observe(typ, "unavailable")
-		rc.Logger.ErrorContext(r.Context(), "store a webhook event", "type", typ, "error", err)
+		rc.Logger.ErrorContext(r.Context(), "store a webhook event", "firm", firm, "type", typ, "error", err)
 		w.Header().Set("Retry-After", "5")
 		reply(w, http.StatusServiceUnavailable, map[string]any{"error": "The event could not be stored; deliver it again later"})
 		return
@@ -117,12 +163,23 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, map[string]any{"id": id, "duplicate": dup})
 }
 
-// authorized compares digests of the keys in constant time, so neither the key's content nor
-// its length shows in the time taken.
-func (rc *Receiver) authorized(got string) bool {
-	want := sha256.Sum256([]byte(rc.Key))
+// firmOf returns the firm whose key got is, and how many keys it matched (0 for none, more than
+// 1 for a key given to several firms). It compares digests of the keys in constant time, with
+// every key and without stopping at a match, so neither a key's content, its length nor which
+// firm's it is shows in the time taken.
+func (rc *Receiver) firmOf(got string) (firm string, matches int) {
 	have := sha256.Sum256([]byte(got))
-	return got != "" && subtle.ConstantTimeCompare(want[:], have[:]) == 1
+	match := -1
+	for i, k := range rc.Keys {
+		want := sha256.Sum256([]byte(k.Key))
+		eq := subtle.ConstantTimeCompare(want[:], have[:])
+		match = subtle.ConstantTimeSelect(eq, i, match)
+		matches += eq
+	}
+	if got == "" || matches == 0 {
+		return "", 0
+	}
+	return rc.Keys[match].Firm, matches
 }
 
 func (rc *Receiver) observe(eventType, outcome string) {
