@@ -3,8 +3,10 @@ package advisor_test
 import (
 	"context"
 	"encoding/base64"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -108,6 +110,10 @@ func TestErrorMessagesShowNoSecretsOrUpstreamAddress(t *testing.T) {
 		{"the upstream's address with credentials in it", http.StatusNotFound, `{"message":"see http://` + user + `:` + password + `@{{host}}/x"}`, "see the Advisor service/x"},
 		{"the upstream's bare host and port", http.StatusConflict, `{"message":"served by {{host}}, twice: {{host}}.","wid":"w1"}`, "served by the Advisor service, twice: the Advisor service."},
 		{"the upstream's host name", http.StatusNotFound, `{"message":"resolved 127.0.0.1 first"}`, "resolved the Advisor service first"},
+		{"the token upper-cased", http.StatusBadRequest, `{"message":"token ` + strings.ToUpper(token) + ` is not valid"}`, "token REDACTED is not valid"},
+		{"the token in base64", http.StatusBadRequest, `{"message":"token ` + base64.StdEncoding.EncodeToString([]byte(token)) + ` is not valid"}`, "token REDACTED is not valid"},
+		{"the token cut short", http.StatusBadRequest, `{"message":"token ` + token[:14] + `... is not valid"}`, "token REDACTED... is not valid"},
+		{"the upstream as localhost", http.StatusNotFound, `{"message":"no {{localhost}}/v2 here"}`, "no the Advisor service/v2 here"},
 		{"a message without secrets is kept, in the schema's words", http.StatusNotFound, `{"message":"Container not found"}`, "Top account not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,6 +121,7 @@ func TestErrorMessagesShowNoSecretsOrUpstreamAddress(t *testing.T) {
 			srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body := strings.ReplaceAll(tc.body, "{{base}}", srv.URL)
 				body = strings.ReplaceAll(body, "{{host}}", srv.Listener.Addr().String())
+				body = strings.ReplaceAll(body, "{{localhost}}", "localhost:"+strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port))
 				w.WriteHeader(tc.status)
 				_, _ = w.Write([]byte(body))
 			}))
