@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -17,6 +19,9 @@ import (
 // TopAccount gets one top account.
 func (c *Client) TopAccount(ctx context.Context, wid string) (advisorspec.TopAccount, error) {
 	var out advisorspec.TopAccount
+	if err := checkWID(wid); err != nil {
+		return out, err
+	}
 	err := c.do(ctx, call{op: "get_top_account", method: http.MethodGet, path: path("v2", "top-accounts", wid)}, &out)
 	if err != nil {
 		return out, fmt.Errorf("get top account %s: %w", wid, err)
@@ -49,6 +54,9 @@ func (c *Client) CreateTopAccount(ctx context.Context, externalID, name string) 
 // UpdateTopAccount changes a top account's external_id or name; nil leaves one as it is.
 func (c *Client) UpdateTopAccount(ctx context.Context, wid string, externalID, name *string) (advisorspec.TopAccount, error) {
 	var out advisorspec.TopAccount
+	if err := checkWID(wid); err != nil {
+		return out, err
+	}
 	body := map[string]string{}
 	if externalID != nil {
 		body["external_id"] = *externalID
@@ -106,6 +114,22 @@ func (cc contactCalls) call(op, method string, id *string, body []byte) call {
 	return cl
 }
 
+// check refuses a client ref, top account wid or contact id that is no id the service's paths
+// can hold.
+func (cc contactCalls) check(id *string) error {
+	if cc.ref != nil {
+		if err := checkID("ref", cc.ref.Ref, maxIDLen); err != nil {
+			return err
+		}
+	} else if err := checkWID(cc.owner); err != nil {
+		return err
+	}
+	if id != nil {
+		return checkID("id", *id, maxContactIDLen)
+	}
+	return nil
+}
+
 func (cc contactCalls) String() string {
 	if cc.ref != nil {
 		return "client " + cc.ref.Ref
@@ -115,6 +139,9 @@ func (cc contactCalls) String() string {
 
 func (c *Client) listContacts(ctx context.Context, cc contactCalls) ([]advisorspec.Contact, error) {
 	var out advisorspec.ContactList
+	if err := cc.check(nil); err != nil {
+		return nil, err
+	}
 	if err := c.do(ctx, cc.call("list_contacts", http.MethodGet, nil, nil), &out); err != nil {
 		return nil, fmt.Errorf("list contacts of %s: %w", cc, err)
 	}
@@ -123,6 +150,9 @@ func (c *Client) listContacts(ctx context.Context, cc contactCalls) ([]advisorsp
 
 func (c *Client) getContact(ctx context.Context, cc contactCalls, id string) (advisorspec.Contact, error) {
 	var out advisorspec.Contact
+	if err := cc.check(&id); err != nil {
+		return out, err
+	}
 	if err := c.do(ctx, cc.call("get_contact", http.MethodGet, &id, nil), &out); err != nil {
 		return out, fmt.Errorf("get contact %s of %s: %w", id, cc, err)
 	}
@@ -131,6 +161,9 @@ func (c *Client) getContact(ctx context.Context, cc contactCalls, id string) (ad
 
 func (c *Client) writeContact(ctx context.Context, cc contactCalls, id *string, body []byte) (string, error) {
 	var out advisorspec.ContactID
+	if err := cc.check(id); err != nil {
+		return "", err
+	}
 	op, method, what := "add_contact", http.MethodPost, "add a contact to "+cc.String()
 	if id != nil {
 		op, method, what = "update_contact", http.MethodPut, "update contact "+*id+" of "+cc.String()
@@ -184,6 +217,9 @@ func (c *Client) UpdateClientContact(ctx context.Context, ref ClientRef, id stri
 // Documents lists one page of a top account's documents.
 func (c *Client) Documents(ctx context.Context, wid string, q advisorspec.DocumentQuery) (advisorspec.DocumentList, error) {
 	var out advisorspec.DocumentList
+	if err := checkWID(wid); err != nil {
+		return out, err
+	}
 	query := url.Values{"limit": {strconv.Itoa(q.Limit)}}
 	if q.NextToken != "" {
 		query.Set("nextToken", q.NextToken)
@@ -201,6 +237,9 @@ func (c *Client) Documents(ctx context.Context, wid string, q advisorspec.Docume
 // Document gets one document, with its file status and download address.
 func (c *Client) Document(ctx context.Context, wid, vaultID string) (advisorspec.Document, error) {
 	var out advisorspec.Document
+	if err := checkDocument(wid, vaultID); err != nil {
+		return out, err
+	}
 	err := c.do(ctx, call{op: "get_document", method: http.MethodGet, path: path("v2", "top-accounts", wid, "documents", vaultID)}, &out)
 	if err != nil {
 		return out, fmt.Errorf("get document %s of %s: %w", vaultID, wid, err)
@@ -211,6 +250,9 @@ func (c *Client) Document(ctx context.Context, wid, vaultID string) (advisorspec
 // CreateDocument adds a document from an Upload Document body.
 func (c *Client) CreateDocument(ctx context.Context, wid string, body []byte) (advisorspec.NewDocument, error) {
 	var out advisorspec.NewDocument
+	if err := checkWID(wid); err != nil {
+		return out, err
+	}
 	err := c.do(ctx, call{op: "upload_document", method: http.MethodPost, path: path("v2", "top-accounts", wid, "documents", ""), body: body}, &out)
 	if err != nil {
 		return out, fmt.Errorf("add a document to %s: %w", wid, err)
@@ -222,6 +264,9 @@ func (c *Client) CreateDocument(ctx context.Context, wid string, body []byte) (a
 // carries a fresh upload address.
 func (c *Client) UpdateDocument(ctx context.Context, wid, vaultID string, body []byte) (advisorspec.Document, error) {
 	var out advisorspec.Document
+	if err := checkDocument(wid, vaultID); err != nil {
+		return out, err
+	}
 	err := c.do(ctx, call{op: "update_document", method: http.MethodPatch, path: path("v2", "top-accounts", wid, "documents", vaultID), body: body}, &out)
 	if err != nil {
 		return out, fmt.Errorf("update document %s of %s: %w", vaultID, wid, err)
@@ -231,6 +276,9 @@ func (c *Client) UpdateDocument(ctx context.Context, wid, vaultID string, body [
 
 // DeleteDocument removes a document from the vault for good.
 func (c *Client) DeleteDocument(ctx context.Context, wid, vaultID string) error {
+	if err := checkDocument(wid, vaultID); err != nil {
+		return err
+	}
 	err := c.do(ctx, call{op: "delete_document", method: http.MethodDelete, path: path("v2", "top-accounts", wid, "documents", vaultID)}, nil)
 	if err != nil {
 		return fmt.Errorf("delete document %s of %s: %w", vaultID, wid, err)
@@ -299,9 +347,54 @@ func (c *Client) AddClient(ctx context.Context, ref ClientRef, row []byte) (clie
 
 // DeleteClient revokes access to a client (Delete Client); its cards are kept.
 func (c *Client) DeleteClient(ctx context.Context, ref ClientRef) error {
+	if err := checkID("externalId", ref.Ref, maxIDLen); err != nil {
+		return err
+	}
 	err := c.do(ctx, call{op: "delete_client", method: http.MethodDelete, path: path("v1", "clients", ref.Ref), query: ref.query(), v1: true}, nil)
 	if err != nil {
 		return fmt.Errorf("delete client %s: %w", ref.Ref, err)
+	}
+	return nil
+}
+
+// The longest ids the service's paths take: the specification's wid and vault_id are strings
+// of at most 64 characters, and a v1 client is addressed by its wid or by its external_id (at
+// most 50). It gives contact ids no maximum; theirs bounds them only against abuse.
+const (
+	maxIDLen        = 64
+	maxContactIDLen = 255
+)
+
+func checkWID(wid string) error { return checkID("wid", wid, maxIDLen) }
+
+func checkDocument(wid, vaultID string) error {
+	if err := checkWID(wid); err != nil {
+		return err
+	}
+	return checkID("vaultId", vaultID, maxIDLen)
+}
+
+// checkID refuses, as the caller's mistake, an id that would not name one resource in the
+// service's paths: escaped or not, "." and ".." are dot-segments that a client library, a
+// proxy or the service resolves to the parent resource ("documents/.." is the top account);
+// "/" and "\" split the segment; "%" lets a layer that decodes twice see either; control and
+// format characters (bidi overrides, zero-width spaces) are never part of an id and make logs
+// lie. The value is not quoted back: it may be long, or unprintable.
+func checkID(arg, id string, maxLen int) error {
+	switch {
+	case id == "":
+		return apperr.Input(arg, arg+" must not be empty")
+	case strings.Trim(id, ".") == "" && len(id) <= 2:
+		return apperr.Input(arg, arg+` cannot be "." or ".."`)
+	case !utf8.ValidString(id):
+		return apperr.Input(arg, arg+" must be UTF-8 text")
+	case utf8.RuneCountInString(id) > maxLen:
+		return apperr.Input(arg, fmt.Sprintf("%s can be at most %d characters, got %d", arg, maxLen, utf8.RuneCountInString(id)))
+	}
+	for _, r := range id {
+		if r == '/' || r == '\\' || r == '%' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return apperr.Input(arg, arg+` cannot contain "/", "\", "%", or control or format characters`)
+		}
 	}
 	return nil
 }
