@@ -15,8 +15,11 @@ import (
 
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bulkfile"
 	"github.com/advisorhq/gateway/internal/bulkprogress"
+	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/diskbudget"
 	"github.com/advisorhq/gateway/internal/sftpupload"
 )
 
@@ -48,8 +51,14 @@ type LoadsConfig struct {
 	// that brought them ends before the load does.
 	SpoolDir string
 	// MaxRunning bounds the loads running at once (DefaultMaxRunning when 0); one more is
-	// refused with ErrBusy, so that spooled files cannot fill the disk.
+	// refused with ErrBusy.
 	MaxRunning int
+	// DiskBudget bounds the bytes the loads' files (their copies, and their valid rows) hold
+	// on the disk, shared with the uploads in flight, which hold the same files while their
+	// requests last: together they stay within UPLOAD_DISK_BUDGET. A load that would go
+	// past it is refused (an error wrapping diskbudget.ErrSpent); its share is given back
+	// when its files are removed. Nil bounds nothing.
+	DiskBudget *diskbudget.Budget
 	// PollEvery is how often a load asks whether the service has processed its files, and
 	// ProcessingTimeout how long it waits before it fails (defaults when 0).
 	PollEvery, ProcessingTimeout time.Duration
@@ -135,7 +144,7 @@ func (l *Loads) Start(ctx context.Context, in Load) (string, error) {
 		if f.r == nil {
 			continue
 		}
-		path, n, err := l.spool(ctx, f.r, string(f.kind))
+		path, n, err := l.spool(ctx, f.r, string(f.kind), job)
 		if err != nil {
 			return "", err
 		}
@@ -154,18 +163,25 @@ func (l *Loads) Start(ctx context.Context, in Load) (string, error) {
 	return id, nil
 }
 
-// spool copies r to a file of its own in SpoolDir.
-func (l *Loads) spool(ctx context.Context, r io.Reader, kind string) (string, int64, error) {
+// spool copies r to a file of its own in SpoolDir, within the disk budget: what it takes of the
+// budget is job's, given back with its files.
+func (l *Loads) spool(ctx context.Context, r io.Reader, kind string, job *load) (string, int64, error) {
 	f, err := os.CreateTemp(l.cfg.SpoolDir, "bulk-"+kind+"-*.jsonl")
 	if err != nil {
 		return "", 0, fmt.Errorf("keep the %s file aside: %w", kind, err)
 	}
-	n, err := io.Copy(f, readerWithContext{ctx, r})
+	w := job.budgeted(f)
+	n, err := io.Copy(w, readerWithContext{ctx, r})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())
+		if errors.Is(err, diskbudget.ErrSpent) {
+			return "", 0, apperr.Wrap(apperr.OperationLimitExceeded, fmt.Sprintf(
+				"The bulk load's %s file would take the temporary files of the uploads and bulk loads in progress past the disk budget, %s (UPLOAD_DISK_BUDGET): start the load again once others are done",
+				kind, bytesize.Format(l.cfg.DiskBudget.Limit())), err)
+		}
 		return "", 0, fmt.Errorf("keep the %s file aside: %w", kind, err)
 	}
 	return f.Name(), n, nil
@@ -211,6 +227,19 @@ type load struct {
 	// last is the progress last stored, lastAt when.
 	last   bulkprogress.Progress
 	lastAt time.Time
+	// writers are the load's files' writers within the disk budget, whose shares removeSpool
+	// gives back.
+	writers []*diskbudget.Writer
+}
+
+// budgeted is w within the disk budget, when there is one.
+func (j *load) budgeted(w io.Writer) io.Writer {
+	if j.cfg.DiskBudget == nil {
+		return w
+	}
+	bw := j.cfg.DiskBudget.NewWriter(w)
+	j.writers = append(j.writers, bw)
+	return bw
 }
 
 func (j *load) removeSpool() {
@@ -220,6 +249,10 @@ func (j *load) removeSpool() {
 			_ = os.Remove(f.validPath)
 		}
 	}
+	for _, w := range j.writers {
+		j.cfg.DiskBudget.Release(w.Held())
+	}
+	j.writers = nil
 }
 
 // run takes the load through its phases and leaves it DONE or FAILED.
@@ -285,7 +318,7 @@ func (j *load) validate(ctx context.Context) (*Report, error) {
 				return nil, fmt.Errorf("keep the %s file's valid rows aside: %w", f.kind, err)
 			}
 			defer w.Close()
-			f.validPath, valid = w.Name(), w
+			f.validPath, valid = w.Name(), j.budgeted(w)
 		}
 		if f.kind == sftpupload.Clients {
 			in.Clients, opts.ValidClients = r, valid
