@@ -21,32 +21,39 @@ type File struct {
 	Kind Kind
 	// Time is the timestamp in its name.
 	Time time.Time
+	// User is the login that wrote it (Config.User for the one-user shorthand).
+	User string
 	// Name is its path as the SFTP user sees it, such as "/clients-20261123T204500Z.jsonl".
 	Name string
 	// Path is where it is on disk.
 	Path string
 }
 
-// files serves the request server's handlers from one directory, the user's root. Every path
-// goes through an os.Root, which refuses ".." and symbolic links that lead out of it, so the
-// root holds even against links someone made on the host; the client's own paths arrive
-// cleaned and absolute ("/../x" is "/x"), so they name places inside it, as under chroot.
+// files serves the request server's handlers from one user's root. Every path goes through an
+// os.Root, which refuses ".." and symbolic links that lead out of it, so the root holds even
+// against links someone made on the host; the client's own paths arrive cleaned and absolute
+// ("/../x" is "/x"), so they name places inside it, as under chroot.
 type files struct {
 	root   *os.Root
-	dir    string // the root's path on disk, for File.Path
+	acct   *account
+	cfg    *Config
 	onFile func(File)
-	*openFiles
+	*userState
 }
 
-// openFiles holds the files open for writing, by path inside the root, so that a file is
-// handed over when its last writer closes it and never while one still writes. Its lock also
-// makes each change of the tree and its record one step.
-type openFiles struct {
+// userState is what a user's connections share across every Serve: the files open for
+// writing, by path inside the root, so that a file is handed over when its last writer closes
+// it and never while one still writes, and what the user's root holds, for the quota. Its lock
+// also makes each change of the tree and its record one step.
+type userState struct {
 	mu      sync.Mutex
 	writing map[string]*writing
+	usage
 }
 
-func newOpenFiles() *openFiles { return &openFiles{writing: map[string]*writing{}} }
+func newUserState() *userState {
+	return &userState{writing: map[string]*writing{}, usage: usage{used: -1}}
+}
 
 // writing is one file's open writers.
 type writing struct {
@@ -54,6 +61,8 @@ type writing struct {
 	writers int
 	changed atomic.Bool // written, or opened truncated: closing makes a new version
 	aborted bool        // a writer's connection ended with the file open
+	size    int64       // the most its writers have made of it, for the quota
+	failed  error       // a write went beyond a limit: the file is gone and stays so
 }
 
 func (fs *files) handlers() sftp.Handlers {
@@ -75,7 +84,7 @@ func (fs *files) handOver(r string) {
 	if !ok || fs.onFile == nil {
 		return
 	}
-	fs.onFile(File{Kind: k, Time: t, Name: "/" + filepath.ToSlash(r), Path: filepath.Join(fs.dir, r)})
+	fs.onFile(File{Kind: k, Time: t, User: fs.acct.name, Name: "/" + filepath.ToSlash(r), Path: filepath.Join(fs.acct.dir, r)})
 }
 
 // Fileread opens a file to download.
@@ -113,22 +122,38 @@ func (fs *files) open(r *sftp.Request, mode int) (*writeHandle, error) {
 	p := rel(r.Filepath)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	before, statErr := fs.root.Lstat(p)
+	reserved := errors.Is(statErr, iofs.ErrNotExist) && pf.Creat
+	if reserved {
+		// A new file takes its entry's share of the quota before it is made.
+		if err := fs.reserve(entryCost); err != nil {
+			return nil, err
+		}
+	}
 	f, err := fs.root.OpenFile(p, flags, 0o640)
 	if err != nil {
+		if reserved {
+			fs.add(-entryCost)
+		}
 		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+	fi, err := f.Stat()
+	if err != nil || fi.IsDir() {
 		_ = f.Close()
 		return nil, errors.Join(err, sftp.ErrSSHFxFailure)
 	}
+	if statErr == nil && pf.Trunc {
+		fs.add(-before.Size())
+	}
 	w := fs.writing[p]
 	if w == nil {
-		w = &writing{path: p}
+		w = &writing{path: p, size: fi.Size()}
 		fs.writing[p] = w
 	}
 	w.writers++
 	if pf.Trunc {
 		w.changed.Store(true)
+		w.size = 0
 	}
 	return &writeHandle{File: f, fs: fs, w: w, append: pf.Append}, nil
 }
@@ -145,6 +170,13 @@ func (fs *files) release(w *writing, aborted bool) {
 	}
 	handOver := last && w.path != "" && w.changed.Load() && !w.aborted
 	p := w.path // read under the lock: a rename may move it
+	if last && w.aborted && isPart(w.path) {
+		// Its writer's connection broke off: nobody will finish or rename it.
+		if err := fs.root.Remove(w.path); err == nil {
+			fs.add(-w.size - entryCost)
+		}
+		w.path = ""
+	}
 	fs.mu.Unlock()
 	if handOver {
 		fs.handOver(p)
@@ -170,10 +202,17 @@ type writeHandle struct {
 // appends the same way. Writes of one handle may run at once, so a client that appends sends
 // one write at a time.
 func (h *writeHandle) WriteAt(p []byte, off int64) (int, error) {
-	h.w.changed.Store(true)
 	if h.append {
 		h.mu.Lock()
 		defer h.mu.Unlock()
+	}
+	growth, err := h.fs.grow(h.w, int64(len(p)), off, h.append)
+	if err != nil {
+		return 0, err
+	}
+	defer h.fs.settle(growth)
+	h.w.changed.Store(true)
+	if h.append {
 		return h.File.Write(p)
 	}
 	return h.File.WriteAt(p, off)
@@ -202,7 +241,7 @@ func (fs *files) Filecmd(r *sftp.Request) error {
 	case "Rename":
 		return fs.rename(p, rel(r.Target), false)
 	case "Mkdir":
-		return fs.root.Mkdir(p, 0o750)
+		return fs.mkdir(p)
 	case "Rmdir", "Remove":
 		return fs.remove(p, r.Method == "Rmdir")
 	case "Link", "Symlink":
@@ -216,30 +255,43 @@ func (fs *files) PosixRename(r *sftp.Request) error {
 	return fs.rename(rel(r.Filepath), rel(r.Target), true)
 }
 
+func (fs *files) mkdir(p string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.reserve(entryCost); err != nil {
+		return err
+	}
+	if err := fs.root.Mkdir(p, 0o750); err != nil {
+		fs.add(-entryCost)
+		return err
+	}
+	return nil
+}
+
+// setstat changes a file's size, mode or times. The root's attributes are the operator's and
+// are not changed at all; a mode is confined to what the server would make (no bit for other
+// users, nothing group-writable, the owner's own access kept), because the files sit on a
+// machine others share and the server must still be able to read, count and sweep them.
 func (fs *files) setstat(p string, r *sftp.Request) error {
+	if p == "." {
+		return sftp.ErrSSHFxPermissionDenied
+	}
 	attrs, set := r.Attributes(), r.AttrFlags()
 	if set.Size {
-		f, err := fs.root.OpenFile(p, os.O_WRONLY, 0)
-		if err != nil {
+		if err := fs.truncate(p, attrs.Size); err != nil {
 			return err
 		}
-		err = f.Truncate(int64(attrs.Size))
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		// Truncating a file open for writing is part of writing it. Truncating a closed one
-		// changes it without a close, so it hands nothing over: a client writes a new file.
-		fs.mu.Lock()
-		if w := fs.writing[p]; w != nil {
-			w.changed.Store(true)
-		}
-		fs.mu.Unlock()
 	}
 	if set.Permissions {
-		if err := fs.root.Chmod(p, iofs.FileMode(attrs.Mode).Perm()); err != nil {
+		fi, err := fs.root.Lstat(p)
+		if err != nil {
+			return err
+		}
+		mode := iofs.FileMode(attrs.Mode).Perm()&0o640 | 0o600
+		if fi.IsDir() {
+			mode = iofs.FileMode(attrs.Mode).Perm()&0o750 | 0o700
+		}
+		if err := fs.root.Chmod(p, mode); err != nil {
 			return err
 		}
 	}
@@ -250,6 +302,56 @@ func (fs *files) setstat(p string, r *sftp.Request) error {
 	}
 	// Ownership is the server process's; a request to change it is accepted and ignored, as
 	// clients that preserve attributes send it with every upload.
+	return nil
+}
+
+// truncate sets a file's size, which counts against the quota as written bytes do.
+func (fs *files) truncate(p string, size uint64) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fi, err := fs.root.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return sftp.ErrSSHFxFailure
+	}
+	if err := fs.checkSize(size); err != nil {
+		return err
+	}
+	old := fi.Size()
+	w := fs.writing[p]
+	if w != nil {
+		old = max(old, w.size)
+	}
+	growth := int64(size) - old
+	if growth > 0 {
+		if err := fs.reserve(growth); err != nil {
+			return err
+		}
+	}
+	f, err := fs.root.OpenFile(p, os.O_WRONLY, 0)
+	if err == nil {
+		err = f.Truncate(int64(size))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		if growth > 0 {
+			fs.add(-growth)
+		}
+		return err
+	}
+	if growth < 0 {
+		fs.add(growth)
+	}
+	// Truncating a file open for writing is part of writing it. Truncating a closed one
+	// changes it without a close, so it hands nothing over: a client writes a new file.
+	if w != nil {
+		w.changed.Store(true)
+		w.size = int64(size)
+	}
 	return nil
 }
 
@@ -268,12 +370,16 @@ func (fs *files) rename(from, to string, replace bool) error {
 		}
 	}
 	fi, err := fs.root.Lstat(from)
+	replaced, replacedErr := fs.root.Lstat(to)
 	if err == nil {
 		err = fs.root.Rename(from, to)
 	}
 	if err != nil {
 		fs.mu.Unlock()
 		return err
+	}
+	if replacedErr == nil {
+		fs.add(-cost(replaced))
 	}
 	// Writers of the file that was replaced now write to no name.
 	if w := fs.writing[to]; w != nil {
@@ -317,6 +423,7 @@ func (fs *files) remove(p string, dir bool) error {
 	if err := fs.root.Remove(p); err != nil {
 		return err
 	}
+	fs.add(-cost(fi))
 	if w := fs.writing[p]; w != nil {
 		w.path = ""
 		delete(fs.writing, p)

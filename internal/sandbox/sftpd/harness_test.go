@@ -45,8 +45,8 @@ type server struct {
 	got []sftpd.File
 }
 
-// startServer serves cfg (Dir, HostKeyFile, User and Password defaulted) on a free loopback
-// port until the test ends.
+// startServer serves cfg (Dir, HostKeyFile, and User and Password unless there are Users,
+// defaulted) on a free loopback port until the test ends.
 func startServer(t *testing.T, cfg sftpd.Config) *server {
 	t.Helper()
 	s := &server{fileDir: t.TempDir(), logs: &syncBuffer{}}
@@ -56,7 +56,7 @@ func startServer(t *testing.T, cfg sftpd.Config) *server {
 	if cfg.HostKeyFile == "" {
 		cfg.HostKeyFile = filepath.Join(s.fileDir, "ssh_host_ed25519_key")
 	}
-	if cfg.User == "" {
+	if cfg.User == "" && len(cfg.Users) == 0 {
 		cfg.User, cfg.Password = testUser, testPassword
 	}
 	s.root = cfg.Dir

@@ -1,6 +1,6 @@
 // Package sftpd is the sandbox's SFTP server: the transport by which the Advisor service
 // receives bulk files (clients-<UTC timestamp>.jsonl and people-<UTC timestamp>.jsonl). It
-// serves one directory to one user over SSH, and hands a bulk file to a callback once the
+// serves each user its own directory over SSH, and hands a bulk file to a callback once the
 // file is complete: when its writer closes it, or when it is renamed to its name. What
 // becomes of the file is the callback's business.
 //
@@ -10,7 +10,6 @@ package sftpd
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,18 +32,34 @@ const (
 	// the embedded sandbox's does when the address is free.
 	DefaultAddr             = "127.0.0.1:2222"
 	DefaultMaxConns         = 32
+	DefaultMaxPreAuthConns  = 128
 	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultIdleTimeout      = 5 * time.Minute
+
+	DefaultMaxLoginFailures   = 10
+	DefaultLoginFailureWindow = time.Minute
+	DefaultLoginBlock         = 5 * time.Minute
+
+	DefaultQuota       int64 = 256 << 20
+	DefaultMaxFileSize int64 = 128 << 20
+
+	DefaultPartMaxAge = 24 * time.Hour
 )
 
 // Config configures a Server.
 type Config struct {
-	// Dir is the user's root: everything the user sees and writes is in it. New makes it.
+	// Dir holds the users' roots: Dir/<Name> for each of Users, or Dir itself for the one
+	// user of the shorthand User. New makes them.
 	Dir string
 	// HostKeyFile holds the server's private host key. New makes an ed25519 key there when
 	// the file does not exist, and refuses one it cannot read. It must be outside Dir.
 	HostKeyFile string
-	// User and Password are the one login. An empty Password turns password logins off.
+	// Users are the logins, each jailed in its own root Dir/<Name>. Set either Users or the
+	// one-user shorthand below.
+	Users []User
+	// User and Password are the one login of the shorthand, whose root is Dir itself (as
+	// before there were Users, so that its files stay where they were). An empty Password
+	// turns password logins off. User's name is not checked as a directory's name would be.
 	User, Password string
 	// AuthorizedKeysFile, when set, lists public keys (authorized_keys format) that log in as
 	// User without the password.
@@ -55,14 +71,45 @@ type Config struct {
 	OnFile func(File)
 	// Logger receives connections, failed logins (never a password) and errors. Nil: nothing.
 	Logger *slog.Logger
-	// MaxConns bounds the connections served at once; more wait in the listen queue. Zero
-	// means DefaultMaxConns.
+	// MaxConns bounds the logged-in connections served at once; a login beyond it waits for
+	// one to end, holding its place among the MaxPreAuthConns. Zero means DefaultMaxConns.
 	MaxConns int
+	// MaxPreAuthConns bounds the connections that have not yet logged in (or wait for one of
+	// the MaxConns), separately from MaxConns, so that silent connections do not keep
+	// logged-in users out; more wait in the listen queue. Each is cut off after
+	// HandshakeTimeout. Zero means DefaultMaxPreAuthConns.
+	MaxPreAuthConns int
 	// HandshakeTimeout bounds the SSH handshake and login. Zero means DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// IdleTimeout closes a connection on which nothing was read or written for that long, so
 	// an abandoned client does not hold its descriptors. Zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// MaxLoginFailures wrong passwords from one address (an IPv4 address or an IPv6 /64)
+	// within LoginFailureWindow block that address for LoginBlock: its connections are closed
+	// as they arrive and its logins refused, even with the right password. Unknown public
+	// keys are not counted. Zero means DefaultMaxLoginFailures; negative turns the throttle
+	// off. At most 4096 addresses are remembered; beyond that the oldest are forgotten.
+	MaxLoginFailures int
+	// LoginFailureWindow: zero means DefaultLoginFailureWindow.
+	LoginFailureWindow time.Duration
+	// LoginBlock: zero means DefaultLoginBlock.
+	LoginBlock time.Duration
+	// Quota bounds the bytes each user keeps in its root, counting each file and directory as
+	// its size plus 4 KiB (so that empty files cannot exhaust the disk's inodes). A write,
+	// truncation, file or directory beyond it fails with an SFTP failure whose message says
+	// so, and a file whose write failed is removed. Zero means DefaultQuota; negative turns
+	// it off.
+	Quota int64
+	// MaxFileSize bounds each file's size, as Quota does. Zero means DefaultMaxFileSize;
+	// negative turns it off.
+	MaxFileSize int64
+	// PartMaxAge is the age (by modification time) beyond which a ".part" file that nobody
+	// has open is removed as abandoned. Serve sweeps every user's root when it starts and
+	// every PartMaxAge/4 (at most hourly) while it serves. A ".part" file whose writer's
+	// connection broke off with it open is removed at once. Zero means DefaultPartMaxAge.
+	PartMaxAge time.Duration
+	// Now is the clock of the login throttle and of the ".part" files' ages. Nil: time.Now.
+	Now func() time.Time
 }
 
 // Server is an SFTP server. It holds no connection or goroutine between calls to Serve.
@@ -71,56 +118,78 @@ type Server struct {
 	ssh         *ssh.ServerConfig
 	fingerprint string
 	log         *slog.Logger
-	// open is shared by every Serve, so that a file is not complete while a writer on any
-	// listener still has it open.
-	open *openFiles
+	accounts    []*account
+	throttle    *throttle
 }
 
-// New checks cfg, makes the root directory and reads or makes the host key.
+// New checks cfg, makes the users' roots and reads or makes the host key.
 func New(cfg Config) (*Server, error) {
 	if cfg.Dir == "" || cfg.HostKeyFile == "" {
 		return nil, errors.New("sftp: a root directory and a host key file are required")
 	}
-	if cfg.User == "" {
-		return nil, errors.New("sftp: a user is required")
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&cfg.MaxConns, DefaultMaxConns}, {&cfg.MaxPreAuthConns, DefaultMaxPreAuthConns}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
 	}
-	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = DefaultMaxConns
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{
+		{&cfg.HandshakeTimeout, DefaultHandshakeTimeout}, {&cfg.IdleTimeout, DefaultIdleTimeout},
+		{&cfg.LoginFailureWindow, DefaultLoginFailureWindow}, {&cfg.LoginBlock, DefaultLoginBlock},
+		{&cfg.PartMaxAge, DefaultPartMaxAge},
+	} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
 	}
-	if cfg.HandshakeTimeout <= 0 {
-		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	if cfg.MaxLoginFailures == 0 {
+		cfg.MaxLoginFailures = DefaultMaxLoginFailures
 	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
+	if cfg.Quota == 0 {
+		cfg.Quota = DefaultQuota
+	}
+	if cfg.MaxFileSize == 0 {
+		cfg.MaxFileSize = DefaultMaxFileSize
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var keys [][]byte
-	if cfg.AuthorizedKeysFile != "" {
-		var err error
-		if keys, err = readAuthorizedKeys(cfg.AuthorizedKeysFile); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Password == "" && len(keys) == 0 {
-		return nil, errors.New("sftp: a password or an authorized key is required")
-	}
-	// Absolute, so that File.Path still names the file if the process changes directory.
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("the SFTP root %s: %w", cfg.Dir, err)
 	}
 	cfg.Dir = dir
-	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
-		return nil, fmt.Errorf("make the SFTP root %s: %w", cfg.Dir, err)
+	if hk, err := filepath.Abs(cfg.HostKeyFile); err == nil {
+		if r, err := filepath.Rel(dir, hk); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("sftp: the host key %s is inside the SFTP root %s, where users could read it", cfg.HostKeyFile, dir)
+		}
+	}
+	accts, err := accounts(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range accts {
+		if err := os.MkdirAll(a.dir, 0o750); err != nil {
+			return nil, fmt.Errorf("make the SFTP root %s: %w", a.dir, err)
+		}
 	}
 	hostKey, err := loadHostKey(cfg.HostKeyFile)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, fingerprint: ssh.FingerprintSHA256(hostKey.PublicKey()), open: newOpenFiles()}
+	s := &Server{
+		cfg: cfg, log: log, fingerprint: ssh.FingerprintSHA256(hostKey.PublicKey()), accounts: accts,
+		throttle: newThrottle(cfg.MaxLoginFailures, cfg.LoginFailureWindow, cfg.LoginBlock, cfg.Now, log),
+	}
 	s.ssh = &ssh.ServerConfig{
 		AuthLogCallback: func(md ssh.ConnMetadata, method string, err error) {
 			// "none" is every client's first probe for the methods on offer, not a failure.
@@ -130,28 +199,12 @@ func New(cfg Config) (*Server, error) {
 		},
 		ServerVersion: "SSH-2.0-AdvisorSandbox",
 	}
-	if cfg.Password != "" {
-		// One reply for a wrong user and a wrong password, and both compared in full: the
-		// answer and its timing tell nothing about which was wrong.
-		s.ssh.PasswordCallback = func(md ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-			userOK := subtle.ConstantTimeCompare([]byte(md.User()), []byte(cfg.User))
-			passOK := subtle.ConstantTimeCompare(pw, []byte(cfg.Password))
-			if userOK&passOK == 1 {
-				return nil, nil
-			}
-			return nil, errors.New("wrong user or password")
+	for _, a := range accts {
+		if len(a.password) > 0 {
+			s.ssh.PasswordCallback = s.checkPassword
 		}
-	}
-	if len(keys) > 0 {
-		s.ssh.PublicKeyCallback = func(md ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-			wire := key.Marshal()
-			ok := subtle.ConstantTimeCompare([]byte(md.User()), []byte(cfg.User)) == 1
-			for _, k := range keys {
-				if bytes.Equal(k, wire) && ok {
-					return nil, nil
-				}
-			}
-			return nil, errors.New("unknown public key")
+		if len(a.keys) > 0 {
+			s.ssh.PublicKeyCallback = s.checkKey
 		}
 	}
 	s.ssh.AddHostKey(hostKey)
@@ -196,12 +249,15 @@ func (s *Server) Fingerprint() string { return s.fingerprint }
 // ctx ended it. Serve may run on several listeners at once, and again after it returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer ln.Close()
-	root, err := os.OpenRoot(s.cfg.Dir)
-	if err != nil {
-		return fmt.Errorf("open the SFTP root: %w", err)
+	roots := make(map[string]*files, len(s.accounts))
+	for _, a := range s.accounts {
+		root, err := os.OpenRoot(a.dir)
+		if err != nil {
+			return fmt.Errorf("open the SFTP root of %s: %w", a.name, err)
+		}
+		defer root.Close()
+		roots[a.name] = &files{root: root, acct: a, cfg: &s.cfg, onFile: s.cfg.OnFile, userState: a.state}
 	}
-	defer root.Close()
-	fs := &files{root: root, dir: s.cfg.Dir, onFile: s.cfg.OnFile, openFiles: s.open}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -210,19 +266,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer cancel() // before the wait: it ends the connections
-	slots := make(chan struct{}, s.cfg.MaxConns)
+	defer cancel() // before the wait: it ends the connections and the sweeper
+	// Abandoned uploads of an earlier run are swept before the first login.
+	s.sweep(roots)
+	wg.Go(func() { s.sweepEvery(ctx, roots) })
+
+	preAuth := make(chan struct{}, s.cfg.MaxPreAuthConns)
+	sessions := make(chan struct{}, s.cfg.MaxConns)
 	var backoff time.Duration
 	for {
 		// A slot before Accept: beyond the cap, connections wait in the listen queue.
 		select {
-		case slots <- struct{}{}:
+		case preAuth <- struct{}{}:
 		case <-ctx.Done():
 			return nil
 		}
 		conn, err := ln.Accept()
 		if err != nil {
-			<-slots
+			<-preAuth
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -240,16 +301,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		wg.Go(func() {
-			defer func() { <-slots }()
-			s.serveConn(ctx, conn, fs)
-		})
+		// A blocked address costs no handshake: the key exchange is the expensive part.
+		if s.throttle.blocked(conn.RemoteAddr()) {
+			_ = conn.Close()
+			<-preAuth
+			continue
+		}
+		wg.Go(func() { s.serveConn(ctx, conn, roots, preAuth, sessions) })
 	}
 }
 
 // serveConn runs one connection to its end, which comes when the client leaves, the
-// connection idles or breaks, or ctx ends; its goroutines end with it.
-func (s *Server) serveConn(ctx context.Context, nc net.Conn, fs *files) {
+// connection idles or breaks, or ctx ends; its goroutines end with it. It holds a place in
+// preAuth until it has logged in and has a place in sessions.
+func (s *Server) serveConn(ctx context.Context, nc net.Conn, roots map[string]*files, preAuth, sessions chan struct{}) {
+	inPreAuth := true
+	defer func() {
+		if inPreAuth {
+			<-preAuth
+		}
+	}()
 	ic := &idleConn{Conn: nc, idle: s.cfg.IdleTimeout}
 	defer ic.Close()
 	// Closing the socket is what unblocks every reader and writer of the connection.
@@ -263,18 +334,36 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, fs *files) {
 		s.log.Info("sftp handshake failed", "remote", remote, "err", err)
 		return
 	}
-	defer sconn.Close()
 	// From here the connection lives while it is used; a read already waiting keeps the
 	// handshake's deadline unless it is replaced here.
 	ic.armed.Store(true)
 	_ = nc.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
 	_ = nc.SetWriteDeadline(time.Time{})
-	s.log.Info("sftp login", "user", sconn.User(), "remote", remote)
-
+	fs := roots[sconn.Permissions.Extensions[permUser]]
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer sconn.Close() // before the wait: it ends the goroutines below
+	if fs == nil { // cannot happen: every login names an account
+		s.log.Error("sftp login without an account", "user", sconn.User(), "remote", remote)
+		return
+	}
 	// Global requests (keepalives among them) must be answered or the connection stalls; the
 	// channel closes when the connection ends.
 	wg.Go(func() { ssh.DiscardRequests(reqs) })
+	gone := make(chan struct{})
+	wg.Go(func() { _ = sconn.Wait(); close(gone) })
+	select {
+	case sessions <- struct{}{}:
+	case <-gone:
+		return
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-sessions }()
+	<-preAuth
+	inPreAuth = false
+	s.log.Info("sftp login", "user", sconn.User(), "remote", remote)
+
 	for nch := range chans {
 		if nch.ChannelType() != "session" {
 			_ = nch.Reject(ssh.UnknownChannelType, "only session channels")

@@ -572,6 +572,7 @@ func TestTimeouts(t *testing.T) {
 	settled(t, "after the timeouts", fds, goroutines)
 }
 
+// A login beyond MaxConns waits, logged in, until a session ends; it is not refused.
 func TestConnectionsBeyondTheCapWait(t *testing.T) {
 	s := startServer(t, sftpd.Config{MaxConns: 1})
 	first, err := ssh.Dial("tcp", s.addr, s.clientConfig(testUser, ssh.Password(testPassword)))
@@ -581,8 +582,15 @@ func TestConnectionsBeyondTheCapWait(t *testing.T) {
 	second := make(chan error, 1)
 	go func() {
 		conn, err := ssh.Dial("tcp", s.addr, s.clientConfig(testUser, ssh.Password(testPassword)))
+		if err != nil {
+			second <- err
+			return
+		}
+		defer conn.Close()
+		c, err := sftp.NewClient(conn)
 		if err == nil {
-			_ = conn.Close()
+			_, err = c.Getwd()
+			_ = c.Close()
 		}
 		second <- err
 	}()
