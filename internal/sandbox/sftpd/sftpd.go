@@ -343,7 +343,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, roots map[string]*f
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer sconn.Close() // before the wait: it ends the goroutines below
-	if fs == nil { // cannot happen: every login names an account
+	// Cannot happen: every login names an account.
+	if fs == nil {
 		s.log.Error("sftp login without an account", "user", sconn.User(), "remote", remote)
 		return
 	}
