@@ -44,7 +44,23 @@ type Config struct {
 	Cost func(*graphql.OperationContext) int64
 	// Log receives the limiter's failures. Nil logs nothing.
 	Log *slog.Logger
+	// Timeout bounds each call to the limiter; 0 is DefaultTimeout. A limiter that does not
+	// answer in time lets the operation through, so this is the most a stalled Redis adds to
+	// an operation; its client must honour context deadlines (redisconn.Open's does).
+	Timeout time.Duration
+	// Pause is how long the limiter is left alone after a call failed, every operation
+	// running uncounted meanwhile; 0 is DefaultPause. Then one operation tries it again.
+	Pause time.Duration
 }
+
+// The defaults of Config.Timeout and Config.Pause. A local or same-zone Redis answers in about
+// a millisecond, so 50 ms is a stall, not a slow answer; and with a second's pause an outage
+// costs one operation in a second those 50 ms, rather than every operation, which is what
+// took a frozen Redis from adding nothing to adding a second to each (two calls of 500 ms).
+const (
+	DefaultTimeout = 50 * time.Millisecond
+	DefaultPause   = time.Second
+)
 
 // Extension is the gqlgen handler extension that counts every operation against its caller's
 // budgets: operations a second before it is parsed, subscriptions and cost once it has
@@ -53,8 +69,13 @@ type Config struct {
 // headers, on a WebSocket an error on that operation while the socket stays open.
 type Extension struct {
 	cfg Config
+	now func() time.Time
 	// warnedAt rate-limits the log of a failing limiter: one line per outage, not per operation.
 	warnedAt atomic.Int64
+	// skipUntil is, in Unix nanoseconds, when the limiter may be called again after a failure;
+	// 0 while it answers. The caller that finds it past moves it a Pause on before calling,
+	// so that only that caller waits on a limiter that may still be stalled.
+	skipUntil atomic.Int64
 }
 
 var _ interface {
@@ -68,7 +89,13 @@ func New(cfg Config) *Extension {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Extension{cfg: cfg}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Pause <= 0 {
+		cfg.Pause = DefaultPause
+	}
+	return &Extension{cfg: cfg, now: time.Now}
 }
 
 // ExtensionName names the extension in gqlgen's stats.
@@ -113,28 +140,59 @@ func (e *Extension) MutateOperationContext(ctx context.Context, op *graphql.Oper
 
 // count counts each check against the caller's budget. A limiter that fails lets the operation
 // through: an outage of Redis must not refuse every caller, and the operation limits still
-// bound what each operation costs.
+// bound what each operation costs. Nor may it slow every caller: each call has Timeout, and
+// after a failure the limiter is skipped for Pause.
 func (e *Extension) count(ctx context.Context, checks []check) *gqlerror.Error {
 	key := ""
 	for _, c := range checks {
 		if c.limit.Rate > 0 && key == "" {
-			key = callerKey(ctx)
+			key = CallerKey(ctx)
 		}
 	}
 	for _, c := range checks {
 		if c.limit.Rate <= 0 {
 			continue
 		}
-		res, err := e.cfg.Limiter.AllowN(ctx, c.name+":"+key, c.limit, int(min(c.n, int64(c.limit.Burst))))
+		if !e.mayCall() {
+			return nil
+		}
+		res, err := e.allowN(ctx, c.name+":"+key, c.limit, int(min(c.n, int64(c.limit.Burst))))
 		if err != nil {
+			if ctx.Err() == nil {
+				// The limiter failed, not the caller, who went away: leave it alone a while.
+				e.skipUntil.Store(e.now().Add(e.cfg.Pause).UnixNano())
+			}
 			e.warn(ctx, err)
-			continue
+			return nil
+		}
+		if e.skipUntil.Load() != 0 {
+			e.skipUntil.Store(0)
 		}
 		if !res.Allowed {
 			return refuse(c.policy, c.n, res)
 		}
 	}
 	return nil
+}
+
+func (e *Extension) allowN(ctx context.Context, key string, limit Limit, n int) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	return e.cfg.Limiter.AllowN(ctx, key, limit, n)
+}
+
+// mayCall reports whether the limiter is to be called: it answered last time, or it failed and
+// Pause has passed, and no other caller has claimed the try since.
+func (e *Extension) mayCall() bool {
+	until := e.skipUntil.Load()
+	if until == 0 {
+		return true
+	}
+	now := e.now()
+	if now.UnixNano() < until {
+		return false
+	}
+	return e.skipUntil.CompareAndSwap(until, now.Add(e.cfg.Pause).UnixNano())
 }
 
 // warnEvery bounds how often a failing limiter is logged.
@@ -214,10 +272,11 @@ func WithClient(ctx context.Context, remoteAddr string) context.Context {
 	return context.WithValue(ctx, clientKey{}, host)
 }
 
-// callerKey names the budget of the caller of ctx: the authenticated advisor, or the client's
-// address when the caller is anonymous. It is a hash, so that neither an advisor's id nor an
-// address is written into Redis keys, where anyone who can list them would read them.
-func callerKey(ctx context.Context) string {
+// CallerKey names the caller of ctx, for budgets: the authenticated advisor of its firm (two
+// firms may have advisors of the same id, and are two callers), or the client's address when
+// the caller is anonymous. It is a hash, so that neither an advisor's id nor an address is
+// written into Redis keys, where anyone who can list them would read them.
+func CallerKey(ctx context.Context) string {
 	who := ""
 	if c, ok := callerauth.FromContext(ctx); ok && c.AdvisorID != "" {
 		who = "advisor\x00" + c.FirmID + "\x00" + c.AdvisorID

@@ -40,7 +40,8 @@ type Limiter interface {
 	AllowN(ctx context.Context, key string, limit Limit, n int) (Result, error)
 }
 
-// redisTimeout bounds each Redis call: a stalled Redis must not stall every operation.
+// redisTimeout bounds each Redis call, for callers that set no tighter deadline (the
+// Extension does: Config.Timeout): a stalled Redis must not stall every operation.
 const redisTimeout = 500 * time.Millisecond
 
 // Redis keeps budgets in Redis with go-redis/redis_rate, whose one script per decision runs on
