@@ -29,6 +29,9 @@ import (
 
 const longTTL = 10 * time.Minute
 
+// firm is the firm of the events the contract tests append when firms are not what they test.
+const firm = "firm-001"
+
 // fixture is one log under test and what the contract tests need to drive it.
 type fixture struct {
 	log eventlog.Log
@@ -167,7 +170,7 @@ func appendN(t *testing.T, log eventlog.Log, n int, tag string) []string {
 	t.Helper()
 	ids := make([]string, 0, n)
 	for i := range n {
-		id, dup, err := log.Append(ctxT(t), body(tag, i))
+		id, dup, err := log.Append(ctxT(t), firm, body(tag, i))
 		if err != nil {
 			t.Fatalf("Append #%d: %v", i, err)
 		}
@@ -279,7 +282,7 @@ func TestConcurrentAppendsGetDistinctOrderedIDs(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range each {
-					if _, dup, err := f.log.Append(context.Background(), body(fmt.Sprint("w", w), i)); err != nil || dup {
+					if _, dup, err := f.log.Append(context.Background(), firm, body(fmt.Sprint("w", w), i)); err != nil || dup {
 						errs <- fmt.Errorf("writer %d append %d: dup=%v err=%v", w, i, dup, err)
 					}
 				}
@@ -314,7 +317,7 @@ func TestBodiesRoundTrip(t *testing.T) {
 		var ids []string
 		for _, b := range bodies {
 			in := slices.Clone(b)
-			id, _, err := f.log.Append(ctxT(t), in)
+			id, _, err := f.log.Append(ctxT(t), firm, in)
 			if err != nil {
 				t.Fatalf("Append: %v", err)
 			}
@@ -331,8 +334,8 @@ func TestBodiesRoundTrip(t *testing.T) {
 			t.Fatalf("After returned %d records, want %d", len(recs), len(bodies))
 		}
 		for i, r := range recs {
-			if r.ID != ids[i] || !bytes.Equal(r.Body, bodies[i]) {
-				t.Errorf("record %d = %s %q (%d bytes), want %s %q (%d bytes)", i, r.ID, clip(r.Body), len(r.Body), ids[i], clip(bodies[i]), len(bodies[i]))
+			if r.ID != ids[i] || r.Firm != firm || !bytes.Equal(r.Body, bodies[i]) {
+				t.Errorf("record %d = %s of %q, %q (%d bytes), want %s of %q, %q (%d bytes)", i, r.ID, r.Firm, clip(r.Body), len(r.Body), ids[i], firm, clip(bodies[i]), len(bodies[i]))
 			}
 		}
 		recs, err = f.log.Before(ctxT(t), "", 1)
@@ -487,16 +490,16 @@ func TestIdenticalBodiesAreStoredOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, open func(int, time.Duration) *fixture) {
 		f := open(100, longTTL)
 		b := []byte(`{"type":"account.updated","id":"a1"}`)
-		id1, dup, err := f.log.Append(ctxT(t), b)
+		id1, dup, err := f.log.Append(ctxT(t), firm, b)
 		if err != nil || dup {
 			t.Fatalf("first Append = %s, dup=%v, %v", id1, dup, err)
 		}
-		other, dup, err := f.log.Append(ctxT(t), []byte(`{"type":"account.updated","id":"a2"}`))
+		other, dup, err := f.log.Append(ctxT(t), firm, []byte(`{"type":"account.updated","id":"a2"}`))
 		if err != nil || dup {
 			t.Fatalf("Append of a different body = %s, dup=%v, %v", other, dup, err)
 		}
 		for i := range 3 {
-			id, dup, err := f.log.Append(ctxT(t), slices.Clone(b))
+			id, dup, err := f.log.Append(ctxT(t), firm, slices.Clone(b))
 			if err != nil || !dup || id != id1 {
 				t.Errorf("redelivery %d = %s, dup=%v, %v; want %s, dup=true", i, id, dup, err, id1)
 			}
@@ -505,7 +508,7 @@ func TestIdenticalBodiesAreStoredOnce(t *testing.T) {
 			t.Errorf("stored %v, want %v", got, []string{id1, other})
 		}
 		if f.replica != nil { // another replica sees the same window
-			id, dup, err := f.replica().Append(ctxT(t), b)
+			id, dup, err := f.replica().Append(ctxT(t), firm, b)
 			if err != nil || !dup || id != id1 {
 				t.Errorf("redelivery to another replica = %s, dup=%v, %v; want %s, dup=true", id, dup, err, id1)
 			}
@@ -518,22 +521,22 @@ func TestDuplicateWindowExpires(t *testing.T) {
 	eachBackend(t, func(t *testing.T, open func(int, time.Duration) *fixture) {
 		f := open(100, time.Second)
 		b := []byte(`{"type":"window"}`)
-		id1, dup, err := f.log.Append(ctxT(t), b)
+		id1, dup, err := f.log.Append(ctxT(t), firm, b)
 		if err != nil || dup {
 			t.Fatalf("first Append = %s, dup=%v, %v", id1, dup, err)
 		}
-		if id, dup, err := f.log.Append(ctxT(t), b); err != nil || !dup || id != id1 {
+		if id, dup, err := f.log.Append(ctxT(t), firm, b); err != nil || !dup || id != id1 {
 			t.Fatalf("redelivery within the window = %s, dup=%v, %v; want %s, dup=true", id, dup, err, id1)
 		}
 		f.pass(1100 * time.Millisecond)
-		id2, dup, err := f.log.Append(ctxT(t), b)
+		id2, dup, err := f.log.Append(ctxT(t), firm, b)
 		if err != nil || dup {
 			t.Fatalf("Append after the window = %s, dup=%v, %v; want a new record", id2, dup, err)
 		}
 		if !eventlog.Less(id1, id2) {
 			t.Errorf("id after the window %s does not follow %s", id2, id1)
 		}
-		if id, dup, err := f.log.Append(ctxT(t), b); err != nil || !dup || id != id2 {
+		if id, dup, err := f.log.Append(ctxT(t), firm, b); err != nil || !dup || id != id2 {
 			t.Errorf("redelivery in the new window = %s, dup=%v, %v; want %s, dup=true", id, dup, err, id2)
 		}
 		if got := after(t, f.log, "", 100); !slices.Equal(got, []string{id1, id2}) {
@@ -633,7 +636,7 @@ func awaitWake(t *testing.T, w *watcher, writer eventlog.Log, tag string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for i := 0; time.Now().Before(deadline); i++ {
-		if _, _, err := writer.Append(ctxT(t), body(tag, i)); err != nil {
+		if _, _, err := writer.Append(ctxT(t), firm, body(tag, i)); err != nil {
 			t.Fatalf("Append: %v", err)
 		}
 		select {
@@ -652,7 +655,7 @@ func TestWatchWakesOnAppend(t *testing.T) {
 		awaitWake(t, w, f.log, "wake")
 		// Once listening, every append wakes it again.
 		for i := range 3 {
-			if _, _, err := f.log.Append(ctxT(t), body("wake-again", i)); err != nil {
+			if _, _, err := f.log.Append(ctxT(t), firm, body("wake-again", i)); err != nil {
 				t.Fatalf("Append: %v", err)
 			}
 			select {
@@ -744,7 +747,7 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 	log := eventlog.NewRedis(client, "eventlog-test-unreachable:", 10, time.Minute)
 
 	checks := map[string]func(ctx context.Context) error{
-		"Append": func(ctx context.Context) error { _, _, err := log.Append(ctx, []byte("x")); return err },
+		"Append": func(ctx context.Context) error { _, _, err := log.Append(ctx, firm, []byte("x")); return err },
 		"After":  func(ctx context.Context) error { _, err := log.After(ctx, "", 10); return err },
 		"After a cursor": func(ctx context.Context) error {
 			_, err := log.After(ctx, "1732266000000-0", 10)

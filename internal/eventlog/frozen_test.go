@@ -28,7 +28,7 @@ func TestAFrozenRedisFailsEveryCallWithinTheBound(t *testing.T) {
 	ctx := context.Background()
 	// Pooled connections made before the freeze are the ones go-redis would retry on.
 	for i := range 4 {
-		if _, _, err := log.Append(ctx, body("before", i)); err != nil {
+		if _, _, err := log.Append(ctx, firm, body("before", i)); err != nil {
 			t.Fatalf("Append before the freeze: %v", err)
 		}
 	}
@@ -36,7 +36,7 @@ func TestAFrozenRedisFailsEveryCallWithinTheBound(t *testing.T) {
 	defer srv.Thaw()
 
 	calls := map[string]func() error{
-		"Append":  func() error { _, _, err := log.Append(ctx, body("during", 0)); return err },
+		"Append":  func() error { _, _, err := log.Append(ctx, firm, body("during", 0)); return err },
 		"After":   func() error { _, err := log.After(ctx, "", 10); return err },
 		"Before":  func() error { _, err := log.Before(ctx, "", 10); return err },
 		"Bounds":  func() error { _, _, err := log.Bounds(ctx); return err },

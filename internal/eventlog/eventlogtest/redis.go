@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,14 +28,17 @@ type Redis struct {
 	// cluster's configuration.
 	busPort int
 	dir     string
+	// config is more of redis-server's settings, as its command line takes them.
+	config []string
 }
 
-// StartRedis starts a redis-server for t, stopped when t ends. Without redis-server installed
-// the test is skipped, or fails when REQUIRE_REDIS is set (as in CI).
-func StartRedis(t testing.TB) *Redis {
+// StartRedis starts a redis-server for t, stopped when t ends, with more settings in config as
+// its command line takes them ("--maxmemory", "2mb"). Without redis-server installed the test
+// is skipped, or fails when REQUIRE_REDIS is set (as in CI).
+func StartRedis(t testing.TB, config ...string) *Redis {
 	t.Helper()
 	needRedisServer(t)
-	r := &Redis{t: t, port: freePort(t)}
+	r := &Redis{t: t, port: freePort(t), config: config}
 	r.Start()
 	t.Cleanup(r.Stop)
 	return r
@@ -64,6 +68,7 @@ func (r *Redis) start() error {
 			"--cluster-config-file", fmt.Sprintf("nodes-%d.conf", r.port), "--dir", r.dir,
 			"--cluster-node-timeout", "2000")
 	}
+	args = append(args, r.config...)
 	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
@@ -93,6 +98,77 @@ func (r *Redis) Stop() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 	r.cmd = nil
+}
+
+// StartFull starts a redis-server for t that has at most 2 MB of memory and refuses writes
+// beyond it (maxmemory with noeviction), as a shared Redis that other data filled would; Fill
+// fills it.
+func StartFull(t testing.TB) *Redis {
+	t.Helper()
+	return StartRedis(t, "--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
+}
+
+// Fill writes keys of its own until the server refuses a write for want of memory, and keeps it
+// refusing every write, however small; it returns a function that deletes the keys again, after
+// which writes succeed. It fails the test when the server takes 64 MB without refusing (it was
+// not started with a maxmemory, such as by StartFull).
+func (r *Redis) Fill() (free func()) {
+	r.t.Helper()
+	keys, err := r.fill()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return func() {
+		r.t.Helper()
+		client := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
+		defer client.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := client.Del(ctx, keys...).Err(); err != nil {
+			r.t.Fatalf("free redis-server on %s: %v", r.Addr(), err)
+		}
+	}
+}
+
+// fill writes values until one is refused, then sets maxmemory well below the memory used: what
+// Redis counts includes its clients' buffers, which shrink when a client goes or its buffer is
+// trimmed, and would bring a Redis filled just to the limit back under it.
+func (r *Redis) fill() ([]string, error) {
+	client := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	keys := []string{"eventlogtest:fill:none"} // DEL needs one key at least
+	value := strings.Repeat("x", 16<<10)
+	for {
+		if len(keys) > 4096 {
+			return nil, fmt.Errorf("redis-server on %s took 64 MB without refusing a write: start it with a maxmemory", r.Addr())
+		}
+		key := fmt.Sprintf("eventlogtest:fill:%d", len(keys))
+		err := client.Set(ctx, key, value, 0).Err()
+		if err != nil && strings.HasPrefix(err.Error(), "OOM ") {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fill redis-server on %s: %w", r.Addr(), err)
+		}
+		keys = append(keys, key)
+	}
+	info, err := client.InfoMap(ctx, "memory").Result()
+	if err != nil {
+		return nil, fmt.Errorf("read redis-server's memory on %s: %w", r.Addr(), err)
+	}
+	used, err := strconv.ParseInt(info["Memory"]["used_memory"], 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("read redis-server's used_memory on %s: %w", r.Addr(), err)
+	}
+	// Below what is used by more than clients' buffers can give back; above what is used once
+	// the keys are deleted, so that freeing them makes room again.
+	limit := used - 256<<10
+	if err := client.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+		return nil, fmt.Errorf("lower redis-server's maxmemory on %s: %w", r.Addr(), err)
+	}
+	return keys, nil
 }
 
 // Freeze stops the process with SIGSTOP: connections stay open and new ones are accepted by the
