@@ -51,7 +51,7 @@ func (s *Sandbox) routeEmbed(w http.ResponseWriter, r *http.Request, segs []stri
 	case segs[1] == "chat.js" || segs[1] == "chat.css":
 		s.serveChatFile(w, r, segs[1])
 	case segs[1] == "history":
-		s.methods(w, r, handlers{http.MethodGet: func() (any, *apiError) {
+		methods(w, r, handlers{http.MethodGet: func() (any, *apiError) {
 			sess, err := s.chatSession(w, r)
 			if err != nil {
 				return nil, err
@@ -59,7 +59,7 @@ func (s *Sandbox) routeEmbed(w http.ResponseWriter, r *http.Request, segs []stri
 			return chatReply{Messages: s.sessions.history(sess.Advisor), ExpiresAt: sess.ExpiresAt}, nil
 		}})
 	case segs[1] == "messages":
-		s.methods(w, r, handlers{http.MethodPost: func() (any, *apiError) { return s.postChatMessage(w, r) }})
+		methods(w, r, handlers{http.MethodPost: func() (any, *apiError) { return s.postChatMessage(w, r) }})
 	default:
 		writeError(w, http.StatusNotFound, "Not Found")
 	}

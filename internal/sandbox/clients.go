@@ -9,8 +9,9 @@ import (
 	"github.com/advisorhq/gateway/internal/advisorspec"
 )
 
-// The advisor and team a client added over HTTP belongs to when the request names none and the
-// API user reaches none yet: the demo client's, so that an empty sandbox and the demo agree.
+// The advisor and team a client of the first firm added over HTTP belongs to when the request
+// names none and the firm reaches none yet: the demo client's, so that an empty sandbox and the
+// demo agree. Each firm has its own (Firm.AdvisorID and TeamID).
 const (
 	DefaultAdvisorID = "adv-001"
 	DefaultTeamID    = "team-west"
@@ -22,8 +23,8 @@ type created struct{ v any }
 // reachable lists the advisors and teams the API user can act for: those of every client,
 // deleted ones included, since deleting a client revokes access to it, not to its advisor. The
 // caller holds the lock.
-func (s *Sandbox) reachable() (advisors, teams []string) {
-	for _, c := range s.store.clients {
+func (t *Tenant) reachable() (advisors, teams []string) {
+	for _, c := range t.store.clients {
 		if !slices.Contains(advisors, c.AdvisorID) {
 			advisors = append(advisors, c.AdvisorID)
 		}
@@ -35,12 +36,12 @@ func (s *Sandbox) reachable() (advisors, teams []string) {
 }
 
 // actingFor is the advisor and team an Add Client request acts for: those its advisor_id and
-// team_id name, else the only one the API user reaches, else the defaults; naming none while
+// team_id name, else the only one the API user reaches, else the firm's defaults; naming none while
 // several are reachable is the same 400 as on the contact paths. The sandbox keeps no directory
 // of advisors, so naming a new one is how a second advisor comes to exist. The caller holds the
 // lock.
-func (s *Sandbox) actingFor(sc contactScope) (advisorID, teamID string, err *apiError) {
-	advisors, teams := s.reachable()
+func (t *Tenant) actingFor(sc contactScope) (advisorID, teamID string, err *apiError) {
+	advisors, teams := t.reachable()
 	pick := func(name, value string, reachable []string, what, def string) (string, *apiError) {
 		switch {
 		case value != "":
@@ -52,10 +53,10 @@ func (s *Sandbox) actingFor(sc contactScope) (advisorID, teamID string, err *api
 		}
 		return "", errorf(http.StatusBadRequest, fmt.Sprintf("%s is required when the API user can access multiple %s", name, what))
 	}
-	if advisorID, err = pick("advisor_id", sc.advisorID, advisors, "advisors", DefaultAdvisorID); err != nil {
+	if advisorID, err = pick("advisor_id", sc.advisorID, advisors, "advisors", t.firm.AdvisorID); err != nil {
 		return "", "", err
 	}
-	if teamID, err = pick("team_id", sc.teamID, teams, "advisor teams", DefaultTeamID); err != nil {
+	if teamID, err = pick("team_id", sc.teamID, teams, "advisor teams", t.firm.TeamID); err != nil {
 		return "", "", err
 	}
 	return advisorID, teamID, nil
@@ -64,18 +65,18 @@ func (s *Sandbox) actingFor(sc contactScope) (advisorID, teamID string, err *api
 // putClient answers Add Client: the body is one Clients-file row, added when its id is new (or
 // was deleted: adding it again gives access back, cards intact) and otherwise merged into the
 // client, the file's add-or-update meaning.
-func (s *Sandbox) putClient(sc contactScope, body []byte) (any, *apiError) {
+func (t *Tenant) putClient(sc contactScope, body []byte) (any, *apiError) {
 	row, verr := advisorspec.ParseClientRow(body)
 	if verr != nil {
 		return nil, errorf(http.StatusBadRequest, verr.Message)
 	}
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	advisorID, teamID, err := s.actingFor(sc)
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	advisorID, teamID, err := t.actingFor(sc)
 	if err != nil {
 		return nil, err
 	}
-	c := s.store.clientByExternalID(row.ID)
+	c := t.store.clientByExternalID(row.ID)
 	isNew := c == nil || c.revoked
 	if c != nil && (c.AdvisorID != advisorID || c.TeamID != teamID) {
 		// Moving a client between advisors is not something the row can say; refusing keeps an
@@ -88,10 +89,10 @@ func (s *Sandbox) putClient(sc contactScope, body []byte) (any, *apiError) {
 		return nil, err
 	}
 	if c.WID == "" {
-		c.WID = s.store.ids.newID()
-		s.store.clients = append(s.store.clients, c)
+		c.WID = t.store.ids.newID()
+		t.store.clients = append(t.store.clients, c)
 	}
-	c.apply(row, s.opts.Now(), s.store.ids.newID)
+	c.apply(row, t.opts.Now(), t.store.ids.newID)
 	c.revoked = false
 	if isNew {
 		return created{c.answer()}, nil
@@ -224,13 +225,13 @@ func (c *client) answer() advisorspec.Client {
 // deleteClient answers Delete Client: the advisor loses access, the v1 paths answer 404 for the
 // client from then on, and nothing is erased. Like the contact paths it takes the client's wid
 // as well as its external_id, and the same advisor_id and team_id rules.
-func (s *Sandbox) deleteClient(sc contactScope) (any, *apiError) {
+func (t *Tenant) deleteClient(sc contactScope) (any, *apiError) {
 	if missing(sc.ref) {
 		return nil, errorf(http.StatusBadRequest, "Missing external_id parameter")
 	}
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	c, err := s.visibleClient(sc)
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	c, err := t.visibleClient(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -239,10 +240,10 @@ func (s *Sandbox) deleteClient(sc contactScope) (any, *apiError) {
 }
 
 // LinkedCard is linkedCard for a caller outside the lock; it returns a copy of the card.
-func (s *Sandbox) LinkedCard(clientID, peopleID string) (advisorspec.Contact, bool) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	_, card, ok := s.store.linkedCard(clientID, peopleID)
+func (t *Tenant) LinkedCard(clientID, peopleID string) (advisorspec.Contact, bool) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	_, card, ok := t.store.linkedCard(clientID, peopleID)
 	if !ok {
 		return advisorspec.Contact{}, false
 	}

@@ -20,19 +20,19 @@ type contactScope struct {
 	teamID    string
 }
 
-func (s *Sandbox) topAccountScope(wid string) contactScope {
+func (t *Tenant) topAccountScope(wid string) contactScope {
 	return contactScope{spec: advisorspec.TopAccountScope, ref: wid}
 }
 
-func (s *Sandbox) clientScope(r *http.Request, ref string) contactScope {
+func (t *Tenant) clientScope(r *http.Request, ref string) contactScope {
 	q := r.URL.Query()
 	return contactScope{spec: advisorspec.ClientScope, ref: ref, advisorID: q.Get("advisor_id"), teamID: q.Get("team_id")}
 }
 
 // contacts finds the contact cards of the scope's owner. The caller holds the lock.
-func (s *Sandbox) contacts(sc contactScope) (*contactSet, *apiError) {
+func (t *Tenant) contacts(sc contactScope) (*contactSet, *apiError) {
 	if sc.spec == advisorspec.TopAccountScope {
-		ta, err := s.topAccount(sc.ref, "Missing wid parameter")
+		ta, err := t.topAccount(sc.ref, "Missing wid parameter")
 		if err != nil {
 			return nil, err
 		}
@@ -41,7 +41,7 @@ func (s *Sandbox) contacts(sc contactScope) (*contactSet, *apiError) {
 	if missing(sc.ref) {
 		return nil, errorf(http.StatusBadRequest, "Missing wid parameter")
 	}
-	c, err := s.visibleClient(sc)
+	c, err := t.visibleClient(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +51,8 @@ func (s *Sandbox) contacts(sc contactScope) (*contactSet, *apiError) {
 // visibleClient finds a v1 client as the API user sees it. The user can reach the advisors and
 // teams of every client; when that is more than one, it must say which it acts for. The caller
 // holds the lock.
-func (s *Sandbox) visibleClient(sc contactScope) (*client, *apiError) {
-	advisors, teams := s.reachable()
+func (t *Tenant) visibleClient(sc contactScope) (*client, *apiError) {
+	advisors, teams := t.reachable()
 	for _, p := range []struct {
 		name, value string
 		reachable   []string
@@ -68,7 +68,7 @@ func (s *Sandbox) visibleClient(sc contactScope) (*client, *apiError) {
 			return nil, errorf(http.StatusForbidden, "Access Denied")
 		}
 	}
-	c := s.store.clientByRef(sc.ref)
+	c := t.store.clientByRef(sc.ref)
 	if c == nil || sc.advisorID != "" && c.AdvisorID != sc.advisorID || sc.teamID != "" && c.TeamID != sc.teamID {
 		return nil, errorf(http.StatusNotFound, "Client not found")
 	}
@@ -85,19 +85,19 @@ type Client struct {
 
 // AddClient adds a client for the v1 contact endpoints and returns its wid. The API user can
 // reach every client's advisor and team; once there are several, v1 requests must name theirs.
-func (s *Sandbox) AddClient(c Client) (string, error) {
+func (t *Tenant) AddClient(c Client) (string, error) {
 	if missing(c.ExternalID) || missing(c.AdvisorID) || missing(c.TeamID) {
 		return "", fmt.Errorf("add client: external id, advisor id and team id are all required")
 	}
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	for _, existing := range s.store.clients {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	for _, existing := range t.store.clients {
 		if existing.ExternalID == c.ExternalID {
 			return "", fmt.Errorf("add client: a client with external id %q exists", c.ExternalID)
 		}
 	}
-	wid := s.store.ids.newID()
-	s.store.clients = append(s.store.clients, &client{Client: c, WID: wid})
+	wid := t.store.ids.newID()
+	t.store.clients = append(t.store.clients, &client{Client: c, WID: wid})
 	return wid, nil
 }
 
@@ -112,10 +112,10 @@ func (sc contactScope) rejected(err *advisorspec.Error, isNew bool) *apiError {
 	return errorf(status, err.Message)
 }
 
-func (s *Sandbox) listContacts(sc contactScope) (advisorspec.ContactList, *apiError) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	set, err := s.contacts(sc)
+func (t *Tenant) listContacts(sc contactScope) (advisorspec.ContactList, *apiError) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	set, err := t.contacts(sc)
 	if err != nil {
 		return advisorspec.ContactList{}, err
 	}
@@ -126,16 +126,16 @@ func (s *Sandbox) listContacts(sc contactScope) (advisorspec.ContactList, *apiEr
 	return out, nil
 }
 
-func (s *Sandbox) getContact(sc contactScope, id string) (*contact, *apiError) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	_, c, err := s.contact(sc, id)
+func (t *Tenant) getContact(sc contactScope, id string) (*contact, *apiError) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	_, c, err := t.contact(sc, id)
 	return c, err
 }
 
 // contact finds one contact card and the set it belongs to. The caller holds the lock.
-func (s *Sandbox) contact(sc contactScope, id string) (*contactSet, *contact, *apiError) {
-	set, err := s.contacts(sc)
+func (t *Tenant) contact(sc contactScope, id string) (*contactSet, *contact, *apiError) {
+	set, err := t.contacts(sc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,8 +149,8 @@ func (s *Sandbox) contact(sc contactScope, id string) (*contactSet, *contact, *a
 	return set, c, nil
 }
 
-func (s *Sandbox) addContact(sc contactScope, body []byte) (advisorspec.ContactID, *apiError) {
-	c, err := s.createContact(sc, body)
+func (t *Tenant) addContact(sc contactScope, body []byte) (advisorspec.ContactID, *apiError) {
+	c, err := t.createContact(sc, body)
 	if err != nil {
 		return advisorspec.ContactID{}, err
 	}
@@ -158,10 +158,10 @@ func (s *Sandbox) addContact(sc contactScope, body []byte) (advisorspec.ContactI
 }
 
 // createContact adds a contact card from an Add Contact body.
-func (s *Sandbox) createContact(sc contactScope, body []byte) (*contact, *apiError) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	set, err := s.contacts(sc)
+func (t *Tenant) createContact(sc contactScope, body []byte) (*contact, *apiError) {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	set, err := t.contacts(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -177,15 +177,15 @@ func (s *Sandbox) createContact(sc contactScope, body []byte) (*contact, *apiErr
 		return nil, err
 	}
 	// Merging into a bare card drops the empty arrays a body may carry, as absent fields are.
-	c := merged(&contact{ID: s.store.ids.newID(), ExternalID: decoded.ExternalID, Type: decoded.Type}, decoded)
+	c := merged(&contact{ID: t.store.ids.newID(), ExternalID: decoded.ExternalID, Type: decoded.Type}, decoded)
 	set.put(c)
 	return c, nil
 }
 
-func (s *Sandbox) updateContact(sc contactScope, id string, body []byte) (advisorspec.ContactID, *apiError) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	set, current, err := s.contact(sc, id)
+func (t *Tenant) updateContact(sc contactScope, id string, body []byte) (advisorspec.ContactID, *apiError) {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	set, current, err := t.contact(sc, id)
 	if err != nil {
 		return advisorspec.ContactID{}, err
 	}

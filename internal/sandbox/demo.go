@@ -26,10 +26,24 @@ type demoDocument struct {
 	file []byte // nil: no file uploaded yet
 }
 
-// demoClient is a client of the v1 contact endpoints.
+// demoClient is a client of the v1 contact endpoints, of the firm's default advisor and team.
 type demoClient struct {
-	externalID, advisorID, teamID string
-	contacts                      []map[string]any
+	externalID string
+	contacts   []map[string]any
+}
+
+// demoData is one firm's demo data.
+type demoData struct {
+	families []demoFamily
+	clients  []demoClient
+}
+
+// demoSets are the demo data of the firms a sandbox serves, by position: the first firm has the
+// Hartwell family and its neighbours, the second the Castellano family, under other names and
+// external ids, so that a test can tell whose data it was shown. Later firms have none.
+var demoSets = []func() demoData{
+	func() demoData { return demoData{families: demoFamilies(), clients: demoClients()} },
+	secondFirmDemo,
 }
 
 func demoFamilies() []demoFamily {
@@ -179,7 +193,7 @@ func demoFamilies() []demoFamily {
 
 func demoClients() []demoClient {
 	return []demoClient{{
-		externalID: "CL-1001", advisorID: DefaultAdvisorID, teamID: DefaultTeamID,
+		externalID: "CL-1001",
 		contacts: []map[string]any{
 			{"type": "Individual", "external_id": "cl-marcus", "first_name": "Marcus", "last_name": "Bell", "dob": "1968-04-22"},
 			{"type": "Individual", "external_id": "cl-dana", "first_name": "Dana", "last_name": "Bell", "dob": "1970-09-13"},
@@ -192,40 +206,80 @@ func demoClients() []demoClient {
 	}}
 }
 
-// loadDemo fills an empty sandbox with the demo data, through the same checks as requests.
-func (s *Sandbox) loadDemo() error {
-	for _, fam := range demoFamilies() {
-		info, err := s.createTopAccount(mustJSON(map[string]any{"external_id": fam.externalID, "name": fam.name}))
+// secondFirmDemo is the second firm's demo data: one family with a document and its file, and
+// one client of the firm's advisor.
+func secondFirmDemo() demoData {
+	return demoData{
+		families: []demoFamily{{
+			externalID: SecondFamilyExternalID,
+			name:       "Castellano Family",
+			customTags: []string{"board-review"},
+			contacts: []map[string]any{
+				{"type": "Individual", "external_id": "cs-marco", "first_name": "Marco", "last_name": "Castellano"},
+				{"type": "Individual", "external_id": "cs-lucia", "first_name": "Lucia", "last_name": "Castellano"},
+				{"type": "Individual", "external_id": "cs-sofia", "first_name": "Sofia", "last_name": "Castellano"},
+				{
+					"type": "Trust", "external_id": "cs-trust",
+					"legal_name": "Castellano Family Revocable Trust", "trust_type": "JointRevocableTrust",
+					"trust_creator": []string{"cs-marco", "cs-lucia"}, "initial_trustee": []string{"cs-marco", "cs-lucia"},
+					"governing_state": "IL", "trust_creation_date": "2018-09-20",
+				},
+			},
+			documents: []demoDocument{{
+				body: map[string]any{
+					"name": "Castellano Family Trust Agreement", "extension": ".pdf",
+					"category": "estate_planning", "sub_category": "revocable_trusts_and_supporting_documents",
+					"tags": []string{"current", "board-review"},
+				},
+				file: demoPDF("Castellano Family Trust Agreement"),
+			}},
+		}},
+		clients: []demoClient{{
+			externalID: "CL-2001",
+			contacts: []map[string]any{
+				{"type": "Individual", "external_id": "cl-ines", "first_name": "Ines", "last_name": "Moreau", "dob": "1975-02-11"},
+			},
+		}},
+	}
+}
+
+// SecondFamilyExternalID is the external id of the second default firm's demo family.
+const SecondFamilyExternalID = "CASTELLANO-201"
+
+// loadDemo fills the firm's empty store with demo data, through the same checks as requests.
+func (t *Tenant) loadDemo(demo demoData) error {
+	for _, fam := range demo.families {
+		info, err := t.createTopAccount(mustJSON(map[string]any{"external_id": fam.externalID, "name": fam.name}))
 		if err != nil {
 			return fmt.Errorf("top account %s: %s", fam.externalID, err.Message)
 		}
-		s.store.byWID[info.WID].customTags = fam.customTags
-		scope := s.topAccountScope(info.WID)
+		t.store.byWID[info.WID].customTags = fam.customTags
+		scope := t.topAccountScope(info.WID)
 		for _, c := range fam.contacts {
-			if _, err := s.createContact(scope, mustJSON(c)); err != nil {
+			if _, err := t.createContact(scope, mustJSON(c)); err != nil {
 				return fmt.Errorf("contact %s of %s: %s", c["external_id"], fam.externalID, err.Message)
 			}
 		}
 		for _, doc := range fam.documents {
-			d, err := s.createDocument(info.WID, mustJSON(doc.body))
+			d, err := t.createDocument(info.WID, mustJSON(doc.body))
 			if err != nil {
 				return fmt.Errorf("document %s of %s: %s", doc.body["name"], fam.externalID, err.Message)
 			}
 			if doc.file != nil {
-				if err := s.putDemoFile(d, doc.file); err != nil {
+				if err := t.putDemoFile(d, doc.file); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	for _, dc := range demoClients() {
-		wid, err := s.AddClient(Client{ExternalID: dc.externalID, AdvisorID: dc.advisorID, TeamID: dc.teamID})
+	for _, dc := range demo.clients {
+		wid, err := t.AddClient(Client{ExternalID: dc.externalID, AdvisorID: t.firm.AdvisorID, TeamID: t.firm.TeamID})
 		if err != nil {
 			return err
 		}
 		scope := contactScope{spec: advisorspec.ClientScope, ref: wid}
 		for _, c := range dc.contacts {
-			if _, err := s.createContact(scope, mustJSON(c)); err != nil {
+			if _, err := t.createContact(scope, mustJSON(c)); err != nil {
 				return fmt.Errorf("contact %s of client %s: %s", c["external_id"], dc.externalID, err.Message)
 			}
 		}
@@ -234,13 +288,13 @@ func (s *Sandbox) loadDemo() error {
 }
 
 // putDemoFile stores a demo document's file as if it had been uploaded.
-func (s *Sandbox) putDemoFile(d *document, data []byte) error {
-	if err := s.files.write(d.VaultID, data); err != nil {
+func (t *Tenant) putDemoFile(d *document, data []byte) error {
+	if err := t.files.write(d.VaultID, data); err != nil {
 		return fmt.Errorf("file of demo document %s: %w", d.Name, err)
 	}
 	updated := *d
-	updated.Uploaded, updated.Size, updated.ReadyAt = true, int64(len(data)), s.opts.Now()
-	s.store.byWID[d.WID].documents[d.VaultID] = &updated
+	updated.Uploaded, updated.Size, updated.ReadyAt = true, int64(len(data)), t.opts.Now()
+	t.store.byWID[d.WID].documents[d.VaultID] = &updated
 	return nil
 }
 
@@ -294,11 +348,11 @@ func demoPNG() []byte {
 // DemoFamilyExternalID is the external id of the demo family the gateway's start-up links to.
 const DemoFamilyExternalID = "HARTWELL-001"
 
-// TopAccountWID is the wid of the top account with externalID, if there is one.
-func (s *Sandbox) TopAccountWID(externalID string) (string, bool) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	for _, ta := range s.store.topAccounts {
+// TopAccountWID is the wid of the firm's top account with externalID, if there is one.
+func (t *Tenant) TopAccountWID(externalID string) (string, bool) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	for _, ta := range t.store.topAccounts {
 		if ta.info.ExternalID == externalID {
 			return ta.info.WID, true
 		}

@@ -36,11 +36,11 @@ func (d *document) json() documentJSON {
 func (ta *topAccount) tags() advisorspec.Tags { return advisorspec.NewTags(ta.customTags...) }
 
 // document finds a document for a request. The caller holds the lock.
-func (s *Sandbox) document(wid, vaultID string) (*topAccount, *document, *apiError) {
+func (t *Tenant) document(wid, vaultID string) (*topAccount, *document, *apiError) {
 	if missing(wid) || missing(vaultID) {
 		return nil, nil, errorf(http.StatusBadRequest, "Bad Request")
 	}
-	ta, err := s.topAccount(wid, "Bad Request")
+	ta, err := t.topAccount(wid, "Bad Request")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,10 +51,10 @@ func (s *Sandbox) document(wid, vaultID string) (*topAccount, *document, *apiErr
 	return ta, d, nil
 }
 
-func (s *Sandbox) listDocuments(wid string, query url.Values) (advisorspec.DocumentList, *apiError) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	ta, err := s.topAccount(wid, "Bad Request")
+func (t *Tenant) listDocuments(wid string, query url.Values) (advisorspec.DocumentList, *apiError) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	ta, err := t.topAccount(wid, "Bad Request")
 	if err != nil {
 		return advisorspec.DocumentList{}, err
 	}
@@ -74,7 +74,7 @@ func (s *Sandbox) listDocuments(wid string, query url.Values) (advisorspec.Docum
 		}
 		after = seq
 	}
-	matching := s.documentsTagged(ta, tags, q.Tags)
+	matching := documentsTagged(ta, tags, q.Tags)
 	out := advisorspec.DocumentList{Documents: []documentJSON{}}
 	out.Pagination.TotalCount = len(matching)
 	for _, d := range matching {
@@ -90,7 +90,7 @@ func (s *Sandbox) listDocuments(wid string, query url.Values) (advisorspec.Docum
 
 // documentsTagged returns the top account's documents in vault order, those carrying any of
 // the filter's tags when there is a filter. The caller holds the lock.
-func (s *Sandbox) documentsTagged(ta *topAccount, tags advisorspec.Tags, filter []string) []*document {
+func documentsTagged(ta *topAccount, tags advisorspec.Tags, filter []string) []*document {
 	want := make([]string, 0, len(filter))
 	for _, name := range filter {
 		c, _ := tags.Canonical(name)
@@ -106,14 +106,14 @@ func (s *Sandbox) documentsTagged(ta *topAccount, tags advisorspec.Tags, filter 
 	return out
 }
 
-func (s *Sandbox) getDocument(r *http.Request, wid, vaultID string) (documentJSON, *apiError) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	_, d, err := s.document(wid, vaultID)
+func (t *Tenant) getDocument(r *http.Request, wid, vaultID string) (documentJSON, *apiError) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	_, d, err := t.document(wid, vaultID)
 	if err != nil {
 		return documentJSON{}, err
 	}
-	now := s.opts.Now()
+	now := t.opts.Now()
 	if d.Uploaded && now.Before(d.ReadyAt) {
 		return documentJSON{}, errorf(http.StatusNotFound, advisorspec.MessageFileNotReady)
 	}
@@ -121,24 +121,24 @@ func (s *Sandbox) getDocument(r *http.Request, wid, vaultID string) (documentJSO
 	out.FileStatus = advisorspec.FileStatusNoFileUploaded
 	if d.Uploaded {
 		out.FileStatus = advisorspec.FileStatusUploaded
-		out.DownloadURI = s.presign(r, http.MethodGet, d, "", now.Add(s.opts.DownloadTTL))
+		out.DownloadURI = t.presign(r, http.MethodGet, d, "", now.Add(t.opts.DownloadTTL))
 	}
 	return out, nil
 }
 
-func (s *Sandbox) uploadDocument(r *http.Request, wid string, body []byte) (advisorspec.NewDocument, *apiError) {
-	d, err := s.createDocument(wid, body)
+func (t *Tenant) uploadDocument(r *http.Request, wid string, body []byte) (advisorspec.NewDocument, *apiError) {
+	d, err := t.createDocument(wid, body)
 	if err != nil {
 		return advisorspec.NewDocument{}, err
 	}
-	return advisorspec.NewDocument{WID: d.WID, VaultID: d.VaultID, UploadURI: s.uploadAddress(r, d)}, nil
+	return advisorspec.NewDocument{WID: d.WID, VaultID: d.VaultID, UploadURI: t.uploadAddress(r, d)}, nil
 }
 
 // createDocument adds a document, with no file yet, from an Upload Document body.
-func (s *Sandbox) createDocument(wid string, body []byte) (*document, *apiError) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	ta, err := s.topAccount(wid, "Bad Request")
+func (t *Tenant) createDocument(wid string, body []byte) (*document, *apiError) {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	ta, err := t.topAccount(wid, "Bad Request")
 	if err != nil {
 		return nil, err
 	}
@@ -146,18 +146,18 @@ func (s *Sandbox) createDocument(wid string, body []byte) (*document, *apiError)
 	if verr != nil {
 		return nil, errorf(http.StatusBadRequest, verr.Message)
 	}
-	now := s.opts.Now()
-	d := &document{DocumentFields: fields, WID: ta.info.WID, VaultID: s.store.ids.newID(), CreationDate: now, ModificationDate: now}
+	now := t.opts.Now()
+	d := &document{DocumentFields: fields, WID: ta.info.WID, VaultID: t.store.ids.newID(), CreationDate: now, ModificationDate: now}
 	ta.documents[d.VaultID] = d
 	ta.docSeq[d.VaultID] = ta.nextSeq
 	ta.nextSeq++
 	return d, nil
 }
 
-func (s *Sandbox) updateDocument(r *http.Request, wid, vaultID string, body []byte) (documentJSON, *apiError) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	ta, d, err := s.document(wid, vaultID)
+func (t *Tenant) updateDocument(r *http.Request, wid, vaultID string, body []byte) (documentJSON, *apiError) {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	ta, d, err := t.document(wid, vaultID)
 	if err != nil {
 		return documentJSON{}, err
 	}
@@ -167,22 +167,22 @@ func (s *Sandbox) updateDocument(r *http.Request, wid, vaultID string, body []by
 	}
 	updated := *d
 	updated.DocumentFields = fields
-	updated.ModificationDate = s.opts.Now()
+	updated.ModificationDate = t.opts.Now()
 	ta.documents[vaultID] = &updated
 	out := updated.json()
-	out.UploadURI = s.uploadAddress(r, &updated)
+	out.UploadURI = t.uploadAddress(r, &updated)
 	return out, nil
 }
 
-func (s *Sandbox) deleteDocument(wid, vaultID string) (struct{}, *apiError) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	ta, _, err := s.document(wid, vaultID)
+func (t *Tenant) deleteDocument(wid, vaultID string) (struct{}, *apiError) {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	ta, _, err := t.document(wid, vaultID)
 	if err != nil {
 		return struct{}{}, err
 	}
 	// The file goes first: if that fails the document is still whole and the delete can be retried.
-	if err := s.files.remove(vaultID); err != nil {
+	if err := t.files.remove(vaultID); err != nil {
 		return struct{}{}, errorf(http.StatusInternalServerError, "Internal server error")
 	}
 	delete(ta.documents, vaultID) // docSeq keeps its place, so a nextToken naming it still pages on
@@ -191,6 +191,6 @@ func (s *Sandbox) deleteDocument(wid, vaultID string) (struct{}, *apiError) {
 
 // uploadAddress issues a new presigned upload address for d. Each carries its own nonce, so
 // that each takes one upload.
-func (s *Sandbox) uploadAddress(r *http.Request, d *document) string {
-	return s.presign(r, http.MethodPut, d, s.store.ids.hex(16), s.opts.Now().Add(s.opts.UploadTTL))
+func (t *Tenant) uploadAddress(r *http.Request, d *document) string {
+	return t.presign(r, http.MethodPut, d, t.store.ids.hex(16), t.opts.Now().Add(t.opts.UploadTTL))
 }

@@ -20,7 +20,7 @@ const (
 )
 
 // postEvents serves POST /sandbox/events.
-func (s *Sandbox) postEvents(body []byte) (any, *apiError) {
+func (t *Tenant) postEvents(body []byte) (any, *apiError) {
 	var list []map[string]any
 	trimmed := strings.TrimSpace(string(body))
 	if strings.HasPrefix(trimmed, "[") {
@@ -33,23 +33,23 @@ func (s *Sandbox) postEvents(body []byte) (any, *apiError) {
 			return nil, errorf(http.StatusBadRequest, "The body must be an event object, an array of event objects, or {\"scenario\": \"onboarding\"}")
 		}
 		if sc, ok := one["scenario"]; ok {
-			return s.playScenario(sc, one)
+			return t.playScenario(sc, one)
 		}
 		list = []map[string]any{one}
 	}
 	if len(list) == 0 {
 		return nil, errorf(http.StatusBadRequest, "Send at least one event")
 	}
-	now := s.opts.Now()
+	now := t.opts.Now()
 	at := make([]time.Time, len(list))
 	for i, ev := range list {
-		filled, err := s.withDefaults(ev, now)
+		filled, err := t.withDefaults(ev, now)
 		if err != nil {
 			return nil, err
 		}
 		list[i], at[i] = filled, now
 	}
-	sent, err := s.emit(list, at)
+	sent, err := t.emit(list, at)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (s *Sandbox) postEvents(body []byte) (any, *apiError) {
 
 // playScenario queues a realistic sequence, one event per interval: a client accepts the
 // invitation, picks a plan, and works through a will to completion.
-func (s *Sandbox) playScenario(name any, req map[string]any) (any, *apiError) {
+func (t *Tenant) playScenario(name any, req map[string]any) (any, *apiError) {
 	if name != ScenarioOnboarding {
 		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("Unknown scenario %v: the scenarios are %q", name, ScenarioOnboarding))
 	}
@@ -84,47 +84,48 @@ func (s *Sandbox) playScenario(name any, req map[string]any) (any, *apiError) {
 		{"EventType": "DocumentCompleted", "DocumentName": will, "DocumentProgressPercentage": 100},
 		{"EventType": "ClientProgressChanged", "EstateStatus": "Completed", "CompletionPercentage": 100},
 	}
-	now := s.opts.Now()
+	now := t.opts.Now()
 	at := make([]time.Time, len(steps))
 	for i, step := range steps {
 		if hasWid {
 			step["Wid"] = wid
 		}
 		when := now.Add(time.Duration(i) * interval)
-		filled, err := s.withDefaults(step, when)
+		filled, err := t.withDefaults(step, when)
 		if err != nil {
 			return nil, err
 		}
 		// The sender waits on the wall clock; the stamps follow the sandbox's clock.
 		steps[i], at[i] = filled, time.Now().Add(time.Duration(i)*interval)
 	}
-	sent, err := s.emit(steps, at)
+	sent, err := t.emit(steps, at)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"scenario": ScenarioOnboarding, "interval": interval.String(), "events": sent}, nil
 }
 
-// withDefaults fills what an event leaves out: the first top account as the client, the time,
-// and plausible values for every field of its type.
-func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any, *apiError) {
+// withDefaults fills what an event leaves out: the firm's first top account as the client, the
+// time, and plausible values for every field of its type. Only the firm's own store is read, so
+// an event naming another firm's wid learns nothing of it.
+func (t *Tenant) withDefaults(ev map[string]any, now time.Time) (map[string]any, *apiError) {
 	typ, _ := ev["EventType"].(string)
 	if advisorspec.EventType(typ).Group() == "" {
 		return nil, errorf(http.StatusBadRequest, fmt.Sprintf("EventType %q is not one of the specification's: %s", typ, strings.Join(eventTypeNames(), ", ")))
 	}
 	out := maps.Clone(ev)
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
 	// Only a Wid left out gets the default: one provided, even of the wrong type, is checked.
 	if _, ok := out["Wid"]; !ok {
-		if len(s.store.topAccounts) == 0 {
+		if len(t.store.topAccounts) == 0 {
 			return nil, errorf(http.StatusBadRequest, "Wid is required: the sandbox has no top accounts to default to")
 		}
-		out["Wid"] = s.store.topAccounts[0].info.WID
+		out["Wid"] = t.store.topAccounts[0].info.WID
 	}
 	wid, _ := out["Wid"].(string)
 	setDefault(out, "Timestamp", now.UTC().Format("2006-01-02T15:04:05.000Z"))
-	ta := s.store.byWID[wid]
+	ta := t.store.byWID[wid]
 	fields := out
 	if advisorspec.EventType(typ).Group() == advisorspec.GroupAnalysis {
 		if ta != nil {
@@ -147,12 +148,12 @@ func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any
 		if ta != nil {
 			doc = firstDocument(ta)
 		}
-		vaultID := s.store.ids.newID()
+		vaultID := t.store.ids.newID()
 		if doc != nil {
 			vaultID = doc.VaultID
 		}
 		setDefault(fields, "CorrelationId", "")
-		setDefault(fields, "JobId", s.store.ids.newID())
+		setDefault(fields, "JobId", t.store.ids.newID())
 		setDefault(fields, "DocumentWid", vaultID)
 		source := map[string]any{"vault_id": vaultID, "name": "Estate plan.pdf", "extension": "pdf", "uploaded_at": now.UTC().Format(time.RFC3339)}
 		if doc != nil {
@@ -180,9 +181,10 @@ func (s *Sandbox) withDefaults(ev map[string]any, now time.Time) (map[string]any
 	owner := map[string]any{"FirstName": "Jordan", "LastName": "Rivera", "LegalName": "Jordan A. Rivera", "ContactType": "Individual", "IsPrimary": true}
 	switch advisorspec.EventType(typ) {
 	case advisorspec.ClientAcceptedInvitation, advisorspec.ClientDeclinedInvitation:
-		setDefault(fields, "AdvisorWid", "adv-1001")
-		setDefault(fields, "TeamId", "team-10")
-		setDefault(fields, "CompanyId", "company-1")
+		// The firm's own advisor, team and company, so that an event reads as one of its clients'.
+		setDefault(fields, "AdvisorWid", t.firm.AdvisorID)
+		setDefault(fields, "TeamId", t.firm.TeamID)
+		setDefault(fields, "CompanyId", t.firm.ID)
 		setDefault(fields, "RegistrationEmail", "jordan.rivera@example.com")
 	case advisorspec.UserSubscriptionCreated:
 		setDefault(fields, "NewPlan", "individual_will")
@@ -269,7 +271,7 @@ const maxAnalysisSize = 50 << 20
 // with a correlation id and, after the processing delay, emits the event the document's state
 // implies (rules in the README). Estate analysis that succeeds adds its generated summaries to
 // the vault, so the event's documents can be fetched.
-func (s *Sandbox) startAnalysis(wid, vaultID string, body []byte) (any, *apiError) {
+func (t *Tenant) startAnalysis(wid, vaultID string, body []byte) (any, *apiError) {
 	var req analysisRequest
 	if len(strings.TrimSpace(string(body))) > 0 {
 		if err := json.Unmarshal(body, &req); err != nil {
@@ -277,15 +279,15 @@ func (s *Sandbox) startAnalysis(wid, vaultID string, body []byte) (any, *apiErro
 		}
 	}
 	tax := req.StartTaxJob != nil && *req.StartTaxJob
-	s.store.mu.Lock()
-	ta, d, err := s.document(wid, vaultID)
+	t.store.mu.Lock()
+	ta, d, err := t.document(wid, vaultID)
 	if err != nil {
-		s.store.mu.Unlock()
+		t.store.mu.Unlock()
 		return nil, err
 	}
-	correlation := s.store.ids.newID()
-	job := s.store.ids.newID()
-	now := s.opts.Now()
+	correlation := t.store.ids.newID()
+	job := t.store.ids.newID()
+	now := t.opts.Now()
 	payload := map[string]any{"CorrelationId": correlation, "JobId": job, "DocumentWid": d.VaultID}
 	ev := map[string]any{"Wid": ta.info.WID, "ExternalId": ta.info.ExternalID, "Payload": payload}
 	ext := strings.ToLower(d.Extension)
@@ -309,17 +311,17 @@ func (s *Sandbox) startAnalysis(wid, vaultID string, body []byte) (any, *apiErro
 	default:
 		ev["EventType"] = "AssistantJobCompleted"
 		payload["source_document"], payload["category"] = sourceDocument(d), "estate"
-		generated, err := s.generateSummaries(ta, d)
+		generated, err := t.generateSummaries(ta, d)
 		if err != nil {
-			s.store.mu.Unlock()
+			t.store.mu.Unlock()
 			return nil, errorf(http.StatusInternalServerError, "Internal server error")
 		}
 		payload["Documents"] = generated
 	}
-	ev["Timestamp"] = now.Add(s.opts.ProcessingDelay).UTC().Format("2006-01-02T15:04:05.000Z")
-	s.store.mu.Unlock()
-	if s.sender != nil {
-		if _, err := s.emit([]map[string]any{ev}, []time.Time{time.Now().Add(s.opts.ProcessingDelay)}); err != nil {
+	ev["Timestamp"] = now.Add(t.opts.ProcessingDelay).UTC().Format("2006-01-02T15:04:05.000Z")
+	t.store.mu.Unlock()
+	if t.sender != nil {
+		if _, err := t.emit([]map[string]any{ev}, []time.Time{time.Now().Add(t.opts.ProcessingDelay)}); err != nil {
 			return nil, err
 		}
 	}
@@ -328,20 +330,20 @@ func (s *Sandbox) startAnalysis(wid, vaultID string, body []byte) (any, *apiErro
 
 // generateSummaries stores an executive summary and insights for d in the vault, with their
 // files, as estate analysis does; called with the store locked.
-func (s *Sandbox) generateSummaries(ta *topAccount, d *document) ([]any, error) {
+func (t *Tenant) generateSummaries(ta *topAccount, d *document) ([]any, error) {
 	var out []any
 	for _, g := range []struct{ kind, title string }{
 		{"StandardExecSummary", "Executive summary"},
 		{"Insights", "Insights"},
 	} {
-		now := s.opts.Now()
+		now := t.opts.Now()
 		name := fmt.Sprintf("%s - %s", g.title, strings.TrimSuffix(d.Name, "."+d.Extension))
 		doc := &document{
 			DocumentFields: advisorspec.DocumentFields{Name: name + ".pdf", Extension: "pdf", Category: "estate_planning", SubCategory: "presentation_materials"},
-			WID:            ta.info.WID, VaultID: s.store.ids.newID(), CreationDate: now, ModificationDate: now,
+			WID:            ta.info.WID, VaultID: t.store.ids.newID(), CreationDate: now, ModificationDate: now,
 		}
 		data := demoPDF(name)
-		if err := s.files.write(doc.VaultID, data); err != nil {
+		if err := t.files.write(doc.VaultID, data); err != nil {
 			return nil, fmt.Errorf("store generated %s: %w", g.kind, err)
 		}
 		doc.Uploaded, doc.Size, doc.ReadyAt = true, int64(len(data)), now

@@ -27,28 +27,34 @@ const (
 	downloadPrefix = "downloads"
 )
 
-// signer signs presigned addresses. An address is valid for one method, one document, until
-// its expiry, and (for uploads) for its nonce; changing any of them breaks the signature.
+// signer signs presigned addresses. An address is valid for one firm, one method, one
+// document, until its expiry, and (for uploads) for its nonce; changing any of them breaks the
+// signature. Each firm has its own key, so an address one firm was given cannot be made to
+// reach another firm's document.
 type signer struct {
 	key []byte
 }
 
-func (s signer) signature(method, wid, vaultID, nonce string, expires int64) string {
+func (s signer) signature(firm, method, wid, vaultID, nonce string, expires int64) string {
 	mac := hmac.New(sha256.New, s.key)
-	fmt.Fprintf(mac, "%s\n%s\n%s\n%s\n%d", method, wid, vaultID, nonce, expires)
+	// Lengths first: no choice of fields can make two addresses sign the same text.
+	for _, f := range []string{firm, method, wid, vaultID, nonce} {
+		fmt.Fprintf(mac, "%d:%s\n", len(f), f)
+	}
+	fmt.Fprintf(mac, "%d", expires)
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
-func (s signer) valid(method, wid, vaultID, nonce string, expires int64, signature string) bool {
-	want := s.signature(method, wid, vaultID, nonce, expires)
+func (s signer) valid(firm, method, wid, vaultID, nonce string, expires int64, signature string) bool {
+	want := s.signature(firm, method, wid, vaultID, nonce, expires)
 	return hmac.Equal([]byte(want), []byte(signature))
 }
 
 // baseURL is where the sandbox's own addresses start: its public URL, or the host the request
 // came to.
-func (s *Sandbox) baseURL(r *http.Request) string {
-	if s.opts.PublicURL != "" {
-		return s.opts.PublicURL
+func baseURL(publicURL string, r *http.Request) string {
+	if publicURL != "" {
+		return publicURL
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -59,8 +65,8 @@ func (s *Sandbox) baseURL(r *http.Request) string {
 
 // presign returns the address of d's file for method, valid until expires. The address is on
 // the sandbox's public URL, or on the host the request came to.
-func (s *Sandbox) presign(r *http.Request, method string, d *document, nonce string, expires time.Time) string {
-	base := s.baseURL(r)
+func (t *Tenant) presign(r *http.Request, method string, d *document, nonce string, expires time.Time) string {
+	base := baseURL(t.opts.PublicURL, r)
 	prefix := downloadPrefix
 	if method == http.MethodPut {
 		prefix = uploadPrefix
@@ -75,23 +81,32 @@ func (s *Sandbox) presign(r *http.Request, method string, d *document, nonce str
 	if nonce != "" {
 		q.Set("nonce", nonce)
 	}
-	q.Set("signature", s.signer.signature(method, d.WID, d.VaultID, nonce, unix))
+	q.Set("signature", t.signer.signature(t.firm.ID, method, d.WID, d.VaultID, nonce, unix))
 	return fmt.Sprintf("%s/%s/%s/%s?%s", base, prefix, url.PathEscape(d.WID), url.PathEscape(d.VaultID), q.Encode())
 }
 
 // checkAddress verifies the signature and expiry of a presigned address used with method. It
-// returns the address's nonce.
-func (s *Sandbox) checkAddress(r *http.Request, method, wid, vaultID string) (string, *apiError) {
+// returns the firm that signed it, whose document the address reaches, and the address's
+// nonce. Every firm's key is tried, so the time taken does not say which firm signed.
+func (s *Sandbox) checkAddress(r *http.Request, method, wid, vaultID string) (*Tenant, string, *apiError) {
 	q := r.URL.Query()
 	expires, err := strconv.ParseInt(q.Get("expires"), 10, 64)
 	nonce := q.Get("nonce")
-	if err != nil || !s.signer.valid(method, wid, vaultID, nonce, expires, q.Get("signature")) {
-		return "", errorf(http.StatusForbidden, "The address is not valid: its signature does not match")
+	var signer *Tenant
+	if err == nil {
+		for _, t := range s.firms {
+			if t.signer.valid(t.firm.ID, method, wid, vaultID, nonce, expires, q.Get("signature")) {
+				signer = t
+			}
+		}
+	}
+	if signer == nil {
+		return nil, "", errorf(http.StatusForbidden, "The address is not valid: its signature does not match")
 	}
 	if !s.opts.Now().Before(time.Unix(expires, 0)) {
-		return "", errorf(http.StatusForbidden, "The address has expired")
+		return nil, "", errorf(http.StatusForbidden, "The address has expired")
 	}
-	return nonce, nil
+	return signer, nonce, nil
 }
 
 // serveUpload takes the PUT of a document's bytes to its upload address. The bytes stream to a
@@ -103,20 +118,20 @@ func (s *Sandbox) serveUpload(w http.ResponseWriter, r *http.Request, wid, vault
 		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
-	nonce, err := s.checkAddress(r, http.MethodPut, wid, vaultID)
+	t, nonce, err := s.checkAddress(r, http.MethodPut, wid, vaultID)
 	if err == nil {
-		err = s.claimUpload(r, wid, vaultID, nonce)
+		err = t.claimUpload(r, wid, vaultID, nonce)
 	}
 	if err != nil {
 		respond(w, nil, err)
 		return
 	}
-	tmp, size, sum, err := s.receive(r)
+	tmp, size, sum, err := t.receive(r)
 	if err == nil {
-		err = s.finishUpload(wid, vaultID, nonce, tmp, size)
+		err = t.finishUpload(wid, vaultID, nonce, tmp, size)
 	}
 	if err != nil {
-		s.releaseUpload(nonce)
+		t.releaseUpload(nonce)
 		_ = os.Remove(tmp)
 		respond(w, nil, err)
 		return
@@ -127,22 +142,22 @@ func (s *Sandbox) serveUpload(w http.ResponseWriter, r *http.Request, wid, vault
 
 // claimUpload checks that the address is unused and that the request fits the document, then
 // marks the address as in use.
-func (s *Sandbox) claimUpload(r *http.Request, wid, vaultID, nonce string) *apiError {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	now := s.opts.Now()
-	for n, u := range s.store.uploads {
+func (t *Tenant) claimUpload(r *http.Request, wid, vaultID, nonce string) *apiError {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	now := t.opts.Now()
+	for n, u := range t.store.uploads {
 		if now.After(u.expires) { // refused for its expiry before its state matters
-			delete(s.store.uploads, n)
+			delete(t.store.uploads, n)
 		}
 	}
-	if u, seen := s.store.uploads[nonce]; seen {
+	if u, seen := t.store.uploads[nonce]; seen {
 		if u.done {
 			return errorf(http.StatusForbidden, "The address has already been used: ask for a new one by updating the document")
 		}
 		return errorf(http.StatusConflict, "An upload to this address is already in progress")
 	}
-	_, d, err := s.document(wid, vaultID)
+	_, d, err := t.document(wid, vaultID)
 	if err != nil {
 		return err
 	}
@@ -150,39 +165,39 @@ func (s *Sandbox) claimUpload(r *http.Request, wid, vaultID, nonce string) *apiE
 	if got, _, perr := mime.ParseMediaType(r.Header.Get("Content-Type")); perr != nil || !strings.EqualFold(got, want) {
 		return errorf(http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be %s for a .%s file", want, d.Extension))
 	}
-	if r.ContentLength > s.opts.MaxFileSize {
-		return s.tooLarge()
+	if r.ContentLength > t.opts.MaxFileSize {
+		return t.tooLarge()
 	}
 	expires, _ := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)
-	s.store.uploads[nonce] = uploadState{expires: time.Unix(expires, 0)}
+	t.store.uploads[nonce] = uploadState{expires: time.Unix(expires, 0)}
 	return nil
 }
 
-func (s *Sandbox) releaseUpload(nonce string) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	delete(s.store.uploads, nonce)
+func (t *Tenant) releaseUpload(nonce string) {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	delete(t.store.uploads, nonce)
 }
 
-func (s *Sandbox) tooLarge() *apiError {
-	return errorf(http.StatusRequestEntityTooLarge, "The file is larger than the maximum of "+bytesize.Format(s.opts.MaxFileSize))
+func (t *Tenant) tooLarge() *apiError {
+	return errorf(http.StatusRequestEntityTooLarge, "The file is larger than the maximum of "+bytesize.Format(t.opts.MaxFileSize))
 }
 
 // receive streams the request body to a temporary file, never holding more than a buffer of
 // it in memory, and returns the file's path, size and SHA-256.
-func (s *Sandbox) receive(r *http.Request) (path string, size int64, sum string, _ *apiError) {
-	f, err := s.files.temp()
+func (t *Tenant) receive(r *http.Request) (path string, size int64, sum string, _ *apiError) {
+	f, err := t.files.temp()
 	if err != nil {
 		return "", 0, "", errorf(http.StatusInternalServerError, "Internal server error")
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r.Body, s.opts.MaxFileSize+1))
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r.Body, t.opts.MaxFileSize+1))
 	switch {
 	case err != nil:
 		return f.Name(), 0, "", errorf(http.StatusBadRequest, "The upload was cut off before the whole file arrived")
-	case n > s.opts.MaxFileSize:
-		return f.Name(), 0, "", s.tooLarge()
+	case n > t.opts.MaxFileSize:
+		return f.Name(), 0, "", t.tooLarge()
 	}
 	if err := f.Close(); err != nil {
 		return f.Name(), 0, "", errorf(http.StatusInternalServerError, "Internal server error")
@@ -191,24 +206,24 @@ func (s *Sandbox) receive(r *http.Request) (path string, size int64, sum string,
 }
 
 // finishUpload makes the received file the document's and moves it to Uploaded.
-func (s *Sandbox) finishUpload(wid, vaultID, nonce, tmp string, size int64) *apiError {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	ta, d, err := s.document(wid, vaultID) // it may have been deleted while the bytes streamed
+func (t *Tenant) finishUpload(wid, vaultID, nonce, tmp string, size int64) *apiError {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	ta, d, err := t.document(wid, vaultID) // it may have been deleted while the bytes streamed
 	if err != nil {
 		return err
 	}
-	if err := s.files.commit(tmp, vaultID); err != nil {
+	if err := t.files.commit(tmp, vaultID); err != nil {
 		return errorf(http.StatusInternalServerError, "Internal server error")
 	}
-	now := s.opts.Now()
+	now := t.opts.Now()
 	updated := *d
 	updated.Uploaded, updated.Size = true, size
-	updated.ModificationDate, updated.ReadyAt = now, now.Add(s.opts.ProcessingDelay)
+	updated.ModificationDate, updated.ReadyAt = now, now.Add(t.opts.ProcessingDelay)
 	ta.documents[vaultID] = &updated
-	u := s.store.uploads[nonce]
+	u := t.store.uploads[nonce]
 	u.done = true
-	s.store.uploads[nonce] = u
+	t.store.uploads[nonce] = u
 	return nil
 }
 
@@ -220,11 +235,12 @@ func (s *Sandbox) serveDownload(w http.ResponseWriter, r *http.Request, wid, vau
 		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
-	if _, err := s.checkAddress(r, http.MethodGet, wid, vaultID); err != nil {
+	t, _, err := s.checkAddress(r, http.MethodGet, wid, vaultID)
+	if err != nil {
 		respond(w, nil, err)
 		return
 	}
-	f, d, err := s.openFile(wid, vaultID)
+	f, d, err := t.openFile(wid, vaultID)
 	if err != nil {
 		respond(w, nil, err)
 		return
@@ -242,17 +258,17 @@ func (s *Sandbox) serveDownload(w http.ResponseWriter, r *http.Request, wid, vau
 
 // openFile opens a document's file under the lock, so that it is the file of the record
 // returned; once open it stays readable even if it is replaced or deleted meanwhile.
-func (s *Sandbox) openFile(wid, vaultID string) (*os.File, *document, *apiError) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	_, d, err := s.document(wid, vaultID)
+func (t *Tenant) openFile(wid, vaultID string) (*os.File, *document, *apiError) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	_, d, err := t.document(wid, vaultID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !d.Uploaded || s.opts.Now().Before(d.ReadyAt) {
+	if !d.Uploaded || t.opts.Now().Before(d.ReadyAt) {
 		return nil, nil, errorf(http.StatusNotFound, advisorspec.MessageFileNotReady)
 	}
-	f, oerr := s.files.open(vaultID)
+	f, oerr := t.files.open(vaultID)
 	if oerr != nil {
 		return nil, nil, errorf(http.StatusInternalServerError, "Internal server error")
 	}

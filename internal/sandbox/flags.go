@@ -52,11 +52,14 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	fs.Usage = func() {
 		fmt.Fprint(output, `Usage: go run . sandbox [flags]
 
-Serves the Advisor service's REST interface from memory, seeded with demo data.
+Serves the Advisor service's REST interface from memory, seeded with demo data, for two
+firms, each seeing only its own data. For the first, `+DemoFirmID+`:
 v2 paths take "Authorization: Bearer $SANDBOX_ACCESS_TOKEN" (default `+DefaultAccessToken+`);
 v1 paths take Basic credentials $SANDBOX_BASIC_CREDENTIALS (default `+DefaultBasicCredentials+`).
 Bulk files arrive over SFTP with the password of $SANDBOX_SFTP_CREDENTIALS (default `+DefaultSFTPCredentials+`)
-or a key of -sftp-authorized-keys; its host key is kept in -file-dir.
+or a key of -sftp-authorized-keys; its host key is kept in -file-dir. Its webhook key is $SANDBOX_WEBHOOK_KEY.
+The second, `+SecondFirmID+`, takes bearer token `+SecondAccessToken+`, Basic credentials
+`+SecondBasicCredentials+` and SFTP credentials `+SecondSFTPCredentials+`; its webhook key is `+SecondWebhookKey+`.
 Pages that may embed the chat: $SANDBOX_EMBED_ORIGINS, comma-separated origins
 (default `+strings.Join(DefaultEmbedOrigins, ",")+`).
 POST /v1/refer/{partner_id} takes x-api-key $SANDBOX_REFERRAL_API_KEY (default `+DefaultReferralAPIKey+`)

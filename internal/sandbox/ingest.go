@@ -89,20 +89,38 @@ func (s *Sandbox) log(msg string, args ...any) {
 	}
 }
 
-// ingestFile checks and applies one bulk file and writes its result beside it.
+func (t *Tenant) log(msg string, args ...any) {
+	if t.opts.Logger != nil {
+		t.opts.Logger.Info(msg, append(args, "firm", t.firm.ID)...)
+	}
+}
+
+// ingestFile hands a bulk file to the firm whose SFTP user wrote it. The server only lets the
+// firms' users in, so a file of no firm is a bug, logged and left without a result.
 func (s *Sandbox) ingestFile(ctx context.Context, f sftpd.File) {
-	res := s.processBulkFile(ctx, f)
+	t := s.sftpFirm(f.User)
+	if t == nil {
+		s.log("sandbox bulk file of no firm ignored", "name", f.Name, "user", f.User)
+		return
+	}
+	t.ingestFile(ctx, f)
+}
+
+// ingestFile checks and applies one bulk file into the firm's store and writes its result
+// beside it.
+func (t *Tenant) ingestFile(ctx context.Context, f sftpd.File) {
+	res := t.processBulkFile(ctx, f)
 	if ctx.Err() != nil {
 		// Stopped half way: no result, as for a file the sandbox never got to.
-		s.log("sandbox bulk file abandoned: the sandbox is closing", "name", f.Name)
+		t.log("sandbox bulk file abandoned: the sandbox is closing", "name", f.Name)
 		return
 	}
-	res.ProcessedAt = s.opts.Now().UTC()
+	res.ProcessedAt = t.opts.Now().UTC()
 	if err := writeResult(f.Path, res); err != nil {
-		s.log("sandbox bulk file result not written", "name", f.Name, "error", err)
+		t.log("sandbox bulk file result not written", "name", f.Name, "error", err)
 		return
 	}
-	s.log("sandbox bulk file ingested", "name", f.Name, "rows", res.Rows, "applied", res.Applied, "invalid", res.Invalid)
+	t.log("sandbox bulk file ingested", "name", f.Name, "rows", res.Rows, "applied", res.Applied, "invalid", res.Invalid)
 }
 
 // processBulkFile checks the file against the bulk rules as they stand in the store, then
@@ -110,7 +128,7 @@ func (s *Sandbox) ingestFile(ctx context.Context, f sftpd.File) {
 // does, the sandbox applies what it can and reports the rest (the gateway sends a file with
 // invalid rows only when asked to send the valid ones, so this is what such a caller wants).
 // A file that fails as a whole (empty, every row invalid, unreadable) applies nothing.
-func (s *Sandbox) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.BulkResult {
+func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.BulkResult {
 	res := advisorspec.BulkResult{File: path.Base(f.Name), Kind: string(f.Kind), Errors: []advisorspec.BulkLineError{}}
 	fail := func(err error) advisorspec.BulkResult {
 		res.FileError = err.Error()
@@ -150,7 +168,7 @@ func (s *Sandbox) processBulkFile(ctx context.Context, f sftpd.File) advisorspec
 		return fail(fmt.Errorf("open the file: %w", err))
 	}
 	defer file.Close()
-	u := bulkfile.NewUpload(bulkfile.Options{Exists: s.bulkExists, MaxErrors: maxTrackedErrors})
+	u := bulkfile.NewUpload(bulkfile.Options{Exists: t.bulkExists, MaxErrors: maxTrackedErrors})
 	rep, err := u.Validate(ctx, file, format, nil)
 	res.Rows = rep.Rows
 	res.ErrorCount = rep.ErrorCount
@@ -169,9 +187,9 @@ func (s *Sandbox) processBulkFile(ctx context.Context, f sftpd.File) advisorspec
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
 		return fail(fmt.Errorf("read the file again to apply it: %w", err))
 	}
-	apply := func(line []byte) *advisorspec.BulkLineError { return s.applyClientRow(line) }
+	apply := func(line []byte) *advisorspec.BulkLineError { return t.applyClientRow(line) }
 	if f.Kind == sftpd.People {
-		apply = func(line []byte) *advisorspec.BulkLineError { return s.applyPeopleRow(line, model, owners) }
+		apply = func(line []byte) *advisorspec.BulkLineError { return t.applyPeopleRow(line, model, owners) }
 	}
 	var applyErrs []advisorspec.BulkLineError
 	err = eachRow(ctx, file, func(lineNo int, line []byte) {
@@ -265,21 +283,21 @@ func detectModel(name string) (advisorspec.BulkModel, error) {
 // ones too (a file may update their cards, and adding them again shows them); top accounts by
 // external_id or wid; cards by external_id, or by the People-row id a client's primary or
 // spouse card is linked to.
-func (s *Sandbox) bulkExists(kind advisorspec.RefKind, id string) bool {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
+func (t *Tenant) bulkExists(kind advisorspec.RefKind, id string) bool {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
 	switch kind {
 	case advisorspec.RefClient:
-		return s.store.clientByExternalID(id) != nil
+		return t.store.clientByExternalID(id) != nil
 	case advisorspec.RefTopAccount:
-		return s.store.bulkTopAccount(id) != nil
+		return t.store.bulkTopAccount(id) != nil
 	case advisorspec.RefCard:
-		for _, c := range s.store.clients {
+		for _, c := range t.store.clients {
 			if _, ok := c.linkedCard(id); ok {
 				return true
 			}
 		}
-		for _, ta := range s.store.topAccounts {
+		for _, ta := range t.store.topAccounts {
 			if ta.contacts.hasExternalID(id) {
 				return true
 			}
@@ -301,8 +319,8 @@ func (st *store) bulkTopAccount(id string) *topAccount {
 // the file and the endpoint cannot drift apart. The client acts for the advisor and team Add
 // Client would pick with no advisor_id or team_id: a sandbox reaching several advisors refuses
 // the row, as the endpoint would.
-func (s *Sandbox) applyClientRow(line []byte) *advisorspec.BulkLineError {
-	_, err := s.putClient(contactScope{spec: advisorspec.ClientScope}, line)
+func (t *Tenant) applyClientRow(line []byte) *advisorspec.BulkLineError {
+	_, err := t.putClient(contactScope{spec: advisorspec.ClientScope}, line)
 	if err == nil {
 		return nil
 	}
@@ -321,7 +339,7 @@ type cardOwner struct {
 // primary_id or spouse_id; otherwise a new card is made whose external_id is the row's id.
 // Fields the row leaves out stay as they are. owners maps the file's row ids to their client or
 // top account, for references to rows further down.
-func (s *Sandbox) applyPeopleRow(line []byte, model advisorspec.BulkModel, owners map[string]string) *advisorspec.BulkLineError {
+func (t *Tenant) applyPeopleRow(line []byte, model advisorspec.BulkModel, owners map[string]string) *advisorspec.BulkLineError {
 	row, errs := advisorspec.DecodePeopleRow(line, model)
 	lineErr := func(field, format string, args ...any) *advisorspec.BulkLineError {
 		return &advisorspec.BulkLineError{ID: row.ID, Field: field, Message: fmt.Sprintf(format, args...)}
@@ -329,13 +347,13 @@ func (s *Sandbox) applyPeopleRow(line []byte, model advisorspec.BulkModel, owner
 	if len(errs) > 0 { // the check passed it; the store cannot have made it invalid
 		return lineErr(errs[0].Field, "%s", errs[0].Message)
 	}
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
 	var owner cardOwner
 	ownerField, ownerID := "client_id", row.ClientID
 	if model == advisorspec.TopAccountModel {
 		ownerField, ownerID = "top_account_id", row.TopAccountID
-		ta := s.store.bulkTopAccount(ownerID)
+		ta := t.store.bulkTopAccount(ownerID)
 		if ta == nil {
 			return lineErr(ownerField, "top_account_id %q names no top account", ownerID)
 		}
@@ -347,7 +365,7 @@ func (s *Sandbox) applyPeopleRow(line []byte, model advisorspec.BulkModel, owner
 			return ta.contacts.list[i], true
 		}}
 	} else {
-		c := s.store.clientByExternalID(ownerID)
+		c := t.store.clientByExternalID(ownerID)
 		if c == nil {
 			return lineErr(ownerField, "client_id %q names no client", ownerID)
 		}
@@ -360,7 +378,7 @@ func (s *Sandbox) applyPeopleRow(line []byte, model advisorspec.BulkModel, owner
 	var refErr *advisorspec.BulkLineError
 	ref := func(field, id string) string {
 		if card, ok := owner.find(id); ok {
-			return s.store.answerTo(owner.set, card, id).ExternalID
+			return t.store.answerTo(owner.set, card, id).ExternalID
 		}
 		if owners[id] != ownerID && refErr == nil {
 			refErr = lineErr(field, "%s %q names no person, trust or entity of %s %q", field, id, ownerField, ownerID)
@@ -375,10 +393,10 @@ func (s *Sandbox) applyPeopleRow(line []byte, model advisorspec.BulkModel, owner
 		if current.Type != string(row.Type) {
 			return lineErr("type", "id %q names a %s card; a row cannot change a card's type", row.ID, current.Type)
 		}
-		owner.set.put(merged(s.store.answerTo(owner.set, current, row.ID), patch))
+		owner.set.put(merged(t.store.answerTo(owner.set, current, row.ID), patch))
 		return nil
 	}
-	owner.set.put(merged(&contact{ID: s.store.ids.newID(), ExternalID: row.ID, Type: string(row.Type)}, patch))
+	owner.set.put(merged(&contact{ID: t.store.ids.newID(), ExternalID: row.ID, Type: string(row.Type)}, patch))
 	return nil
 }
 

@@ -63,11 +63,11 @@ func (s *Sandbox) serveReferral(w http.ResponseWriter, r *http.Request, segs []s
 		writeJSON(w, apiErr.status, apiErr)
 		return
 	}
-	token := s.store.ids.newID() // 36 characters
+	token := s.first().store.ids.newID() // 36 characters
 	q := url.Values{"referral": {token}, "product": {advisorspec.ReferralProducts[ref.Product-1]}}
 	writeJSON(w, http.StatusOK, advisorspec.ReferralAnswer{
 		ReferralToken: token,
-		URL:           s.baseURL(r) + "/onboarding/" + url.PathEscape(segs[0]) + "?" + q.Encode(),
+		URL:           baseURL(s.opts.PublicURL, r) + "/onboarding/" + url.PathEscape(segs[0]) + "?" + q.Encode(),
 	})
 }
 

@@ -3,13 +3,18 @@
 // and messages. The gateway runs against it when no upstream is configured, the tests run
 // against it, and integrators run it alone (`go run . sandbox`) as a local Advisor service.
 //
+// It serves several firms, the specification's API users, each with its own credentials (a
+// bearer token for v2, Basic credentials for v1, an SFTP login for bulk files), its own webhook
+// key and its own data: a request is served from the store of the firm whose credentials it
+// carries, and another firm's records answer as records that do not exist. With no Firms set
+// it serves DefaultFirms: DemoFirmID with the Hartwell demo family and SecondFirmID with the
+// Castellano family.
+//
 // State lives in memory; uploaded file bytes live in a directory on disk so that large files
 // are never held in memory.
 package sandbox
 
 import (
-	"crypto/subtle"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -34,16 +39,21 @@ const (
 	maxJSONBody = 1 << 20
 )
 
-// Options configure a Sandbox. The zero value is a sandbox with the demo data, the default
-// credentials, random ids and the specification's limits.
+// Options configure a Sandbox. The zero value is a sandbox serving DefaultFirms with their demo
+// data, random ids and the specification's limits.
 type Options struct {
-	// AccessToken is the bearer token v2 requests must carry.
+	// Firms are the firms the sandbox serves, each with its own credentials and data. Nil: a
+	// first firm (DemoFirmID) that AccessToken, BasicCredentials, WebhookKey, SFTPCredentials,
+	// SFTPAuthorizedKeys and Empty describe, and the second default firm (SecondFirmID) with its
+	// own defaults whatever those say. With Firms set, those single-firm settings must be empty.
+	Firms []Firm
+	// AccessToken is the bearer token of the first firm's v2 requests when Firms is nil.
 	AccessToken string
-	// BasicCredentials is the "user:password" v1 requests must carry as Basic credentials.
+	// BasicCredentials is the "user:password" of the first firm's v1 requests when Firms is nil.
 	BasicCredentials string
 	// Seed, when non-zero, makes ids, signatures and the demo data the same on every run.
 	Seed uint64
-	// Empty starts the sandbox with no data instead of the demo data set.
+	// Empty starts the first firm with no data instead of the demo data when Firms is nil.
 	Empty bool
 	// Now is the clock; tests move it to expire presigned addresses without waiting.
 	Now func() time.Time
@@ -63,20 +73,21 @@ type Options struct {
 	PublicURL string
 	// Logger receives one line per request. Nil: nothing is logged.
 	Logger *slog.Logger
-	// WebhookURL is where the sandbox POSTs its webhook events. Empty: it sends none, and
-	// POST /sandbox/events answers 409.
+	// WebhookURL is where the sandbox POSTs every firm's webhook events, each with its firm's
+	// key. Empty: it sends none, and POST /sandbox/events answers 409.
 	WebhookURL string
-	// WebhookKey goes in every delivery's service-api-key header.
+	// WebhookKey goes in the service-api-key header of the first firm's deliveries when Firms
+	// is nil.
 	WebhookKey string
 	// WebhookAttempts bounds the tries of one delivery; zero means DefaultWebhookAttempts.
 	WebhookAttempts int
 	// WebhookRetryBase is the first wait between tries, doubling up to 30s; zero means
 	// DefaultWebhookRetryBase.
 	WebhookRetryBase time.Duration
-	// SFTPCredentials is the "user:password" of the SFTP server for bulk files.
+	// SFTPCredentials is the "user:password" of the first firm's SFTP login when Firms is nil.
 	SFTPCredentials string
 	// SFTPAuthorizedKeys, when set, is an authorized_keys file of public keys that log in to
-	// the SFTP server as its user.
+	// the SFTP server as the first firm's user, when Firms is nil.
 	SFTPAuthorizedKeys string
 	// SessionTTL is the lifetime of an assistant session token; zero means DefaultSessionTTL.
 	// Tests shorten it to see a chat session expire.
@@ -98,13 +109,10 @@ type Options struct {
 
 // Sandbox is the Advisor service in process. It is an http.Handler.
 type Sandbox struct {
-	opts      Options
-	basicUser string
-	basicPass string
-	store     *store
-	files     *fileStore
-	signer    signer
-	sender    *sender // nil without a webhook target
+	opts  Options
+	files *fileStore // the file directory; each firm's files are in its own part of it
+	// firms are the firms served, in the order Options gave them; never empty.
+	firms []*Tenant
 
 	identity *identity // signs the tokens of POST /sandbox/token
 	// sessions are the assistant's session tokens: minted by the session host, accepted by
@@ -116,23 +124,15 @@ type Sandbox struct {
 	ingest *ingester     // started with sftp; ingests the bulk files it receives
 }
 
-// New returns a sandbox ready to serve, with the demo data unless opts.Empty.
+// New returns a sandbox ready to serve every firm of opts, each with its demo data unless it
+// is Empty. It refuses firms that share an id or a credential.
 func New(opts Options) (*Sandbox, error) {
-	if opts.AccessToken == "" {
-		opts.AccessToken = DefaultAccessToken
+	firms, err := firmsOf(opts)
+	if err != nil {
+		return nil, err
 	}
-	if opts.BasicCredentials == "" {
-		opts.BasicCredentials = DefaultBasicCredentials
-	}
-	user, pass, ok := strings.Cut(opts.BasicCredentials, ":")
-	if !ok || user == "" {
-		return nil, errors.New(`basic credentials must have the form "user:password"`)
-	}
-	if opts.SFTPCredentials == "" {
-		opts.SFTPCredentials = DefaultSFTPCredentials
-	}
-	if user, pass, ok := strings.Cut(opts.SFTPCredentials, ":"); !ok || user == "" || pass == "" {
-		return nil, errors.New(`SFTP credentials must have the form "user:password"`)
+	if err := checkFirms(firms, opts.WebhookURL != ""); err != nil {
+		return nil, err
 	}
 	if opts.ReferralAPIKey == "" {
 		opts.ReferralAPIKey = DefaultReferralAPIKey
@@ -162,50 +162,73 @@ func New(opts Options) (*Sandbox, error) {
 		}
 		opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
 	}
+	if opts.WebhookURL != "" {
+		u, err := url.Parse(opts.WebhookURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("webhook URL %q must be an absolute http or https URL", opts.WebhookURL)
+		}
+	}
 	files, err := newFileStore(opts.FileDir)
 	if err != nil {
 		return nil, err
 	}
-	st := newStore(opts.Seed)
 	id, err := newIdentity()
 	if err != nil {
 		_ = files.close()
 		return nil, err
 	}
 	sb := &Sandbox{
-		opts:      opts,
-		basicUser: user,
-		basicPass: pass,
-		store:     st,
-		files:     files,
-		signer:    signer{key: st.ids.bytes(32)},
-		identity:  id,
-		sessions:  newAssistantSessions(opts.SessionTTL, opts.Now),
+		opts:     opts,
+		files:    files,
+		identity: id,
+		sessions: newAssistantSessions(opts.SessionTTL, opts.Now),
 	}
-	if !opts.Empty {
-		if err := sb.loadDemo(); err != nil {
-			_ = files.close()
-			return nil, fmt.Errorf("load demo data: %w", err)
+	for i, f := range firms {
+		t, err := sb.newTenant(i, f)
+		if err != nil {
+			_ = sb.Close()
+			return nil, fmt.Errorf("firm %q: %w", f.ID, err)
 		}
-	}
-	if opts.WebhookURL != "" {
-		u, err := url.Parse(opts.WebhookURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			_ = files.close()
-			return nil, fmt.Errorf("webhook URL %q must be an absolute http or https URL", opts.WebhookURL)
-		}
-		log := opts.Logger
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
-		sb.sender = newSender(opts.WebhookURL, opts.WebhookKey, opts.WebhookAttempts, opts.WebhookRetryBase, log)
+		sb.firms = append(sb.firms, t)
 	}
 	return sb, nil
 }
 
+// newTenant makes the i-th firm's store, file directory, signing key and webhook sender, and
+// loads its demo data unless it is Empty.
+func (s *Sandbox) newTenant(i int, f Firm) (*Tenant, error) {
+	user, pass, _ := strings.Cut(f.BasicCredentials, ":") // checked by checkFirms
+	sftpUser, sftpPass, _ := strings.Cut(f.SFTPCredentials, ":")
+	files := s.files
+	if dir := firmFileDir(s.files.dir, i); dir != s.files.dir {
+		var err error
+		if files, err = newFileStore(dir); err != nil {
+			return nil, err
+		}
+	}
+	st := newStore(firmSeed(s.opts.Seed, i))
+	t := &Tenant{
+		firm: f, basicUser: user, basicPass: pass, sftpUser: sftpUser, sftpPass: sftpPass,
+		opts: &s.opts, store: st, files: files,
+		signer: signer{key: st.ids.bytes(32)},
+	}
+	if !f.Empty && i < len(demoSets) {
+		if err := t.loadDemo(demoSets[i]()); err != nil {
+			return nil, fmt.Errorf("load demo data: %w", err)
+		}
+	}
+	if s.opts.WebhookURL != "" {
+		log := s.opts.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		t.sender = newSender(s.opts.WebhookURL, f.WebhookKey, s.opts.WebhookAttempts, s.opts.WebhookRetryBase, log.With("firm", f.ID))
+	}
+	return t, nil
+}
+
 // Close stops bulk file ingestion and webhook deliveries (files and events still queued are
-// dropped) and removes the uploaded
-// files when the sandbox made their directory itself.
+// dropped) and removes the uploaded files when the sandbox made their directory itself.
 func (s *Sandbox) Close() error {
 	s.sftpMu.Lock()
 	in := s.ingest
@@ -213,8 +236,10 @@ func (s *Sandbox) Close() error {
 	if in != nil {
 		in.stop()
 	}
-	if s.sender != nil {
-		s.sender.stop()
+	for _, t := range s.firms {
+		if t.sender != nil {
+			t.sender.stop()
+		}
 	}
 	return s.files.close()
 }
@@ -232,6 +257,10 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// route serves a request from the store of the firm whose credentials it carries: a bearer
+// token on v2 and the identity provider, Basic credentials on v1, the signature of a presigned
+// address. A request of one firm cannot name another's records: they are not in its store, and
+// answer as records that do not exist.
 func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 	segs, ok := splitPath(r.URL.EscapedPath())
 	if !ok {
@@ -244,11 +273,12 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 	case segs[0] == "healthz" && len(segs) == 1:
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	case segs[0] == "v2":
-		if !s.bearerOK(r) {
+		t := s.bearerFirm(r)
+		if t == nil {
 			writeError(w, http.StatusForbidden, "Access Denied")
 			return
 		}
-		s.routeV2(w, r, segs[1:])
+		t.routeV2(w, r, segs[1:])
 	case segs[0] == "v1" && len(segs) >= 2 && (segs[1] == "sdk" || segs[1] == "chat"):
 		// The embed host: public files, and a chat API that takes session tokens.
 		s.routeEmbed(w, r, segs[1:])
@@ -257,29 +287,32 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 		// The referral service has its own credentials (x-api-key and a signature), not v1's.
 		s.serveReferral(w, r, segs[2:])
 	case segs[0] == "v1":
-		if !s.basicOK(r) {
+		t := s.basicFirm(r)
+		if t == nil {
 			writeError(w, http.StatusForbidden, "Access Denied")
 			return
 		}
-		s.routeV1(w, r, segs[1:])
+		t.routeV1(w, r, segs[1:])
 	case segs[0] == "sandbox" && len(segs) == 2 && segs[1] == "jwks.json":
 		// Public keys: anyone may read them, as a provider's JWKS.
-		s.methods(w, r, handlers{http.MethodGet: func() (any, *apiError) { return s.identity.jwks(), nil }})
+		methods(w, r, handlers{http.MethodGet: func() (any, *apiError) { return s.identity.jwks(), nil }})
 	case segs[0] == "sandbox" && len(segs) == 2 && segs[1] == "token":
-		if !s.bearerOK(r) {
+		t := s.bearerFirm(r)
+		if t == nil {
 			writeError(w, http.StatusForbidden, "Access Denied")
 			return
 		}
-		s.methods(w, r, handlers{
-			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.postToken(b) }),
+		methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.postToken(t, b) }),
 		})
 	case segs[0] == "sandbox" && len(segs) == 2 && segs[1] == "events":
-		if !s.bearerOK(r) {
+		t := s.bearerFirm(r)
+		if t == nil {
 			writeError(w, http.StatusForbidden, "Access Denied")
 			return
 		}
-		s.methods(w, r, handlers{
-			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.postEvents(b) }),
+		methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return t.postEvents(b) }),
 		})
 	case segs[0] == uploadPrefix && len(segs) == 3:
 		s.serveUpload(w, r, segs[1], segs[2])
@@ -291,7 +324,7 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 }
 
 // routeV2 serves /v2/top-accounts and everything below it.
-func (s *Sandbox) routeV2(w http.ResponseWriter, r *http.Request, segs []string) {
+func (t *Tenant) routeV2(w http.ResponseWriter, r *http.Request, segs []string) {
 	if len(segs) == 0 || segs[0] != "top-accounts" {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
@@ -299,43 +332,43 @@ func (s *Sandbox) routeV2(w http.ResponseWriter, r *http.Request, segs []string)
 	segs = segs[1:]
 	switch {
 	case len(segs) == 0:
-		s.methods(w, r, handlers{
-			http.MethodGet:  func() (any, *apiError) { return s.listTopAccounts(r.URL.Query()) },
-			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.createTopAccount(b) }),
+		methods(w, r, handlers{
+			http.MethodGet:  func() (any, *apiError) { return t.listTopAccounts(r.URL.Query()) },
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return t.createTopAccount(b) }),
 			http.MethodPut:  fail(http.StatusBadRequest, "Missing required parameters"),
 		})
 	case len(segs) == 1:
 		wid := segs[0]
-		s.methods(w, r, handlers{
-			http.MethodGet: func() (any, *apiError) { return s.getTopAccount(wid) },
-			http.MethodPut: withBody(w, r, func(b []byte) (any, *apiError) { return s.updateTopAccount(wid, b) }),
+		methods(w, r, handlers{
+			http.MethodGet: func() (any, *apiError) { return t.getTopAccount(wid) },
+			http.MethodPut: withBody(w, r, func(b []byte) (any, *apiError) { return t.updateTopAccount(wid, b) }),
 		})
 	case segs[1] == "contacts" && len(segs) <= 3:
-		scope := s.topAccountScope(segs[0])
+		scope := t.topAccountScope(segs[0])
 		if len(segs) == 2 {
-			s.contactCollection(w, r, scope)
+			t.contactCollection(w, r, scope)
 		} else {
-			s.contactItem(w, r, scope, segs[2])
+			t.contactItem(w, r, scope, segs[2])
 		}
 	case segs[1] == "documents" && len(segs) == 2:
 		wid := segs[0]
-		s.methods(w, r, handlers{
-			http.MethodGet:    func() (any, *apiError) { return s.listDocuments(wid, r.URL.Query()) },
-			http.MethodPost:   withBody(w, r, func(b []byte) (any, *apiError) { return s.uploadDocument(r, wid, b) }),
+		methods(w, r, handlers{
+			http.MethodGet:    func() (any, *apiError) { return t.listDocuments(wid, r.URL.Query()) },
+			http.MethodPost:   withBody(w, r, func(b []byte) (any, *apiError) { return t.uploadDocument(r, wid, b) }),
 			http.MethodPatch:  fail(http.StatusBadRequest, "Bad Request"),
 			http.MethodDelete: fail(http.StatusBadRequest, "Bad Request"),
 		})
 	case segs[1] == "documents" && len(segs) == 3:
 		wid, vaultID := segs[0], segs[2]
-		s.methods(w, r, handlers{
-			http.MethodGet:    func() (any, *apiError) { return s.getDocument(r, wid, vaultID) },
-			http.MethodPatch:  withBody(w, r, func(b []byte) (any, *apiError) { return s.updateDocument(r, wid, vaultID, b) }),
-			http.MethodDelete: func() (any, *apiError) { return s.deleteDocument(wid, vaultID) },
+		methods(w, r, handlers{
+			http.MethodGet:    func() (any, *apiError) { return t.getDocument(r, wid, vaultID) },
+			http.MethodPatch:  withBody(w, r, func(b []byte) (any, *apiError) { return t.updateDocument(r, wid, vaultID, b) }),
+			http.MethodDelete: func() (any, *apiError) { return t.deleteDocument(wid, vaultID) },
 		})
 	case segs[1] == "documents" && len(segs) == 4 && segs[3] == "analysis":
 		wid, vaultID := segs[0], segs[2]
-		s.methods(w, r, handlers{
-			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.startAnalysis(wid, vaultID, b) }),
+		methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return t.startAnalysis(wid, vaultID, b) }),
 		})
 	default:
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -344,18 +377,18 @@ func (s *Sandbox) routeV2(w http.ResponseWriter, r *http.Request, segs []string)
 
 // routeV1 serves /v1/clients (Add Client), /v1/clients/{external_id} (Delete Client), and
 // /v1/clients/{wid}/contacts and its items.
-func (s *Sandbox) routeV1(w http.ResponseWriter, r *http.Request, segs []string) {
+func (t *Tenant) routeV1(w http.ResponseWriter, r *http.Request, segs []string) {
 	switch {
 	case len(segs) == 1 && segs[0] == "clients":
-		sc := s.clientScope(r, "")
-		s.methods(w, r, handlers{
-			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.putClient(sc, b) }),
+		sc := t.clientScope(r, "")
+		methods(w, r, handlers{
+			http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return t.putClient(sc, b) }),
 		})
 		return
 	case len(segs) == 2 && segs[0] == "clients":
-		sc := s.clientScope(r, segs[1])
-		s.methods(w, r, handlers{
-			http.MethodDelete: func() (any, *apiError) { return s.deleteClient(sc) },
+		sc := t.clientScope(r, segs[1])
+		methods(w, r, handlers{
+			http.MethodDelete: func() (any, *apiError) { return t.deleteClient(sc) },
 		})
 		return
 	}
@@ -363,26 +396,26 @@ func (s *Sandbox) routeV1(w http.ResponseWriter, r *http.Request, segs []string)
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	scope := s.clientScope(r, segs[1])
+	scope := t.clientScope(r, segs[1])
 	if len(segs) == 3 {
-		s.contactCollection(w, r, scope)
+		t.contactCollection(w, r, scope)
 	} else {
-		s.contactItem(w, r, scope, segs[3])
+		t.contactItem(w, r, scope, segs[3])
 	}
 }
 
-func (s *Sandbox) contactCollection(w http.ResponseWriter, r *http.Request, sc contactScope) {
-	s.methods(w, r, handlers{
-		http.MethodGet:  func() (any, *apiError) { return s.listContacts(sc) },
-		http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return s.addContact(sc, b) }),
+func (t *Tenant) contactCollection(w http.ResponseWriter, r *http.Request, sc contactScope) {
+	methods(w, r, handlers{
+		http.MethodGet:  func() (any, *apiError) { return t.listContacts(sc) },
+		http.MethodPost: withBody(w, r, func(b []byte) (any, *apiError) { return t.addContact(sc, b) }),
 		http.MethodPut:  fail(http.StatusBadRequest, "Missing id parameter"),
 	})
 }
 
-func (s *Sandbox) contactItem(w http.ResponseWriter, r *http.Request, sc contactScope, id string) {
-	s.methods(w, r, handlers{
-		http.MethodGet: func() (any, *apiError) { return s.getContact(sc, id) },
-		http.MethodPut: withBody(w, r, func(b []byte) (any, *apiError) { return s.updateContact(sc, id, b) }),
+func (t *Tenant) contactItem(w http.ResponseWriter, r *http.Request, sc contactScope, id string) {
+	methods(w, r, handlers{
+		http.MethodGet: func() (any, *apiError) { return t.getContact(sc, id) },
+		http.MethodPut: withBody(w, r, func(b []byte) (any, *apiError) { return t.updateContact(sc, id, b) }),
 	})
 }
 
@@ -392,7 +425,7 @@ type handlers map[string]func() (any, *apiError)
 
 // methods answers with the operation for the request's method, or 405 with the methods the path
 // supports.
-func (s *Sandbox) methods(w http.ResponseWriter, r *http.Request, hs handlers) {
+func methods(w http.ResponseWriter, r *http.Request, hs handlers) {
 	if h, ok := hs[r.Method]; ok {
 		v, err := h()
 		respond(w, v, err)
@@ -422,20 +455,6 @@ func withBody(w http.ResponseWriter, r *http.Request, op func(body []byte) (any,
 // fail is an operation that always answers with the same error.
 func fail(status int, message string) func() (any, *apiError) {
 	return func() (any, *apiError) { return nil, errorf(status, message) }
-}
-
-func (s *Sandbox) bearerOK(r *http.Request) bool {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") &&
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.opts.AccessToken)) == 1
-}
-
-func (s *Sandbox) basicOK(r *http.Request) bool {
-	user, pass, ok := r.BasicAuth()
-	// Both comparisons always run, so the time taken does not tell which one failed.
-	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(s.basicUser))
-	passOK := subtle.ConstantTimeCompare([]byte(pass), []byte(s.basicPass))
-	return ok && userOK&passOK == 1
 }
 
 // splitPath splits an escaped path into unescaped segments. A trailing slash is dropped, so the
@@ -469,8 +488,11 @@ func (s *Sandbox) serveIndex(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintf(w, `Advisor service sandbox
 
+Firms: %s. Each firm has its own access token, Basic credentials, SFTP login, webhook key
+and data; a request sees the data of the firm whose credentials it carries, and nothing else.
+
 v2 (top accounts, contacts by top account, documents):
-  Authorization: Bearer <access token>
+  Authorization: Bearer <the firm's access token>
   GET  /v2/top-accounts/                    POST /v2/top-accounts/
   GET  /v2/top-accounts/{wid}               PUT  /v2/top-accounts/{wid}
   GET  /v2/top-accounts/{wid}/contacts/     POST /v2/top-accounts/{wid}/contacts/
@@ -479,13 +501,14 @@ v2 (top accounts, contacts by top account, documents):
   GET, PATCH, DELETE /v2/top-accounts/{wid}/documents/{vault_id}
   POST /v2/top-accounts/{wid}/documents/{vault_id}/analysis   {"start_tax_job": true} optional
 
-Webhook events (sent to the target the sandbox was started with):
+Webhook events (sent to the target the sandbox was started with, with the firm's key):
   POST /sandbox/events   an event, an array of events, or {"scenario": "onboarding", "interval": "1s"}
-  POST /sandbox/token    {"advisor": "...", "firm": "..."}: a signed JWT for a gateway's caller
+  POST /sandbox/token    {"advisor": "...", "team": "...", "roles": ["..."]}: a signed JWT for a
+                         caller of the firm whose access token asks ("firm" may name only it)
   GET  /sandbox/jwks.json the public key those tokens are signed with
 
 v1 (clients, and contacts by client addressed by wid or external_id):
-  Authorization: Basic <user:password>
+  Authorization: Basic <the firm's user:password>
   POST   /v1/clients                    one Clients-file row: 201 added, 200 updated, with the client
   DELETE /v1/clients/{external_id}      revokes access; POST the same id again to restore it
   GET  /v1/clients/{wid}/contacts           POST /v1/clients/{wid}/contacts
@@ -503,5 +526,5 @@ Referrals (the referral service's own credentials):
 
 Uploads: PUT the file's bytes to the upload_uri a create or update returned, with the
 Content-Type of its extension, within %s.
-`, s.opts.UploadTTL)
+`, strings.Join(s.FirmIDs(), ", "), s.opts.UploadTTL)
 }

@@ -129,9 +129,9 @@ func (s *Sandbox) routeSession(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/healthz":
-		s.methods(w, r, handlers{http.MethodGet: func() (any, *apiError) { return map[string]string{"status": "ok"}, nil }})
+		methods(w, r, handlers{http.MethodGet: func() (any, *apiError) { return map[string]string{"status": "ok"}, nil }})
 	case "/v1/assistant/auth":
-		s.methods(w, r, handlers{http.MethodPost: func() (any, *apiError) { return s.mintSession(r) }})
+		methods(w, r, handlers{http.MethodPost: func() (any, *apiError) { return s.mintSession(r) }})
 	default:
 		writeError(w, http.StatusNotFound, "Not Found")
 	}

@@ -64,8 +64,8 @@ func dialSFTP(t *testing.T, addr, fingerprint, user, password string) (*sftp.Cli
 	return c, nil
 }
 
-// The SFTP server of a sandbox started with -file-dir keeps its files in file-dir/sftp and
-// its host key beside them, so a restart presents the same key.
+// The SFTP server of a sandbox started with -file-dir keeps the first firm's files in
+// file-dir/sftp/<its user> and its host key beside them, so a restart presents the same key.
 func TestSandboxSFTPKeepsItsFilesAndKeyInTheFileDir(t *testing.T) {
 	dir := t.TempDir()
 	var fingerprints []string
@@ -92,7 +92,7 @@ func TestSandboxSFTPKeepsItsFilesAndKeyInTheFileDir(t *testing.T) {
 	if fingerprints[0] != fingerprints[1] {
 		t.Errorf("got fingerprints %q, want the same key after a restart", fingerprints)
 	}
-	for _, p := range []string{"sftp/clients-20261123T204500Z.jsonl", "ssh_host_ed25519_key"} {
+	for _, p := range []string{"sftp/sandbox/clients-20261123T204500Z.jsonl", "ssh_host_ed25519_key"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 			t.Errorf("got %v, want %s in the file directory", err, p)
 		}

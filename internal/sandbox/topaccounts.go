@@ -7,14 +7,14 @@ import (
 	"github.com/advisorhq/gateway/internal/advisorspec"
 )
 
-func (s *Sandbox) listTopAccounts(q url.Values) (advisorspec.TopAccountPage, *apiError) {
+func (t *Tenant) listTopAccounts(q url.Values) (advisorspec.TopAccountPage, *apiError) {
 	page, limit, verr := advisorspec.ParseTopAccountPage(q)
 	if verr != nil {
 		return advisorspec.TopAccountPage{}, errorf(http.StatusBadRequest, verr.Message)
 	}
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	total := len(s.store.topAccounts)
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	total := len(t.store.topAccounts)
 	out := advisorspec.TopAccountPage{
 		TopAccounts: []accountInfo{},
 		Pagination:  advisorspec.Pagination{Page: page, Limit: limit, TotalCount: total, TotalPages: (total + limit - 1) / limit},
@@ -22,17 +22,17 @@ func (s *Sandbox) listTopAccounts(q url.Values) (advisorspec.TopAccountPage, *ap
 	// A page past the end is empty; checking that first keeps (page-1)*limit from overflowing.
 	if page <= out.Pagination.TotalPages {
 		from := (page - 1) * limit
-		for _, ta := range s.store.topAccounts[from:min(from+limit, total)] {
+		for _, ta := range t.store.topAccounts[from:min(from+limit, total)] {
 			out.TopAccounts = append(out.TopAccounts, ta.info)
 		}
 	}
 	return out, nil
 }
 
-func (s *Sandbox) getTopAccount(wid string) (accountInfo, *apiError) {
-	s.store.mu.RLock()
-	defer s.store.mu.RUnlock()
-	ta, err := s.topAccount(wid, "Missing wid parameter")
+func (t *Tenant) getTopAccount(wid string) (accountInfo, *apiError) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	ta, err := t.topAccount(wid, "Missing wid parameter")
 	if err != nil {
 		return accountInfo{}, err
 	}
@@ -41,11 +41,11 @@ func (s *Sandbox) getTopAccount(wid string) (accountInfo, *apiError) {
 
 // topAccount finds a top account for a request. The caller holds the lock. missingMsg is the
 // message of the endpoint for an absent wid.
-func (s *Sandbox) topAccount(wid, missingMsg string) (*topAccount, *apiError) {
+func (t *Tenant) topAccount(wid, missingMsg string) (*topAccount, *apiError) {
 	if missing(wid) {
 		return nil, errorf(http.StatusBadRequest, missingMsg)
 	}
-	ta, ok := s.store.byWID[wid]
+	ta, ok := t.store.byWID[wid]
 	if !ok {
 		return nil, errorf(http.StatusNotFound, "Container not found")
 	}
@@ -53,23 +53,23 @@ func (s *Sandbox) topAccount(wid, missingMsg string) (*topAccount, *apiError) {
 }
 
 // createTopAccount adds a top account from an Add Top Account body.
-func (s *Sandbox) createTopAccount(body []byte) (accountInfo, *apiError) {
+func (t *Tenant) createTopAccount(body []byte) (accountInfo, *apiError) {
 	externalID, name, verr := advisorspec.CheckNewTopAccount(body)
 	if verr != nil {
 		return accountInfo{}, errorf(http.StatusBadRequest, verr.Message)
 	}
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	if existing := s.store.topAccountByExternalID(externalID); existing != nil {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	if existing := t.store.topAccountByExternalID(externalID); existing != nil {
 		return accountInfo{}, externalIDConflict(existing)
 	}
 	ta := &topAccount{
-		info:      accountInfo{WID: s.store.ids.newID(), ExternalID: externalID, Name: name},
+		info:      accountInfo{WID: t.store.ids.newID(), ExternalID: externalID, Name: name},
 		documents: map[string]*document{},
 		docSeq:    map[string]int{},
 	}
-	s.store.topAccounts = append(s.store.topAccounts, ta)
-	s.store.byWID[ta.info.WID] = ta
+	t.store.topAccounts = append(t.store.topAccounts, ta)
+	t.store.byWID[ta.info.WID] = ta
 	return ta.info, nil
 }
 
@@ -79,11 +79,11 @@ func externalIDConflict(existing *topAccount) *apiError {
 	return err
 }
 
-func (s *Sandbox) updateTopAccount(wid string, body []byte) (accountInfo, *apiError) {
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
+func (t *Tenant) updateTopAccount(wid string, body []byte) (accountInfo, *apiError) {
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
 	// Update's errors list no "Missing wid parameter"; Get's do.
-	ta, err := s.topAccount(wid, "Missing required parameters")
+	ta, err := t.topAccount(wid, "Missing required parameters")
 	if err != nil {
 		return accountInfo{}, err
 	}
@@ -93,7 +93,7 @@ func (s *Sandbox) updateTopAccount(wid string, body []byte) (accountInfo, *apiEr
 	}
 	info := ta.info
 	if u.ExternalID != nil {
-		if other := s.store.topAccountByExternalID(*u.ExternalID); other != nil && other != ta {
+		if other := t.store.topAccountByExternalID(*u.ExternalID); other != nil && other != ta {
 			return accountInfo{}, externalIDConflict(other)
 		}
 		info.ExternalID = *u.ExternalID

@@ -168,8 +168,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // emit checks events against the specification and queues them, each not before its time.
-func (s *Sandbox) emit(events []map[string]any, at []time.Time) ([]json.RawMessage, *apiError) {
-	if s.sender == nil {
+func (t *Tenant) emit(events []map[string]any, at []time.Time) ([]json.RawMessage, *apiError) {
+	if t.sender == nil {
 		return nil, errorf(http.StatusConflict, "No webhook target is configured: start the sandbox with -webhook-url and SANDBOX_WEBHOOK_KEY")
 	}
 	out := make([]json.RawMessage, len(events))
@@ -184,7 +184,7 @@ func (s *Sandbox) emit(events []map[string]any, at []time.Time) ([]json.RawMessa
 		}
 		out[i], ds[i] = body, delivery{body: body, at: at[i]}
 	}
-	if err := s.sender.enqueue(ds...); err != nil {
+	if err := t.sender.enqueue(ds...); err != nil {
 		return nil, errorf(http.StatusServiceUnavailable, err.Error())
 	}
 	return out, nil
