@@ -579,6 +579,12 @@ func TestConnectionsBeyondTheCapWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Served, so that it holds the slot before the second logs in.
+	firstClient, err := sftp.NewClient(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer firstClient.Close()
 	second := make(chan error, 1)
 	go func() {
 		conn, err := ssh.Dial("tcp", s.addr, s.clientConfig(testUser, ssh.Password(testPassword)))

@@ -116,11 +116,12 @@ func (t *throttle) fail(a net.Addr) {
 	}
 }
 
-// makeRoom sweeps the entries that no longer matter, once a window or when the table is full,
-// and when it is still full forgets the entry that matters least: one not blocked whose
-// failures are oldest, else the one whose block ends first.
+// makeRoom sweeps the entries that no longer matter, once a window, and when the table is
+// still full forgets one that is not blocked (whichever the map yields first, which is
+// random), or when all are, the one whose block ends first. Forgetting an address that is not
+// blocked costs the attacker behind it at most a few more guesses.
 func (t *throttle) makeRoom(now time.Time) {
-	if now.Sub(t.lastSweep) >= t.window || len(t.addrs) >= maxThrottled {
+	if now.Sub(t.lastSweep) >= t.window {
 		t.lastSweep = now
 		for k, s := range t.addrs {
 			if !now.Before(s.blocked) && now.Sub(s.since) >= t.window {
@@ -132,25 +133,17 @@ func (t *throttle) makeRoom(now time.Time) {
 		return
 	}
 	var victim netip.Prefix
-	var worst *strikes
+	var soonest *strikes
 	for k, s := range t.addrs {
-		if worst == nil || less(s, worst, now) {
-			victim, worst = k, s
+		if !now.Before(s.blocked) {
+			delete(t.addrs, k)
+			return
+		}
+		if soonest == nil || s.blocked.Before(soonest.blocked) {
+			victim, soonest = k, s
 		}
 	}
 	delete(t.addrs, victim)
-}
-
-// less reports whether a matters less than b.
-func less(a, b *strikes, now time.Time) bool {
-	aBlocked, bBlocked := now.Before(a.blocked), now.Before(b.blocked)
-	switch {
-	case aBlocked != bBlocked:
-		return !aBlocked
-	case aBlocked:
-		return a.blocked.Before(b.blocked)
-	}
-	return a.since.Before(b.since)
 }
 
 // size is the number of addresses remembered, for tests.
