@@ -150,7 +150,8 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		return nil
 	}
 	if !m.unfinished && graphql.HasOperationContext(ctx) {
-		graphql.GetOperationContext(ctx).Stats.SetExtension(costKey, m.cost)
+		graphql.GetOperationContext(ctx).Stats.SetExtension(measuredKey, measured{
+			cost: m.cost, rootFields: m.rootFields, aliases: m.aliases, limits: &e.limits})
 	}
 	l := e.limits
 	switch {
@@ -171,14 +172,60 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	return nil
 }
 
-// costKey keeps an operation's cost in its stats, for Cost.
-const costKey = "OperationLimits.cost"
+// measuredKey keeps in an operation's stats what the limits measured of it, for Cost and
+// Batch.
+const measuredKey = "OperationLimits.measured"
+
+// measured is what the limits measured of an operation they let through, and the limits.
+type measured struct {
+	cost                int64
+	rootFields, aliases int
+	limits              *Limits
+}
 
 // Cost is the cost of op as the limits measured it (see GRAPHQL_MAX_COST), or 0 when they did
 // not: a document they could not parse is refused before it runs anyway.
 func Cost(op *graphql.OperationContext) int64 {
-	c, _ := op.Stats.GetExtension(costKey).(int64)
-	return c
+	m, _ := op.Stats.GetExtension(measuredKey).(measured)
+	return m.cost
+}
+
+// Batch prices the operations of one batch, each already let through on its own, as one
+// operation: a batch may ask no more of the gateway and the upstream than one operation may,
+// or ten operations each just under the limits would cost ten times what one may. Their costs
+// add up against GRAPHQL_MAX_COST, and so do their root fields (each a call to the upstream,
+// at least) against GRAPHQL_MAX_ROOT_FIELDS and their aliases (each a field run again) against
+// GRAPHQL_MAX_ALIASES; depth and tokens bound each document, and each was checked alone. A
+// refusal is the batch's one error, OPERATION_LIMIT_EXCEEDED; nil lets the batch run.
+// Operations the limits did not measure (none installed, a document that did not parse) add
+// nothing.
+func Batch(ops []*graphql.OperationContext) *gqlerror.Error {
+	var sum measured
+	for _, op := range ops {
+		m, ok := op.Stats.GetExtension(measuredKey).(measured)
+		if !ok {
+			continue
+		}
+		sum.cost = add(sum.cost, m.cost)
+		sum.rootFields += m.rootFields
+		sum.aliases += m.aliases
+		if sum.limits == nil {
+			sum.limits = m.limits
+		}
+	}
+	if sum.limits == nil {
+		return nil
+	}
+	l := *sum.limits
+	switch n := len(ops); {
+	case l.Cost > 0 && sum.cost > int64(l.Cost):
+		return refusal("The batch's %d operations cost %d together; a batch may cost at most %d, as one operation may (GRAPHQL_MAX_COST)", n, sum.cost, l.Cost)
+	case l.RootFields > 0 && sum.rootFields > l.RootFields:
+		return refusal("The batch's %d operations select %d root fields together; a batch may select at most %d, as one operation may (GRAPHQL_MAX_ROOT_FIELDS)", n, sum.rootFields, l.RootFields)
+	case l.Aliases > 0 && sum.aliases > l.Aliases:
+		return refusal("The batch's %d operations have %d aliases together; a batch may have at most %d, as one operation may (GRAPHQL_MAX_ALIASES)", n, sum.aliases, l.Aliases)
+	}
+	return nil
 }
 
 // refusal is the error of an operation over a limit: its cause gives the gateway's presenter

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -12,56 +13,93 @@ import (
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/gqlrun"
+	"github.com/advisorhq/gateway/internal/oplimit"
+)
+
+// Refusals of a batch as a whole.
+var (
+	errBatchesOff = errors.New("Batched requests are off: send one operation per request, or set GRAPHQL_BATCH_LIMIT")
+	errBadBatch   = errors.New("the request body must be a JSON object, or an array of them for a batch")
+	errEmptyBatch = errors.New("the batch is empty: send at least one operation")
 )
 
 // batch serves a POST whose body is an array of operations, as Apollo's BatchHttpLink sends
-// them: each runs as if it came alone, through every limit, one after another so that a
-// batch costs no more at once than one operation does, and the answer is the array of their
-// responses in the same order. One that cannot run has a response of errors in its place;
-// the others run anyway.
+// them. Each is checked as if it came alone, through every limit, and then the batch as a
+// whole is priced against the operation limits, as one operation made of them would be,
+// before any runs: a batch may ask no more than one operation may. They run one after
+// another, so that a batch costs no more at once than one operation does, and the answer is
+// the array of their responses in the same order, each written as it is ready. One that cannot
+// run has a response of errors in its place; the others run anyway.
 func (t jsonTransport) batch(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, body []byte) {
 	if t.batchLimit <= 0 {
-		requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf(
-			"Batched requests are off: send one operation per request, or set GRAPHQL_BATCH_LIMIT")})
+		t.refuse(w, r, http.StatusBadRequest, errBatchesOff)
+		return
+	}
+	// The bytes first: a batch of more than batchLimit operations is refused at the first one
+	// too many, and nothing is decoded until the whole body is known to be within bounds.
+	if err := scanBatch(body, t.bounds, t.batchLimit); err != nil {
+		if errors.Is(err, errNotJSON) {
+			err = errBadBatch
+		}
+		t.refuse(w, r, http.StatusBadRequest, err)
 		return
 	}
 	var items []json.RawMessage
 	if err := decodeJSON(bytes.NewReader(body), &items); err != nil {
-		requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf(
-			"the request body must be a JSON object, or an array of them for a batch")})
+		t.refuse(w, r, http.StatusBadRequest, errBadBatch)
 		return
 	}
-	switch {
-	case len(items) == 0:
-		requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("the batch is empty: send at least one operation")})
-		return
-	case len(items) > t.batchLimit:
-		requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf(
-			"the batch holds %d operations; at most %d are allowed (GRAPHQL_BATCH_LIMIT)", len(items), t.batchLimit)})
+	if len(items) == 0 {
+		t.refuse(w, r, http.StatusBadRequest, errEmptyBatch)
 		return
 	}
-	out := []byte{'['}
+	ops := make([]batchOp, len(items))
+	admitted := make([]*graphql.OperationContext, 0, len(items))
 	for i, item := range items {
+		if r.Context().Err() != nil {
+			return // the client went away: nobody reads the answer
+		}
+		ops[i] = prepareBatchItem(r, exec, item)
+		if ops[i].op != nil {
+			admitted = append(admitted, ops[i].op)
+		}
+	}
+	if err := oplimit.Batch(admitted); err != nil {
+		// Each operation was counted against the rate limits as it was checked.
+		requestError(w, http.StatusBadRequest, gqlerror.List{err})
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte{'['}) // the client went away; the context says so below
+	for i, o := range ops {
 		if r.Context().Err() != nil {
 			return // the client went away: nobody reads the rest
 		}
-		resp := t.batchItem(r, exec, item)
-		if i > 0 {
-			out = append(out, ',')
+		resp := o.resp
+		if o.op != nil {
+			resp = runBatchItem(r, exec, o.op)
 		}
 		b, err := json.Marshal(resp)
 		if err != nil {
 			b = fmt.Appendf(nil, `{"errors":[{"message":"the response could not be encoded","extensions":{"code":%q}}]}`, apperr.Internal)
 		}
-		out = append(out, b...)
+		if i > 0 {
+			b = append([]byte{','}, b...)
+		}
+		_, _ = w.Write(b)
 	}
-	out = append(out, ']', '\n')
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out) // the client went away; nothing to tell it
+	_, _ = w.Write([]byte("]\n"))
 }
 
-// batchItem runs one operation of a batch and returns its response.
-func (t jsonTransport) batchItem(r *http.Request, exec graphql.GraphExecutor, item json.RawMessage) any {
+// batchOp is one operation of a batch, checked: ready to run, or its response of errors.
+type batchOp struct {
+	op   *graphql.OperationContext
+	resp any
+}
+
+// prepareBatchItem checks one operation of a batch as if it came alone: parsed, validated,
+// measured and counted, everything but run.
+func prepareBatchItem(r *http.Request, exec graphql.GraphExecutor, item json.RawMessage) batchOp {
 	var raw rawParams
 	var params *graphql.RawParams
 	err := decodeJSON(bytes.NewReader(item), &raw)
@@ -71,20 +109,25 @@ func (t jsonTransport) batchItem(r *http.Request, exec graphql.GraphExecutor, it
 		err = fmt.Errorf("each operation of a batch must be a JSON object whose query, operationName and documentId are strings and whose variables and extensions are objects")
 	}
 	if err != nil {
-		return notExecuted(gqlerror.List{gqlerror.Errorf("%s", err.Error())})
+		return batchOp{resp: notExecuted(gqlerror.List{gqlerror.Errorf("%s", err.Error())})}
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
 	ctx := r.Context()
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		return notExecuted(exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs).Errors)
+		return batchOp{resp: notExecuted(exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs).Errors)}
 	}
 	if opCtx.Operation.Operation == ast.Subscription {
-		return notExecuted(gqlerror.List{gqlerror.Errorf(
-			"Subscriptions stream: they cannot be batched; open a WebSocket (graphql-transport-ws) or send Accept: text/event-stream (graphql-sse)")})
+		return batchOp{resp: notExecuted(gqlerror.List{gqlerror.Errorf(
+			"Subscriptions stream: they cannot be batched; open a WebSocket (graphql-transport-ws) or send Accept: text/event-stream (graphql-sse)")})}
 	}
-	responses, ctx := exec.DispatchOperation(gqlrun.WithDeferredPlaceholders(ctx), opCtx)
+	return batchOp{op: opCtx}
+}
+
+// runBatchItem runs one checked operation of a batch and returns its response.
+func runBatchItem(r *http.Request, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) any {
+	responses, ctx := exec.DispatchOperation(gqlrun.WithDeferredPlaceholders(r.Context()), opCtx)
 	resp := responses(ctx)
 	if deferred(resp) {
 		resp = mergeDeferred(ctx, resp, responses)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -34,6 +35,24 @@ type jsonTransport struct {
 	// persistedMaxAge is how long a client may cache the answer to a query it named by id
 	// over GET; 0 caches nothing.
 	persistedMaxAge time.Duration
+	// maxBytes bounds a body; 0 leaves it to the server in front.
+	maxBytes int64
+	// bounds bound what a body holds, checked before it is decoded.
+	bounds BodyBounds
+	// countRefused counts a request refused before it became an operation against its
+	// caller's rate limit; nil counts none.
+	countRefused func(context.Context) error
+}
+
+// newJSONTransport is the JSON transport cfg describes.
+func newJSONTransport(cfg Config) jsonTransport {
+	return jsonTransport{
+		batchLimit:      cfg.BatchLimit,
+		persistedMaxAge: cfg.PersistedMaxAge,
+		maxBytes:        cfg.MaxRequestBytes,
+		bounds:          cfg.BodyBounds.withDefaults(),
+		countRefused:    cfg.CountRefused,
+	}
 }
 
 var _ graphql.Transport = jsonTransport{}
@@ -56,27 +75,47 @@ func (t jsonTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	var params *graphql.RawParams
 	var err error
 	if r.Method == http.MethodPost {
-		body, rerr := io.ReadAll(r.Body)
+		body, rerr := readBody(r, t.maxBytes)
 		if rerr != nil {
-			requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("the request body could not be read")})
+			t.refuse(w, r, bodyStatus(rerr), rerr)
 			return
 		}
 		if body = bytes.TrimSpace(body); len(body) > 0 && body[0] == '[' {
 			t.batch(w, r, exec, body)
 			return
 		}
-		params, err = bodyParams(body)
+		params, err = bodyParams(body, t.bounds)
 	} else {
-		params, err = queryParams(r)
+		params, err = queryParams(r, t.bounds)
 	}
 	if err != nil {
-		requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("%s", err.Error())})
+		t.refuse(w, r, http.StatusBadRequest, err)
 		return
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
 	executeOnce(w, r, exec, params, t.persistedMaxAge)
+}
+
+// refuse answers a request refused before it became an operation: status and err's message.
+// It is counted against its caller's rate limit first, as every operation is before it is
+// parsed, so that a malformed or oversized request costs its sender too; a caller past its
+// budget is told that instead (429 with Retry-After), so that it backs off.
+func (t jsonTransport) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if t.countRefused != nil {
+		if cerr := t.countRefused(r.Context()); cerr != nil {
+			var gerr *gqlerror.Error
+			if !errors.As(cerr, &gerr) {
+				gerr = gqlerror.WrapPath(nil, cerr)
+			}
+			if se, ok := statusOf(gqlerror.List{gerr}); ok {
+				answerStatus(w, se, gqlerror.List{gerr})
+				return
+			}
+		}
+	}
+	requestError(w, status, gqlerror.List{gqlerror.Errorf("%s", err.Error())})
 }
 
 // responseMedia picks the response's media type from the Accept header: the first of the two
@@ -109,20 +148,21 @@ type rawParams struct {
 }
 
 // readParams reads the request's GraphQL parameters, from the body of a POST or the query
-// string of a GET, and checks their types.
+// string of a GET, and checks their types, within the default bounds; the body's size is left
+// to the server in front.
 func readParams(r *http.Request) (*graphql.RawParams, error) {
 	if r.Method == http.MethodGet {
-		return queryParams(r)
+		return queryParams(r, BodyBounds{})
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r, 0)
 	if err != nil {
-		return nil, errors.New("the request body could not be read")
+		return nil, err
 	}
-	return bodyParams(body)
+	return bodyParams(body, BodyBounds{})
 }
 
 // queryParams reads a GET's parameters from its query string.
-func queryParams(r *http.Request) (*graphql.RawParams, error) {
+func queryParams(r *http.Request, b BodyBounds) (*graphql.RawParams, error) {
 	var raw rawParams
 	q := r.URL.Query()
 	for name, dst := range map[string]**string{"query": &raw.Query, "operationName": &raw.OperationName, "documentId": &raw.DocumentID} {
@@ -133,6 +173,9 @@ func queryParams(r *http.Request) (*graphql.RawParams, error) {
 	}
 	for name, dst := range map[string]*map[string]any{"variables": &raw.Variables, "extensions": &raw.Extensions} {
 		if v := q.Get(name); v != "" {
+			if err := scanParam(name, []byte(v), b); err != nil && !errors.Is(err, errNotJSON) {
+				return nil, err
+			}
 			if err := decodeJSON(strings.NewReader(v), dst); err != nil {
 				return nil, errors.New("the " + name + " parameter must be a JSON object")
 			}
@@ -141,14 +184,23 @@ func queryParams(r *http.Request) (*graphql.RawParams, error) {
 	return raw.params()
 }
 
-// bodyParams reads a POST's parameters from its JSON body.
-func bodyParams(body []byte) (*graphql.RawParams, error) {
+// errBadBody is a body that is not one operation as GraphQL over HTTP sends it.
+var errBadBody = errors.New("the request body must be a JSON object whose query, operationName and documentId are strings and whose variables and extensions are objects")
+
+// bodyParams reads a POST's parameters from its JSON body, once its bytes show it holds no
+// more than b allows.
+func bodyParams(body []byte, b BodyBounds) (*graphql.RawParams, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, errors.New("the request body is empty: send a JSON object with a query")
 	}
+	if err := scanOperation(body, b); errors.Is(err, errNotJSON) {
+		return nil, errBadBody
+	} else if err != nil {
+		return nil, err
+	}
 	var raw rawParams
 	if err := decodeJSON(bytes.NewReader(body), &raw); err != nil {
-		return nil, errors.New("the request body must be a JSON object whose query, operationName and documentId are strings and whose variables and extensions are objects")
+		return nil, errBadBody
 	}
 	return raw.params()
 }

@@ -72,6 +72,16 @@ type Config struct {
 	// PersistedMaxAge is how long a client may cache the answer to a query it named by id
 	// over GET; 0 caches none.
 	PersistedMaxAge time.Duration
+	// MaxRequestBytes bounds a JSON request body; 0 leaves it to the server in front.
+	MaxRequestBytes int64
+	// BodyBounds bound what a JSON request holds, checked before it is decoded; the zero value
+	// is the defaults.
+	BodyBounds BodyBounds
+	// CountRefused counts a JSON request refused before it became an operation (malformed,
+	// too large, past BodyBounds) against its caller's rate limit, as the rate limits count
+	// every operation. An error that says how HTTP answers it (a StatusError, 429) answers the
+	// request instead of the refusal. Nil counts none.
+	CountRefused func(context.Context) error
 }
 
 // connectionInitTimeout is how long a WebSocket client has to send connection_init.
@@ -103,7 +113,7 @@ func New(cfg Config) []graphql.Transport {
 			fanout:         fan,
 		},
 		sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams, fanout: fan},
-		jsonTransport{batchLimit: cfg.BatchLimit, persistedMaxAge: cfg.PersistedMaxAge},
+		newJSONTransport(cfg),
 		uploads{maxBytes: cfg.MaxUploadBytes, maxFiles: cfg.MaxUploadFiles, disk: newDiskBudget(cfg.UploadDiskBudget)},
 		unsupported{},
 	}

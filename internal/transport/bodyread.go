@@ -1,0 +1,77 @@
+package transport
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+)
+
+// tooLargeError is a body past the transport's bound on its size.
+type tooLargeError struct{ limit int64 }
+
+func (e *tooLargeError) Error() string { return TooLarge(e.limit) }
+
+// errBodyUnread and errBodyLate are bodies that could not be read whole.
+var (
+	errBodyUnread = errors.New("the request body could not be read")
+	errBodyLate   = errors.New("the request body did not arrive in time")
+)
+
+// maxPresized bounds the buffer a declared length may size at once when no bound on the body's
+// size is known here: a client may declare any length.
+const maxPresized = 4 << 20
+
+// readBody reads r's body whole, refusing one past maxBytes (0: the server in front bounds it)
+// as soon as it passes. A declared length sizes the buffer once, so reading costs one copy of
+// the body, not io.ReadAll's doublings, which hold three times its size for a while.
+func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	if maxBytes > 0 && r.ContentLength > maxBytes {
+		return nil, &tooLargeError{maxBytes}
+	}
+	src := r.Body
+	if maxBytes > 0 {
+		src = io.NopCloser(io.LimitReader(r.Body, maxBytes+1))
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		presize := int64(maxPresized)
+		if maxBytes > 0 {
+			presize = maxBytes
+		}
+		// bytes.MinRead more: ReadFrom grows the buffer unless that much is free when it
+		// looks for the end.
+		buf.Grow(int(min(r.ContentLength, presize+1)) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(src); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, errBodyLate
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &tooLargeError{mbe.Limit}
+		}
+		return nil, errBodyUnread
+	}
+	if maxBytes > 0 && int64(buf.Len()) > maxBytes {
+		return nil, &tooLargeError{maxBytes}
+	}
+	return buf.Bytes(), nil
+}
+
+// bodyStatus is the status that answers a body readBody refused.
+func bodyStatus(err error) int {
+	var tl *tooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errBodyLate):
+		return http.StatusRequestTimeout
+	default:
+		return http.StatusBadRequest
+	}
+}
