@@ -196,6 +196,8 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		SubscriberBuffer:       d.Config.SubscriberBuffer,
 		BatchLimit:             d.Config.BatchLimit,
 		PersistedMaxAge:        d.Config.PersistedMaxAge,
+		MaxRequestBytes:        d.Config.MaxRequestBytes,
+		CountRefused:           d.countRefused(),
 	}) {
 		srv.AddTransport(t)
 	}
@@ -286,18 +288,41 @@ func writeRefusal(w http.ResponseWriter, err error) {
 	transport.WriteError(w, status, apperr.Unauthenticated, "Unauthorized: "+err.Error())
 }
 
+// countRefused counts a request refused before it became an operation against its caller's
+// operations a second, as the rate limits count every operation before it is parsed: a
+// malformed or oversized request costs its sender too. Nil without rate limits.
+func (d Deps) countRefused() func(context.Context) error {
+	if d.RateLimits == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		if err := d.RateLimits.MutateOperationParameters(ctx, &graphql.RawParams{}); err != nil {
+			return err
+		}
+		return nil
+	}
+}
+
 // limits refuses oversized bodies with 413 before anything parses them, and multipart requests
 // without a preflight header: a cross-site HTML form can send multipart/form-data without a
-// CORS preflight, but cannot set a custom header.
+// CORS preflight, but cannot set a custom header. Each refusal counts against the caller's
+// rate limit.
 func (d Deps) limits(next http.Handler) http.Handler {
+	count := d.countRefused()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
+		refuse := func(status int, message string) {
+			if count != nil {
+				_ = count(r.Context()) // spent or not, the refusal says what was wrong
+			}
+			writeError(w, status, message)
+		}
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 			if r.Header.Get("GraphQL-Require-Preflight") == "" && r.Header.Get("Apollo-Require-Preflight") == "" {
-				writeError(w, http.StatusBadRequest,
+				refuse(http.StatusBadRequest,
 					"A multipart request must carry a GraphQL-Require-Preflight (or Apollo-Require-Preflight) header")
 				return
 			}
@@ -306,20 +331,20 @@ func (d Deps) limits(next http.Handler) http.Handler {
 		}
 		limit := d.Config.MaxRequestBytes
 		if r.ContentLength > limit {
-			writeError(w, http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
+			refuse(http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if errors.Is(err, errBodyTimeout) {
-			writeError(w, http.StatusRequestTimeout, "The request body did not arrive in time")
+			refuse(http.StatusRequestTimeout, "The request body did not arrive in time")
 			return
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "The request body could not be read")
+			refuse(http.StatusBadRequest, "The request body could not be read")
 			return
 		}
 		if int64(len(body)) > limit {
-			writeError(w, http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
+			refuse(http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
