@@ -1,53 +1,31 @@
 package transport
 
 import (
-	"errors"
 	"io"
 	"os"
-	"sync/atomic"
+
+	"github.com/advisorhq/gateway/internal/diskbudget"
 )
 
-// defaultUploadDiskBudget applies when Config.UploadDiskBudget is not set.
+// defaultUploadDiskBudget applies when Config sets neither DiskBudget nor UploadDiskBudget.
 const defaultUploadDiskBudget = 10 << 30
 
-// diskBudget bounds the bytes that all uploads in flight hold in temporary files. Each request's
-// own limit (MaxUploadBytes) does not bound what many requests at once put on the disk, which the
-// gateway shares with its logs and the rest of the host.
-type diskBudget struct {
-	limit int64
-	used  atomic.Int64
-}
-
-func newDiskBudget(limit int64) *diskBudget {
+// uploadBudget is the budget cfg gives, or one of its own for the uploads alone.
+func uploadBudget(cfg Config) *diskbudget.Budget {
+	if cfg.DiskBudget != nil {
+		return cfg.DiskBudget
+	}
+	limit := cfg.UploadDiskBudget
 	if limit <= 0 {
 		limit = defaultUploadDiskBudget
 	}
-	return &diskBudget{limit: limit}
+	b, _ := diskbudget.New(limit) // limit is positive
+	return b
 }
-
-// reserve takes n bytes from the budget; it reports false, and takes nothing, when they would
-// exceed it.
-func (b *diskBudget) reserve(n int64) bool {
-	for {
-		used := b.used.Load()
-		if used+n > b.limit {
-			return false
-		}
-		if b.used.CompareAndSwap(used, used+n) {
-			return true
-		}
-	}
-}
-
-func (b *diskBudget) release(n int64) { b.used.Add(-n) }
-
-// errOverBudget ends the spilling of a file that would take the uploads in flight past the
-// disk budget.
-var errOverBudget = errors.New("the disk budget for uploads is spent")
 
 // spool is one request's temporary files and the share of the disk budget they hold.
 type spool struct {
-	budget *diskBudget
+	budget *diskbudget.Budget
 	files  []*os.File
 	held   int64
 }
@@ -60,7 +38,9 @@ func (s *spool) spill(r io.Reader) (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	s.files = append(s.files, f)
-	n, err := io.Copy(budgeted{s, f}, r)
+	w := s.budget.NewWriter(f)
+	n, err := io.Copy(w, r)
+	s.held += w.Held()
 	return f, n, err
 }
 
@@ -72,20 +52,6 @@ func (s *spool) release() {
 		_ = os.Remove(f.Name())
 	}
 	s.files = nil
-	s.budget.release(s.held)
+	s.budget.Release(s.held)
 	s.held = 0
-}
-
-// budgeted writes to a spool's file what the budget allows.
-type budgeted struct {
-	s *spool
-	f *os.File
-}
-
-func (b budgeted) Write(p []byte) (int, error) {
-	if !b.s.budget.reserve(int64(len(p))) {
-		return 0, errOverBudget
-	}
-	b.s.held += int64(len(p))
-	return b.f.Write(p)
 }

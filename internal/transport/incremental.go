@@ -81,6 +81,13 @@ func writeIncremental(ctx context.Context, w http.ResponseWriter, first *graphql
 	}
 	for {
 		resp := next(ctx)
+		if credentialsExpired(ctx) {
+			// The caller's token ran out before the deferred parts came (what came meanwhile
+			// was cut short by it): the last part says so, and the client asks again with a
+			// fresh one.
+			part(map[string]any{"errors": gqlerror.List{expiredError()}, "hasNext": false}, false)
+			return
+		}
 		if resp == nil {
 			// The executor ended without saying the last part was last: say it.
 			part(map[string]any{"hasNext": false}, false)
@@ -124,6 +131,9 @@ func mergeDeferred(ctx context.Context, first *graphql.Response, next graphql.Re
 		if !deferred(resp) {
 			break
 		}
+	}
+	if credentialsExpired(ctx) {
+		merged.Errors = append(merged.Errors, expiredError())
 	}
 	var buf bytes.Buffer
 	encodeOrdered(&buf, data)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/diskbudget"
 )
 
 // uploads is the transport of the GraphQL multipart request specification: an "operations"
@@ -27,7 +28,7 @@ import (
 type uploads struct {
 	maxBytes int64 // the whole request
 	maxFiles int
-	disk     *diskBudget
+	disk     *diskbudget.Budget // shared with the bulk loads' copies when the server wires one
 }
 
 // maxOperationsBytes bounds the operations and map parts, which are read into memory.
@@ -96,10 +97,10 @@ func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, erro
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, http.StatusRequestTimeout, err
 		}
-		if errors.Is(err, errOverBudget) {
+		if errors.Is(err, diskbudget.ErrSpent) {
 			return nil, http.StatusServiceUnavailable, fmt.Errorf(
-				"the uploads in progress would exceed the disk budget for temporary upload files, %s (UPLOAD_DISK_BUDGET): retry later",
-				bytesize.Format(u.disk.limit))
+				"the uploads and bulk loads in progress would exceed the disk budget for temporary files, %s (UPLOAD_DISK_BUDGET): retry later",
+				bytesize.Format(u.disk.Limit()))
 		}
 		return nil, http.StatusBadRequest, err
 	}

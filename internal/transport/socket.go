@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"net"
 	"sync"
 	"syscall"
@@ -12,8 +13,10 @@ import (
 // syscall.RawConn, where the system has it), and it is written to by one writer at a time,
 // within writeTimeout.
 type socket struct {
-	nc  net.Conn
-	raw syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
+	nc net.Conn
+	// writeTimeout bounds each write that waits for the peer to read.
+	writeTimeout time.Duration
+	raw          syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
 	// readable is the readiness probe given to raw.Read, made once.
 	readable func(fd uintptr) bool
 	// peeked is what the probe saw: data (or the end of the stream) to read.
@@ -27,8 +30,8 @@ type socket struct {
 	werr     error
 }
 
-func (s *socket) init(nc net.Conn) {
-	s.nc = nc
+func (s *socket) init(nc net.Conn, writeTimeout time.Duration) {
+	s.nc, s.writeTimeout = nc, cmp.Or(writeTimeout, DefaultWriteTimeout)
 	// A listener that bounds connections wraps them; the socket is the one it wraps.
 	sock := nc
 	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
@@ -62,7 +65,7 @@ func (s *socket) waitReadable() error {
 // writeWaiting writes b, waiting for the socket within writeTimeout; called with writeMu held.
 // The deadline is cleared after, for writeNow, which a passed deadline would refuse.
 func (s *socket) writeWaiting(b []byte) error {
-	if err := s.nc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+	if err := s.nc.SetWriteDeadline(time.Now().Add(s.writeTimeout)); err != nil {
 		return err
 	}
 	_, err := s.nc.Write(b)

@@ -20,6 +20,9 @@ type sseTransport struct {
 	keepAlive time.Duration
 	streams   *Streams
 	fanout    *fanout
+	// writeTimeout bounds each write of a stream that has taken its connection over; the
+	// others write through writeDeadlines.
+	writeTimeout time.Duration
 }
 
 var _ graphql.Transport = sseTransport{}
@@ -49,8 +52,9 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	w.Header().Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
 	// A subscription over HTTP/1.1 takes the connection over, so that while it waits for events
 	// it holds one goroutine and no buffer, as a WebSocket does (HTTP/2 cannot be hijacked).
-	// The context keeps the request's values, not its end: the handler returns at once.
-	sctx, scancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	// The context keeps the request's values, not its end: the handler returns at once. It
+	// keeps the caller's token's end, which ends the stream (streamContext).
+	sctx, scancel := streamContext(r)
 	opCtx, errs := exec.CreateOperationContext(sctx, params)
 	if se, ok := statusOf(errs); ok {
 		// Refused before it began, with a status of its own (429): answered as HTTP, not as a
@@ -88,7 +92,8 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	// Shutting down cancels the operation; the stream then ends without `complete`, which
-	// graphql-sse clients retry.
+	// graphql-sse clients retry. The request's context ends when the caller's token does: the
+	// stream then ends with sseExpired.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if errs == nil && isSubscription(opCtx) {
@@ -131,7 +136,10 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	} else {
 		outcome = runCreated(ctx, exec, opCtx, emit)
 	}
-	if outcome != streamGone {
+	switch {
+	case credentialsExpired(ctx):
+		write(sseExpired)
+	case outcome != streamGone:
 		write(sseComplete)
 	}
 }
@@ -219,6 +227,9 @@ func (t sseTransport) subscribe(ctx context.Context, exec graphql.GraphExecutor,
 			}
 			return
 		case <-ctx.Done():
+			if credentialsExpired(ctx) && flush() {
+				writeRaw(sseExpired)
+			}
 			return
 		case <-t.streams.stopping:
 			return

@@ -33,7 +33,7 @@ type sseSocket struct {
 func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel context.CancelFunc) *sseSocket {
 	st := &sseSocket{t: t, ctx: ctx, cancel: cancel}
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
-	st.socket.init(nc)
+	st.socket.init(nc, t.writeTimeout)
 	cw := &connWriter{
 		sock: &st.socket, out: &st.out, pool: t.streams.writers, frame: st.frame, closed: func() bool { return false }, wg: &st.wg,
 		fail: func() { _ = st.nc.Close() }, // the reader ends, and the stream with it
@@ -77,8 +77,15 @@ func (st *sseSocket) start(header http.Header, exec graphql.GraphExecutor, opCtx
 	st.mu.Unlock()
 	// Shutting down ends the stream without `complete`, which graphql-sse clients retry.
 	stopOnShutdown := context.AfterFunc(st.t.streams.stopped, func() { st.finish(nil) })
+	// The caller's token's end ends the stream with an error that says so.
+	stopOnExpiry := context.AfterFunc(st.ctx, func() {
+		if credentialsExpired(st.ctx) {
+			st.finish(sseExpired)
+		}
+	})
 	return func() {
 		stopOnShutdown()
+		stopOnExpiry()
 		st.mu.Lock()
 		st.keepAlive.Stop()
 		st.mu.Unlock()

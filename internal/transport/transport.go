@@ -27,6 +27,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/diskbudget"
 )
 
 // Config is what the transports need.
@@ -41,8 +42,19 @@ type Config struct {
 	// MaxUploadFiles bounds the files of one multipart request.
 	MaxUploadFiles int
 	// UploadDiskBudget bounds the bytes all multipart uploads in flight may spill to disk; 0
-	// is defaultUploadDiskBudget.
+	// is defaultUploadDiskBudget. DiskBudget, when set, is used instead.
 	UploadDiskBudget int64
+	// DiskBudget is the budget the uploads' temporary files draw from, shared with whatever
+	// else keeps temporary files (the bulk loads' copies of their files), so that together
+	// they stay within UPLOAD_DISK_BUDGET. Nil makes one of UploadDiskBudget for the uploads
+	// alone.
+	DiskBudget *diskbudget.Budget
+	// WriteTimeout bounds how long one write of an answer may wait for its client to read:
+	// each part of a one-off answer (written in pieces of writeChunk, so that a slow reader
+	// that keeps reading is not cut off) and each write of a stream. A client that stops
+	// reading loses its connection then, and gives back the goroutine and buffers it held.
+	// 0 is DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams.
 	KeepAlive time.Duration
 	// MaxOperationsPerSocket bounds the operations running at once on one WebSocket; 0 is
@@ -97,9 +109,13 @@ func New(cfg Config) []graphql.Transport {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	writeTimeout := cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout)
 	fan := newFanout(cfg.Share, cfg.SubscriberBuffer, cfg.Streams)
+	// The WebSocket transport takes its connection over and bounds its writes itself; the
+	// others write through the ResponseWriter, which writeDeadlines bounds.
+	bounded := func(t graphql.Transport) graphql.Transport { return writeDeadlines{t, writeTimeout} }
 	return []graphql.Transport{
-		gqltransport.Options{},
+		bounded(gqltransport.Options{}),
 		websocketTransport{
 			allowedOrigins: cfg.AllowedOrigins,
 			initTimeout:    connectionInitTimeout,
@@ -111,11 +127,12 @@ func New(cfg Config) []graphql.Transport {
 			authenticate:   cfg.Authenticate,
 			streams:        cfg.Streams,
 			fanout:         fan,
+			writeTimeout:   writeTimeout,
 		},
-		sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams, fanout: fan},
-		newJSONTransport(cfg),
-		uploads{maxBytes: cfg.MaxUploadBytes, maxFiles: cfg.MaxUploadFiles, disk: newDiskBudget(cfg.UploadDiskBudget)},
-		unsupported{},
+		bounded(sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams, fanout: fan, writeTimeout: writeTimeout}),
+		bounded(newJSONTransport(cfg)),
+		bounded(uploads{maxBytes: cfg.MaxUploadBytes, maxFiles: cfg.MaxUploadFiles, disk: uploadBudget(cfg)}),
+		bounded(unsupported{}),
 	}
 }
 

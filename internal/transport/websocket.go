@@ -17,6 +17,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/callerauth"
 )
 
 // The WebSocket subprotocols served: graphql-ws's graphql-transport-ws, and the legacy
@@ -63,6 +64,9 @@ type websocketTransport struct {
 	fanout *fanout
 	// messageTimeout bounds how long a message may take to arrive once it has begun to.
 	messageTimeout time.Duration
+	// writeTimeout bounds each write that waits for the client to read: a client that stops
+	// reading does not hold a goroutine and its queue forever.
+	writeTimeout time.Duration
 }
 
 // defaultMaxOperations bounds the operations of one socket when no limit is set: each holds a
@@ -92,7 +96,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	negotiate, deflate := negotiateDeflate()
 	upgrader := ws.HTTPUpgrader{
 		Protocol:  func(p string) bool { return p == protocolTransportWS || p == protocolLegacy },
-		Timeout:   writeTimeout,
+		Timeout:   t.writeTimeout,
 		Negotiate: negotiate,
 	}
 	nc, rw, hs, err := upgrader.Upgrade(r, w)
@@ -113,7 +117,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	// let go. The context keeps the request's values, not its end.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	s := &wsSession{
-		t: t, c: newWSConn(nc, handshake, t.maxMessage, t.messageTimeout), exec: exec, legacy: hs.Protocol == protocolLegacy,
+		t: t, c: newWSConn(nc, handshake, t.maxMessage, t.messageTimeout, t.writeTimeout), exec: exec, legacy: hs.Protocol == protocolLegacy,
 		headers: r.Header, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel,
 	}
 	s.c.deflate = deflate()
@@ -373,12 +377,13 @@ func (s *wsSession) init(raw json.RawMessage) bool {
 		}
 		s.authed = authed
 		// Credentials that run out (a token's exp: the context's deadline) end the connection,
-		// whose subscriptions would otherwise outlive them; 4403 has the client reconnect
-		// with fresh ones.
+		// whose subscriptions would otherwise outlive them. 4403, not 4401: graphql-ws's client
+		// gives up for good on 4401, and retries 4403, asking connectionParams again, which is
+		// how it gets a fresh token.
 		if _, ok := authed.Deadline(); ok {
 			s.after(context.AfterFunc(authed, func() {
 				if s.ctx.Err() == nil {
-					s.forbid("Forbidden: the credentials have expired")
+					s.forbid("Forbidden: " + callerauth.ErrCredentialsExpired.Error())
 				}
 			}))
 		}
@@ -638,10 +643,6 @@ func (s *wsSession) sendCodedError(id string, code apperr.Code, message string) 
 	}
 	s.send(wsMessage{ID: id, Type: "error", Payload: mustJSON(payload)})
 }
-
-// writeTimeout bounds one batch of writes: a client that stops reading does not hold a
-// goroutine forever.
-const writeTimeout = 10 * time.Second
 
 // send queues m, and reports false when the connection is closed.
 func (s *wsSession) send(m wsMessage) bool {

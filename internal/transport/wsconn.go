@@ -59,9 +59,9 @@ const readBufferSize = 2048
 
 var readBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
-func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64, messageTimeout time.Duration) *wsConn {
+func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64, messageTimeout, writeTimeout time.Duration) *wsConn {
 	c := &wsConn{maxMessage: maxMessage, messageTimeout: messageTimeout}
-	c.socket.init(nc)
+	c.socket.init(nc, writeTimeout)
 	if handshake != nil && handshake.Buffered() > 0 {
 		c.handshake = handshake
 	}
