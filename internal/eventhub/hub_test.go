@@ -18,6 +18,9 @@ import (
 	"github.com/advisorhq/gateway/internal/streamend"
 )
 
+// firm is the firm of the events and subscribers of tests that are not about firms.
+const firm = "firm-001"
+
 // body is the record the receiver stores for a ClientProgressChanged delivery; n makes each one
 // distinct.
 func body(wid string, n int) []byte {
@@ -51,7 +54,7 @@ func appendAll(t testing.TB, log eventlog.Log, wid string, from, to int) []strin
 	t.Helper()
 	var ids []string
 	for n := from; n < to; n++ {
-		id, _, err := log.Append(context.Background(), body(wid, n))
+		id, _, err := log.Append(context.Background(), firm, body(wid, n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,11 +94,11 @@ func TestLiveEventsReachMatchingSubscribersOnly(t *testing.T) {
 	log := eventlog.NewMemory(1000, time.Hour, nil)
 	h := running(t, log, eventhub.Options{})
 	ctx := t.Context()
-	all, err := h.Subscribe(ctx, nil, "", nil)
+	all, err := h.Subscribe(ctx, firm, nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, err := h.Subscribe(ctx, &event.Filter{Wids: []string{"w-2"}}, "", nil)
+	mine, err := h.Subscribe(ctx, firm, &event.Filter{Wids: []string{"w-2"}}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func TestResumeBackfillsThenGoesLiveWithoutGapOrRepeat(t *testing.T) {
 	before := appendAll(t, log, "w", 0, 500)
 	time.Sleep(50 * time.Millisecond) // the hub has read them: they are history, not live
 
-	s, err := h.Subscribe(t.Context(), nil, before[99], nil)
+	s, err := h.Subscribe(t.Context(), firm, nil, before[99], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +148,11 @@ func TestASlowSubscriberCatchesUpFromTheLogAndNobodyWaits(t *testing.T) {
 	h := running(t, log, eventhub.Options{Buffer: 4})
 	var ended error
 	var mu sync.Mutex
-	slow, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(func(err error) { mu.Lock(); ended = err; mu.Unlock() }))
+	slow, err := h.Subscribe(t.Context(), firm, nil, "", eventhub.EndFunc(func(err error) { mu.Lock(); ended = err; mu.Unlock() }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast, err := h.Subscribe(t.Context(), nil, "", nil)
+	fast, err := h.Subscribe(t.Context(), firm, nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,13 +195,13 @@ func TestResumeRefusesWhatItCannotHonour(t *testing.T) {
 		{"an id older than the history kept", written[5], apperr.EventsExpired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := h.Subscribe(t.Context(), nil, tc.after, nil)
+			_, err := h.Subscribe(t.Context(), firm, nil, tc.after, nil)
 			if apperr.CodeOf(err) != tc.code {
 				t.Errorf("got %v, want %s", err, tc.code)
 			}
 		})
 	}
-	s, err := h.Subscribe(t.Context(), nil, written[19], nil)
+	s, err := h.Subscribe(t.Context(), firm, nil, written[19], nil)
 	if err != nil {
 		t.Fatalf("resuming right at the oldest kept: %v", err)
 	}
@@ -213,7 +216,7 @@ func TestRecentReturnsTheLatestMatchesOldestFirst(t *testing.T) {
 	h := running(t, log, eventhub.Options{})
 	a := appendAll(t, log, "a", 0, 600)
 	appendAll(t, log, "b", 600, 700)
-	got, err := h.Recent(t.Context(), &event.Filter{Wids: []string{"a"}}, 3)
+	got, err := h.Recent(t.Context(), firm, &event.Filter{Wids: []string{"a"}}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +224,7 @@ func TestRecentReturnsTheLatestMatchesOldestFirst(t *testing.T) {
 		t.Errorf("got %v, want %v", ids(got), a[597:])
 	}
 	for _, n := range []int{0, 1001} {
-		if _, err := h.Recent(t.Context(), nil, n); apperr.CodeOf(err) != apperr.BadUserInput {
+		if _, err := h.Recent(t.Context(), firm, nil, n); apperr.CodeOf(err) != apperr.BadUserInput {
 			t.Errorf("last %d: %v, want BAD_USER_INPUT", n, err)
 		}
 	}
@@ -232,7 +235,7 @@ func TestAGoneSubscriberIsForgotten(t *testing.T) {
 	log := eventlog.NewMemory(100, time.Hour, nil)
 	h := running(t, log, eventhub.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
-	if _, err := h.Subscribe(ctx, nil, "", nil); err != nil {
+	if _, err := h.Subscribe(ctx, firm, nil, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.Subscribers(); n != 1 {
@@ -253,7 +256,9 @@ type downLog struct{ eventlog.Log }
 
 var errDown = fmt.Errorf("dial: %w", eventlog.ErrUnavailable)
 
-func (downLog) Append(context.Context, []byte) (string, bool, error) { return "", false, errDown }
+func (downLog) Append(context.Context, string, []byte) (string, bool, error) {
+	return "", false, errDown
+}
 func (downLog) After(context.Context, string, int) ([]eventlog.Record, error) {
 	return nil, errDown
 }
@@ -269,11 +274,11 @@ func TestAnUnreachableStoreTurnsSubscribersAwayToRetry(t *testing.T) {
 	h := running(t, downLog{}, eventhub.Options{})
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	_, err := h.Subscribe(ctx, nil, "", nil)
+	_, err := h.Subscribe(ctx, firm, nil, "", nil)
 	if apperr.CodeOf(err) != apperr.EventsUnavailable {
 		t.Errorf("subscribe: %v, want %s", err, apperr.EventsUnavailable)
 	}
-	if _, err := h.Recent(ctx, nil, 5); apperr.CodeOf(err) != apperr.EventsUnavailable {
+	if _, err := h.Recent(ctx, firm, nil, 5); apperr.CodeOf(err) != apperr.EventsUnavailable {
 		t.Errorf("recent: %v, want %s", err, apperr.EventsUnavailable)
 	}
 	if err := h.Ready(ctx); !errors.Is(err, eventlog.ErrUnavailable) {
@@ -301,7 +306,7 @@ func TestATrackerLearnsTheStartAndEachEventBeforeItsSubscriber(t *testing.T) {
 				after, wantStart = history[0], history[0]
 			}
 			slot := streamend.From(streamend.With(t.Context()))
-			s, err := h.Subscribe(t.Context(), nil, after, slot)
+			s, err := h.Subscribe(t.Context(), firm, nil, after, slot)
 			if err != nil {
 				t.Fatal(err)
 			}

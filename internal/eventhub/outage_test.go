@@ -32,11 +32,11 @@ func (l *linkLog) fail() error {
 	return nil
 }
 
-func (l *linkLog) Append(ctx context.Context, body []byte) (string, bool, error) {
+func (l *linkLog) Append(ctx context.Context, firm string, body []byte) (string, bool, error) {
 	if err := l.fail(); err != nil {
 		return "", false, err
 	}
-	return l.Memory.Append(ctx, body)
+	return l.Memory.Append(ctx, firm, body)
 }
 
 func (l *linkLog) After(ctx context.Context, after string, n int) ([]eventlog.Record, error) {
@@ -134,13 +134,13 @@ func TestSubscribersGetWhatTheyMissedAfterAnOutageShorterThanTheGrace(t *testing
 	time.Sleep(50 * time.Millisecond) // the hub has read them: they are history, not live
 
 	liveEnd, resumedEnd := newEnding(), newEnding()
-	live, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(liveEnd.report))
+	live, err := h.Subscribe(t.Context(), firm, nil, "", eventhub.EndFunc(liveEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// This one is still reading history when the outage begins (its buffer is full), and its
 	// backfill must wait too.
-	resumed, err := h.Subscribe(t.Context(), nil, history[0], eventhub.EndFunc(resumedEnd.report))
+	resumed, err := h.Subscribe(t.Context(), firm, nil, history[0], eventhub.EndFunc(resumedEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestSubscribersGetWhatTheyMissedAfterAnOutageShorterThanTheGrace(t *testing
 	log.down.Store(true)
 	waitUnready(t, h)
 	start := time.Now()
-	if _, err := h.Subscribe(t.Context(), nil, "", nil); apperr.CodeOf(err) != apperr.EventsUnavailable {
+	if _, err := h.Subscribe(t.Context(), firm, nil, "", nil); apperr.CodeOf(err) != apperr.EventsUnavailable {
 		t.Errorf("subscribing during the outage: got %v, want %s", err, apperr.EventsUnavailable)
 	}
 	if took := time.Since(start); took > 100*time.Millisecond {
@@ -202,12 +202,12 @@ func TestAnOutageLongerThanTheGraceEndsSubscriptionsWithWhereToResume(t *testing
 	time.Sleep(50 * time.Millisecond)
 
 	liveEnd, resumedEnd := newEnding(), newEnding()
-	live, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(liveEnd.report))
+	live, err := h.Subscribe(t.Context(), firm, nil, "", eventhub.EndFunc(liveEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Not read until the end: its backfill waits for room when the outage ends it.
-	resumed, err := h.Subscribe(t.Context(), nil, history[0], eventhub.EndFunc(resumedEnd.report))
+	resumed, err := h.Subscribe(t.Context(), firm, nil, history[0], eventhub.EndFunc(resumedEnd.report))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestAnOutageLongerThanTheGraceEndsSubscriptionsWithWhereToResume(t *testing
 	for h.Ready(t.Context()) != nil && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	again, err := h.Subscribe(t.Context(), nil, delivered[1], nil)
+	again, err := h.Subscribe(t.Context(), firm, nil, delivered[1], nil)
 	if err != nil {
 		t.Fatalf("resuming after the outage: %v", err)
 	}
@@ -282,7 +282,7 @@ func TestEndingASubscriptionWhileItCatchesUpClosesItsStream(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 
 	end := newEnding()
-	s, err := h.Subscribe(t.Context(), nil, history[0], eventhub.EndFunc(end.report))
+	s, err := h.Subscribe(t.Context(), firm, nil, history[0], eventhub.EndFunc(end.report))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestAFrozenRedisHoldsSubscriptionsForTheGraceOnly(t *testing.T) {
 	log := eventlog.NewRedis(client, "eventhub-test:", 10000, time.Hour)
 	h := running(t, log, eventhub.Options{OutageGrace: grace, Poll: 100 * time.Millisecond})
 	end := newEnding()
-	s, err := h.Subscribe(t.Context(), nil, "", eventhub.EndFunc(end.report))
+	s, err := h.Subscribe(t.Context(), firm, nil, "", eventhub.EndFunc(end.report))
 	if err != nil {
 		t.Fatal(err)
 	}

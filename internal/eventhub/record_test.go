@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
 	t.Parallel()
 	log := eventlog.NewMemory(100, time.Hour, nil)
 	h := running(t, log, eventhub.Options{})
-	live, err := h.Subscribe(t.Context(), nil, "", nil)
+	live, err := h.Subscribe(t.Context(), firm, nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
 		{"a delivery stored as it arrived that breaks a rule", `{"Wid": "w-1", "EventType": "AssetDeleted", "Timestamp": "2026-11-22T10:00:00Z"}`, false},
 		{"another record", string(body("w-1", 2)), true},
 	} {
-		id, _, err := log.Append(t.Context(), []byte(rec.body))
+		id, _, err := log.Append(t.Context(), firm, []byte(rec.body))
 		if err != nil {
 			t.Fatalf("%s: %v", rec.name, err)
 		}
@@ -48,14 +49,14 @@ func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
 	if got := ids(receive(t, live, len(want))); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("live: got %v, want %v", got, want)
 	}
-	resumed, err := h.Subscribe(t.Context(), nil, eventlog.Zero, nil)
+	resumed, err := h.Subscribe(t.Context(), firm, nil, eventlog.Zero, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(receive(t, resumed, len(want))); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("resumed: got %v, want %v", got, want)
 	}
-	recent, err := h.Recent(t.Context(), nil, 10)
+	recent, err := h.Recent(t.Context(), firm, nil, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,47 +68,89 @@ func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
 	}
 }
 
-// pingLog is a log whose reads work while its Ping fails on demand: the store went away since
-// the hub last read it.
+// pingLog is a log whose reads work while its Ping fails on demand: the store went away, or
+// refuses writes, since the hub last read it. It counts the Pings.
 type pingLog struct {
 	*eventlog.Memory
-	down atomic.Bool
+	down  atomic.Bool
+	pings atomic.Int64
 }
 
 func (l *pingLog) Ping(ctx context.Context) error {
+	l.pings.Add(1)
 	if l.down.Load() {
 		return errDown
 	}
 	return l.Memory.Ping(ctx)
 }
 
-// Readiness is the hub's: it has read the log, its last read worked, and the store answered
-// within the last quarter of a second.
+// awaitReady waits until h's readiness is want (nil for ready), and returns its last answer.
+func awaitReady(t testing.TB, h *eventhub.Hub, ready bool) error {
+	t.Helper()
+	err := h.Ready(t.Context())
+	for deadline := time.Now().Add(5 * time.Second); (err == nil) != ready && time.Now().Before(deadline); err = h.Ready(t.Context()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
+}
+
+// Readiness is the hub's: it has read the log, its last read worked, and the store's Ping
+// succeeded within the last quarter of a second. Its answer serves a quarter of a second,
+// failures too, so readiness follows the store within that.
 func TestReadyAsksTheStore(t *testing.T) {
 	t.Parallel()
 	log := &pingLog{Memory: eventlog.NewMemory(10, time.Hour, nil)}
 	h := running(t, log, eventhub.Options{})
-	deadline := time.Now().Add(5 * time.Second)
-	for h.Ready(t.Context()) != nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := h.Ready(t.Context()); err != nil {
+	if err := awaitReady(t, h, true); err != nil {
 		t.Fatalf("got %v once the hub has read the log, want ready", err)
 	}
 	log.down.Store(true)
-	// A PING's answer serves for a quarter of a second.
-	err := h.Ready(t.Context())
-	for deadline := time.Now().Add(2 * time.Second); err == nil && time.Now().Before(deadline); err = h.Ready(t.Context()) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if apperr.CodeOf(err) != apperr.EventsUnavailable || !errors.Is(err, eventlog.ErrUnavailable) {
+	if err := awaitReady(t, h, false); apperr.CodeOf(err) != apperr.EventsUnavailable || !errors.Is(err, eventlog.ErrUnavailable) {
 		t.Errorf("got %v with the store gone, want %s wrapping the store's failure", err, apperr.EventsUnavailable)
 	}
-	if _, err := h.Subscribe(t.Context(), nil, "", nil); apperr.CodeOf(err) != apperr.EventsUnavailable {
+	if _, err := h.Subscribe(t.Context(), firm, nil, "", nil); apperr.CodeOf(err) != apperr.EventsUnavailable {
 		t.Errorf("subscribe: got %v with the store gone, want %s", err, apperr.EventsUnavailable)
 	}
 	log.down.Store(false)
-	if err := h.Ready(t.Context()); err != nil {
+	if err := awaitReady(t, h, true); err != nil {
 		t.Errorf("got %v with the store back, want ready", err)
+	}
+}
+
+// Each Ping of a Redis log is a write: however often readiness is asked, by probes or by
+// subscribers reconnecting in their thousands, the store is asked at most every quarter of a
+// second, whether it answered yes or no.
+func TestReadinessAsksTheStoreAtMostEveryQuarterSecond(t *testing.T) {
+	t.Parallel()
+	for _, down := range []bool{false, true} {
+		t.Run(map[bool]string{false: "store up", true: "store down"}[down], func(t *testing.T) {
+			t.Parallel()
+			log := &pingLog{Memory: eventlog.NewMemory(10, time.Hour, nil)}
+			h := running(t, log, eventhub.Options{})
+			if err := awaitReady(t, h, true); err != nil {
+				t.Fatal(err)
+			}
+			log.down.Store(down)
+			before := log.pings.Load()
+			start := time.Now()
+			var wg sync.WaitGroup
+			var checks atomic.Int64
+			for range 16 {
+				wg.Go(func() {
+					for time.Since(start) < 600*time.Millisecond {
+						_ = h.Ready(t.Context())
+						checks.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			took := time.Since(start)
+			pings := log.pings.Load() - before
+			allowed := 1 + int64(took/(250*time.Millisecond))
+			t.Logf("%d readiness checks in %v asked the store %d times", checks.Load(), took.Round(time.Millisecond), pings)
+			if pings > allowed {
+				t.Errorf("the store was asked %d times in %v, want at most %d (one every 250 ms)", pings, took, allowed)
+			}
+		})
 	}
 }
