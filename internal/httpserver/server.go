@@ -25,6 +25,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/compress"
+	"github.com/advisorhq/gateway/internal/diskbudget"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/persisted"
@@ -61,6 +62,9 @@ type Config struct {
 	SubscriberBuffer int
 	// UploadDiskBudget bounds the bytes all multipart uploads in flight may spill to disk.
 	UploadDiskBudget int64
+	// WriteTimeout bounds how long one write of an answer or of a stream may wait for its
+	// client to read; 0 is transport.DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// BodyTimeout is how long a request body may take to begin arriving; every byte that
 	// arrives extends it (bodyMinRate). Zero leaves bodies unbounded in time.
 	BodyTimeout time.Duration
@@ -117,6 +121,9 @@ type Deps struct {
 	FamilyPage http.Handler
 	// Tracer makes the spans of requests, operations and resolvers; nil makes none.
 	Tracer trace.TracerProvider
+	// DiskBudget is what the uploads' temporary files draw from, shared with the bulk loads'
+	// copies of their files; nil makes one of Config.UploadDiskBudget for the uploads alone.
+	DiskBudget *diskbudget.Budget
 }
 
 // readyTimeout bounds each readiness check.
@@ -187,6 +194,8 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		MaxUploadBytes:         d.Config.MaxUploadBytes,
 		MaxUploadFiles:         d.Config.MaxUploadFiles,
 		UploadDiskBudget:       d.Config.UploadDiskBudget,
+		DiskBudget:             d.DiskBudget,
+		WriteTimeout:           d.Config.WriteTimeout,
 		KeepAlive:              d.Config.KeepAlive,
 		MaxOperationsPerSocket: d.Config.MaxSubscriptionsPerSocket,
 		Authenticate:           d.Authenticate,
