@@ -217,13 +217,16 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		srv.Use(operationTrace{tracer: tracing.Tracer(d.Tracer)})
 	}
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetValidationRulesFn(validationRules(d.Config.Introspection))
 	var presenter []apperr.PresenterOption
 	if d.Config.Introspection {
 		srv.Use(extension.Introspection{})
 		// The presenter lists an enum's values and a @oneOf input's members, as introspection would.
 		presenter = append(presenter, apperr.WithSchema(d.Schema.Schema()))
 	} else {
-		srv.SetDisableSuggestion(true) // suggestions would leak the schema introspection hides
+		// Suggestions would leak the schema introspection hides: gqlgen's switch quiets its
+		// rules, validationRules the others, withoutSuggestions what is left.
+		srv.SetDisableSuggestion(true)
 	}
 	if d.RateLimits != nil {
 		// First: an operation a caller may not send costs nothing more, not even parsing.
@@ -237,7 +240,11 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 	srv.Use(d.Metrics.Extension())
 	srv.Use(&oneOfVariables{})
 	d.scoped(srv)
-	srv.SetErrorPresenter(apperr.Presenter(d.Log, presenter...))
+	present := apperr.Presenter(d.Log, presenter...)
+	if !d.Config.Introspection {
+		present = withoutSuggestions(present)
+	}
+	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(apperr.Recover(d.Log))
 	return srv
 }
