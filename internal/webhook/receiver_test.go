@@ -33,11 +33,11 @@ type flakyLog struct {
 	down atomic.Bool
 }
 
-func (l *flakyLog) Append(ctx context.Context, body []byte) (string, bool, error) {
+func (l *flakyLog) Append(ctx context.Context, firm string, body []byte) (string, bool, error) {
 	if l.down.Load() {
 		return "", false, fmt.Errorf("append an event: %w", eventlog.ErrUnavailable)
 	}
-	return l.Memory.Append(ctx, body)
+	return l.Memory.Append(ctx, firm, body)
 }
 
 // observations records what Receiver.Observe is told.
@@ -71,7 +71,7 @@ type receiver struct {
 func newReceiver(t *testing.T, bodyTimeout time.Duration) *receiver {
 	t.Helper()
 	rc := &receiver{log: &flakyLog{Memory: eventlog.NewMemory(100, time.Hour, nil)}, obs: &observations{}}
-	h := &webhook.Receiver{Log: rc.log, Key: key, MaxBytes: 1 << 10, Logger: slog.New(slog.DiscardHandler), Observe: rc.obs.observe}
+	h := &webhook.Receiver{Log: rc.log, Keys: []webhook.Key{{Firm: "firm-001", Key: key}}, MaxBytes: 1 << 10, Logger: slog.New(slog.DiscardHandler), Observe: rc.obs.observe}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if bodyTimeout > 0 {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
