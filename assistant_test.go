@@ -66,7 +66,7 @@ func TestThePopOutChatsThroughAProductionGateway(t *testing.T) {
 		t.Fatalf("sandbox enroll: %v", err)
 	}
 	gw := started(t, nil, map[string]string{
-		"ADDR": gwAddr, "ADVISOR_BASE_URL": sb[0], "ADVISOR_ACCESS_TOKEN": sandbox.DefaultAccessToken,
+		"ADDR": gwAddr, "ADVISOR_BASE_URL": sb[0], "ADVISOR_FIRM": sandbox.DemoFirmID, "ADVISOR_ACCESS_TOKEN": sandbox.DefaultAccessToken,
 		"ADVISOR_BASIC_CREDENTIALS": sandbox.DefaultBasicCredentials, "WEBHOOK_API_KEY": webhookKey,
 		"AUTH_JWKS_URL": sb[0] + "/sandbox/jwks.json", "AUTH_ISSUER": sandbox.TokenIssuer, "AUTH_AUDIENCE": sandbox.TokenAudience,
 		"ASSISTANT_SESSION_URL": sb[1], "ASSISTANT_CLIENT_CERT": filepath.Join(certs, "client.crt"),

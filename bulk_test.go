@@ -374,7 +374,7 @@ func TestALoadTheSFTPServerRefusesFailsSayingWhy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gw := &gateway{url: started(t, nil, map[string]string{
-				"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": base, "ADVISOR_ACCESS_TOKEN": sandbox.DefaultAccessToken,
+				"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": base, "ADVISOR_FIRM": sandbox.DemoFirmID, "ADVISOR_ACCESS_TOKEN": sandbox.DefaultAccessToken,
 				"ADVISOR_BASIC_CREDENTIALS": sandbox.DefaultBasicCredentials, "WEBHOOK_API_KEY": webhookKey, "AUTH_DISABLED": "true",
 				"BULK_SFTP_ADDR": m[1], "BULK_SFTP_USER": "sandbox", "BULK_SFTP_PASSWORD": tc.password,
 				"BULK_SFTP_HOST_KEY_FINGERPRINT": tc.fingerprint,

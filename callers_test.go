@@ -38,7 +38,7 @@ func sandboxToken(t testing.TB, base, accessToken, advisor, firm string) string 
 func callerGateway(t *testing.T, up *upstream, env map[string]string) (*gateway, *logBuffer) {
 	t.Helper()
 	settings := map[string]string{
-		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": up.URL, "ADVISOR_ACCESS_TOKEN": upstreamToken,
+		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": up.URL, "ADVISOR_FIRM": sandbox.DemoFirmID, "ADVISOR_ACCESS_TOKEN": upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic, "WEBHOOK_API_KEY": webhookKey,
 		"AUTH_JWKS_URL": up.URL + "/sandbox/jwks.json", "AUTH_ISSUER": sandbox.TokenIssuer, "AUTH_AUDIENCE": sandbox.TokenAudience,
 	}
@@ -224,7 +224,7 @@ func TestTheEmbeddedSandboxIsTheIdentityProvider(t *testing.T) {
 func TestProductionNeedsCallerAuthenticationToStart(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
-		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": "http://127.0.0.1:1", "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": webhookKey,
+		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": "http://127.0.0.1:1", "ADVISOR_FIRM": sandbox.DemoFirmID, "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": webhookKey,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

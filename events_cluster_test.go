@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/advisorhq/gateway/internal/eventlog/eventlogtest"
+	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
 // replicaEnv, set in a child's environment, makes the test binary run the gateway instead of
@@ -104,7 +105,7 @@ func TestSubscribersOfAKilledReplicaResumeOnAnotherWithoutLoss(t *testing.T) {
 	cluster := eventlogtest.StartCluster(t)
 	up := newUpstream(t, false)
 	env := map[string]string{
-		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": up.URL, "ADVISOR_ACCESS_TOKEN": upstreamToken,
+		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": up.URL, "ADVISOR_FIRM": sandbox.DemoFirmID, "ADVISOR_ACCESS_TOKEN": upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic, "WEBHOOK_API_KEY": webhookKey, "AUTH_DISABLED": "true",
 		"REDIS_URL": cluster.URL(), "REDIS_KEY_PREFIX": "failover:", "LOG_LEVEL": "warn",
 	}

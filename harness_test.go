@@ -98,6 +98,7 @@ func newGateway(t testing.TB, up *upstream, env map[string]string) *gateway {
 	settings := map[string]string{
 		"ADDR":                      "127.0.0.1:0",
 		"ADVISOR_BASE_URL":          up.URL,
+		"ADVISOR_FIRM":              sandbox.DemoFirmID,
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
 		"WEBHOOK_API_KEY":           webhookKey,

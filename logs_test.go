@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
 // logBuffer is the program's log, written by it and read by the test.
@@ -174,6 +176,7 @@ func TestEachOperationIsLoggedWithTheUpstreamRequestsItMade(t *testing.T) {
 	printed, log, _ := runWithLog(t, map[string]string{
 		"ADDR":                      "127.0.0.1:0",
 		"ADVISOR_BASE_URL":          up.URL,
+		"ADVISOR_FIRM":              sandbox.DemoFirmID,
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
 		"WEBHOOK_API_KEY":           webhookKey,

@@ -54,6 +54,7 @@ import (
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 	"github.com/advisorhq/gateway/internal/sftpupload"
+	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/tracing"
 	"github.com/advisorhq/gateway/internal/vault"
 	"github.com/advisorhq/gateway/internal/webhook"
@@ -258,7 +259,12 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		return err
 	}
 	rateLimits := openRateLimits(cfg, redisClient, log.With("component", "ratelimit"))
-	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, OutageGrace: cfg.EventsOutageGrace, Logger: log.With("component", "events"), Tracer: tp})
+	var legacyFirm string // of events stored before they had firms: a one-firm gateway's
+	if len(cfg.Firms) == 1 {
+		legacyFirm = cfg.Firms[0].ID
+	}
+	hub := eventhub.New(events, eventhub.Options{Buffer: cfg.SubscriberBuffer, OutageGrace: cfg.EventsOutageGrace, Logger: log.With("component", "events"), Tracer: tp,
+		DefaultFirm: legacyFirm})
 	// The hub outlives the server's draining (it is stopped by this defer, not by ctx), so a
 	// subscriber sees its socket close with "reconnect" rather than an error from the hub.
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
@@ -267,24 +273,27 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	defer func() { stopHub(); <-hubDone }()
 
 	upstream := advisor.Options{
-		BaseURL:          cfg.AdvisorBaseURL,
-		AccessToken:      cfg.AdvisorAccessToken,
-		BasicCredentials: cfg.AdvisorBasicCredentials,
-		Timeout:          cfg.UpstreamTimeout,
-		MaxConcurrent:    cfg.UpstreamConnections,
-		Observe:          m.ObserveUpstream,
-		Tracer:           tp,
+		BaseURL:       cfg.AdvisorBaseURL,
+		Timeout:       cfg.UpstreamTimeout,
+		MaxConcurrent: cfg.UpstreamConnections,
+		Observe:       m.ObserveUpstream,
+		Tracer:        tp,
 	}
-	webhookKey := cfg.WebhookAPIKey
 	sandboxURL := ""
 	var embedded *embeddedSandbox
 	if cfg.Sandboxed() {
-		if webhookKey == "" {
-			webhookKey = randomKey()
+		// The gateway serves the sandbox's firms, each with a webhook key made for this run
+		// (the first firm's is WEBHOOK_API_KEY when set, so deliveries can be played by hand).
+		firms := sandbox.DefaultFirms()
+		for i := range firms {
+			firms[i].WebhookKey = randomKey()
+		}
+		if cfg.WebhookAPIKey != "" {
+			firms[0].WebhookKey = cfg.WebhookAPIKey
 		}
 		// The gateway's own pages (the pop-out assistant) may embed the sandbox's chat.
 		origins := append(slices.Clone(sandbox.DefaultEmbedOrigins), base, loopbackURL(ln.Addr()))
-		sb, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", webhookKey, origins)
+		sb, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", firms, origins)
 		if err != nil {
 			return err
 		}
@@ -296,7 +305,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		if cfg.AssistantEmbedURL == "" {
 			cfg.AssistantEmbedURL = sbBase
 		}
-		upstream.AccessToken, upstream.BasicCredentials = sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
+		cfg.Firms = sandboxFirms(firms)
 		// Bulk files go to the sandbox's own SFTP server, whose host key is trusted because the
 		// gateway made it; nothing else is ever trusted without configuration.
 		user, pass, _ := strings.Cut(sandbox.DefaultSFTPCredentials, ":")
@@ -306,7 +315,8 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			cfg.ReferralURL = sbBase
 			cfg.ReferralAPIKey, cfg.ReferralSigningSecret = sandbox.DefaultReferralAPIKey, sandbox.DefaultReferralSecret
 		}
-		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s\n", sbBase)
+		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s, serving firms %s and %s\n",
+			sbBase, sandbox.DemoFirmID, sandbox.SecondFirmID)
 		fmt.Fprintf(stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
 		fmt.Fprintf(stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
 			sandbox.DefaultAccessToken, sbBase)
@@ -314,6 +324,15 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			fmt.Fprintf(stdout, "  its referral partners (referClient): %s\n", strings.Join(sandbox.DefaultReferralPartners, ", "))
 		}
 	}
+	firms, err := tenant.NewDirectory(cfg.Firms)
+	if err != nil {
+		return fmt.Errorf("the firms served: %w", err)
+	}
+	if err := webhook.CheckKeys(webhookKeys(firms)); err != nil {
+		return fmt.Errorf("the firms' webhook keys: %w", err)
+	}
+	access := &tenant.Policy{Firms: firms, AdminRole: cfg.Auth.FirmAdminRole}
+	upstream.Firms = firms
 	api, err := advisor.New(upstream)
 	if err != nil {
 		return fmt.Errorf("ADVISOR_BASE_URL: %w", err)
@@ -335,7 +354,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	fam := family.NewService(api)
 	docs := vault.NewService(api, vault.DefaultDetailConcurrency)
-	bulkDeps, err := openBulk(cfg, api, bulkProgress, log)
+	bulkDeps, err := openBulk(cfg, firms, api, bulkProgress, log)
 	if err != nil {
 		return err
 	}
@@ -349,7 +368,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	schema := generated.NewExecutableSchema(generated.Config{
 		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps, Referral: referrals,
-			Assistant: &assistant.Sessions{Client: sessionHost}},
+			Assistant: &assistant.Sessions{Client: sessionHost}, Access: access},
 	})
 	var assistantPage http.Handler
 	if cfg.AssistantEmbedURL != "" {
@@ -368,14 +387,15 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		PerRequest: func(ctx context.Context) context.Context {
 			return advisor.WithBudget(advisor.WithCache(ctx), cfg.UpstreamBudget)
 		},
-		Webhooks:     &webhook.Receiver{Log: events, Key: webhookKey, Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
-		Authenticate: callers.authenticate,
+		Webhooks: &webhook.Receiver{Log: events, Keys: webhookKeys(firms), Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
+		// Every caller is admitted into the firm of its token, or refused before any upstream call.
+		Authenticate: access.Authenticate(callers.authenticate),
 		Share:        graph.ShareEvents(hub),
 		Persisted:    persistedOps,
 		FamilyPage:   familypage.New("/graphql", ideURL(cfg.IDE)),
 		RateLimits:   rateLimits,
 		Ready: append([]httpserver.ReadyCheck{
-			{Name: "advisor", Check: api.Ping, Advisory: true},
+			{Name: "advisor", Check: pingFirms(api, firms), Advisory: true},
 			{Name: "events", Check: hub.Ready},
 		}, append(callers.ready, sessionReady...)...),
 		Config: httpserver.Config{
@@ -604,20 +624,25 @@ func (c callerAuth) describe(stdout io.Writer, sandboxURL string) {
 
 // openBulk makes what the bulk fields need: loads run in the background when there is an SFTP
 // server to send them to (the embedded sandbox's, or BULK_SFTP_*), none otherwise.
-func openBulk(cfg config.Gateway, api *advisor.Client, progress bulkprogress.Store, log *slog.Logger) (graph.Bulk, error) {
+func openBulk(cfg config.Gateway, firms *tenant.Directory, api *advisor.Client, progress bulkprogress.Store, log *slog.Logger) (graph.Bulk, error) {
 	b := graph.Bulk{Progress: progress, Existing: func() bulk.Existing { return bulk.NewRecords(api) }}
 	if !cfg.Bulk.Configured() {
 		return b, nil
 	}
-	up, err := sftpupload.New(sftpupload.Config{
-		Addr: cfg.Bulk.Addr, User: cfg.Bulk.User, Password: cfg.Bulk.Password, KeyFile: cfg.Bulk.KeyFile,
-		Dir: cfg.Bulk.Dir, KnownHostsFile: cfg.Bulk.KnownHosts, HostKeyFingerprint: cfg.Bulk.HostKeyFingerprint,
-	}, nil)
-	if err != nil {
-		return b, err
+	// Each firm's files go up with its own login, so the service files them under that firm.
+	uploaders := bulk.PerFirm{}
+	for _, f := range firms.Firms() {
+		up, err := sftpupload.New(sftpupload.Config{
+			Addr: cfg.Bulk.Addr, User: f.SFTP.User, Password: f.SFTP.Password, KeyFile: f.SFTP.KeyFile,
+			Dir: cfg.Bulk.Dir, KnownHostsFile: cfg.Bulk.KnownHosts, HostKeyFingerprint: cfg.Bulk.HostKeyFingerprint,
+		}, nil)
+		if err != nil {
+			return b, fmt.Errorf("bulk uploads of %s: %w", f, err)
+		}
+		uploaders[f.ID] = up
 	}
 	b.Loads = bulk.NewLoads(bulk.LoadsConfig{
-		Uploader: up, Progress: progress, Existing: b.Existing, Log: log.With("component", "bulk"),
+		Uploader: bulk.PerFirm(uploaders), Progress: progress, Existing: b.Existing, Log: log.With("component", "bulk"),
 	})
 	return b, nil
 }
@@ -636,6 +661,43 @@ func connectionLimit() int {
 		return int(lim.Cur) - 1024
 	}
 	return int(lim.Cur) / 2
+}
+
+// sandboxFirms are the embedded sandbox's firms as the gateway serves them: the same
+// credentials, on both sides of the loopback.
+func sandboxFirms(firms []sandbox.Firm) []tenant.Firm {
+	out := make([]tenant.Firm, len(firms))
+	for i, f := range firms {
+		user, pass, _ := strings.Cut(f.SFTPCredentials, ":")
+		out[i] = tenant.Firm{
+			ID: f.ID, AccessToken: f.AccessToken, BasicCredentials: f.BasicCredentials, WebhookKey: f.WebhookKey,
+			SFTP: tenant.SFTPLogin{User: user, Password: pass},
+		}
+	}
+	return out
+}
+
+// webhookKeys are the keys the webhook receiver tells the firms' deliveries apart by.
+func webhookKeys(firms *tenant.Directory) []webhook.Key {
+	var keys []webhook.Key
+	for _, f := range firms.Firms() {
+		keys = append(keys, webhook.Key{Firm: f.ID, Key: f.WebhookKey})
+	}
+	return keys
+}
+
+// pingFirms checks that the service answers each firm's credentials: a firm whose token was
+// revoked shows in readiness by its id.
+func pingFirms(api *advisor.Client, firms *tenant.Directory) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var errs []error
+		for _, f := range firms.Firms() {
+			if err := api.Ping(tenant.WithFirm(ctx, f)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", f, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
 }
 
 // randomKey is a webhook key for the embedded sandbox, which shares it with the gateway.
@@ -724,13 +786,13 @@ type embeddedSandbox struct {
 
 // startEmbeddedSandbox serves a demo sandbox on a free loopback port, sending its webhook events
 // to the gateway, and its SFTP server for bulk files.
-func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL, webhookKey string, embedOrigins []string) (*embeddedSandbox, error) {
+func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL string, firms []sandbox.Firm, embedOrigins []string) (*embeddedSandbox, error) {
 	sb, err := sandbox.New(sandbox.Options{
+		Firms:        firms,
 		EmbedOrigins: embedOrigins,
 		// Its request lines at debug: they would bury the gateway's own, which say the same.
 		Logger:     slog.New(loglevel.Demote(log.Handler())).With("component", "sandbox"),
 		WebhookURL: webhookURL,
-		WebhookKey: webhookKey,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the embedded sandbox: %w", err)

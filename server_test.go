@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
 // started runs the program with args and environment until the test ends, and returns the
@@ -182,7 +184,7 @@ func TestInvalidSettingsStopStartUpNamingTheSetting(t *testing.T) {
 		{"an unknown command", []string{"serve"}, nil, `unknown command "serve"`},
 		{"a session environment that is not one", []string{"sandbox", "-session-env", "staging"}, nil, `-session-env "staging"`},
 		{"a client certificate file that is not there", nil, map[string]string{"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": "http://127.0.0.1:1",
-			"ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": webhookKey, "AUTH_DISABLED": "true", "ASSISTANT_SESSION_URL": "https://127.0.0.1:1",
+			"ADVISOR_FIRM": sandbox.DemoFirmID, "ADVISOR_ACCESS_TOKEN": "t", "WEBHOOK_API_KEY": webhookKey, "AUTH_DISABLED": "true", "ASSISTANT_SESSION_URL": "https://127.0.0.1:1",
 			"ASSISTANT_CLIENT_CERT": "/nonexistent/client.crt", "ASSISTANT_CLIENT_KEY": "/nonexistent/client.key"}, "ASSISTANT_CLIENT_CERT and ASSISTANT_CLIENT_KEY"},
 		{"enrolling without the sandbox's directory", []string{"sandbox", "enroll", "-out", "certs"}, nil, "-file-dir is required"},
 		{"enrolling without a place to write", []string{"sandbox", "enroll", "-file-dir", "d"}, nil, "-out is required"},

@@ -19,6 +19,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
 // tracedGateway runs the gateway as newGateway does, with its spans going to an in-memory
@@ -48,6 +50,7 @@ func startTracedGateway(t *testing.T, up *upstream, env map[string]string) *trac
 	settings := map[string]string{
 		"ADDR":                      "127.0.0.1:0",
 		"ADVISOR_BASE_URL":          front.URL,
+		"ADVISOR_FIRM":              sandbox.DemoFirmID,
 		"ADVISOR_ACCESS_TOKEN":      upstreamToken,
 		"ADVISOR_BASIC_CREDENTIALS": upstreamBasic,
 		"WEBHOOK_API_KEY":           webhookKey,
@@ -379,7 +382,7 @@ func TestSpansAreExportedOverOTLPAndFlushedOnStop(t *testing.T) {
 	defer collector.Close()
 	up := newUpstream(t, false)
 	urls, stop := launch(t, nil, map[string]string{
-		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": up.URL, "ADVISOR_ACCESS_TOKEN": upstreamToken,
+		"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": up.URL, "ADVISOR_FIRM": sandbox.DemoFirmID, "ADVISOR_ACCESS_TOKEN": upstreamToken,
 		"WEBHOOK_API_KEY": webhookKey, "AUTH_DISABLED": "true",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "OTEL_SERVICE_NAME": "gateway-under-test",
 	}, "gateway serving")

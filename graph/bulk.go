@@ -118,10 +118,16 @@ func (r *Resolver) bulkUpload(ctx context.Context, id string) (*model.BulkUpload
 	if err != nil {
 		return nil, apperr.Wrap(apperr.EventsUnavailable, "The progress of bulk loads cannot be read now; try again", err)
 	}
-	if !ok {
+	if !ok || !ours(ctx, p) {
 		return nil, nil
 	}
 	return toBulkUpload(p), nil
+}
+
+// ours reports whether a load is the firm's the request acts for: another firm's is answered as
+// if it did not exist.
+func ours(ctx context.Context, p bulkprogress.Progress) bool {
+	return p.Firm != "" && p.Firm == firmOf(ctx)
 }
 
 func optional(s string) *string {
@@ -133,15 +139,18 @@ func optional(s string) *string {
 
 // watch streams a load's progress until it ends; the channel closes then.
 func (b Bulk) watch(ctx context.Context, id string, report func(error)) (<-chan *model.BulkUpload, error) {
-	if _, ok, err := b.Progress.Get(ctx, id); err != nil {
+	if p, ok, err := b.Progress.Get(ctx, id); err != nil {
 		return nil, apperr.Wrap(apperr.EventsUnavailable, "The progress of bulk loads cannot be read now; try again", err)
-	} else if !ok {
+	} else if !ok || !ours(ctx, p) {
 		return nil, apperr.New(apperr.NotFound, "No bulk load has that id, or it is older than 48 hours")
 	}
 	out := make(chan *model.BulkUpload, 1)
 	go func() {
 		defer close(out)
 		err := b.Progress.Watch(ctx, id, func(p bulkprogress.Progress) {
+			if !ours(ctx, p) {
+				return
+			}
 			select {
 			case out <- toBulkUpload(p):
 			case <-ctx.Done():

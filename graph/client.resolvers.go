@@ -13,10 +13,18 @@ import (
 
 // AddClient is the resolver for the addClient field.
 func (r *mutationResolver) AddClient(ctx context.Context, input family.ClientInput, advisorID *string, teamID *string) (*family.Client, error) {
-	return r.Family.AddClient(ctx, input, advisorID, teamID)
+	ref, err := r.clientRef(ctx, input.ID, advisorID, teamID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Family.AddClient(ctx, input, &ref.AdvisorID, &ref.TeamID)
 }
 
 // DeleteClient is the resolver for the deleteClient field.
 func (r *mutationResolver) DeleteClient(ctx context.Context, externalID string, advisorID *string, teamID *string) (*family.DeleteClientPayload, error) {
-	return r.Family.DeleteClient(ctx, clientRef(externalID, advisorID, teamID))
+	ref, err := r.clientRef(ctx, externalID, advisorID, teamID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Family.DeleteClient(ctx, ref)
 }

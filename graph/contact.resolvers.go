@@ -34,12 +34,20 @@ func (r *mutationResolver) UpdateContact(ctx context.Context, wid string, id str
 
 // CreateClientContact is the resolver for the createClientContact field.
 func (r *mutationResolver) CreateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, input family.ContactInput) (family.Contact, error) {
-	return r.Family.CreateContact(ctx, family.OfClient(clientRef(ref, advisorID, teamID)), input, reachesGraph(ctx))
+	client, err := r.clientRef(ctx, ref, advisorID, teamID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Family.CreateContact(ctx, family.OfClient(client), input, reachesGraph(ctx))
 }
 
 // UpdateClientContact is the resolver for the updateClientContact field.
 func (r *mutationResolver) UpdateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) (family.Contact, error) {
-	return r.Family.UpdateContact(ctx, family.OfClient(clientRef(ref, advisorID, teamID)), id, input, reachesGraph(ctx))
+	client, err := r.clientRef(ctx, ref, advisorID, teamID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Family.UpdateContact(ctx, family.OfClient(client), id, input, reachesGraph(ctx))
 }
 
 // Contact is the resolver for the contact field.
@@ -49,7 +57,11 @@ func (r *queryResolver) Contact(ctx context.Context, wid string, id string) (fam
 
 // Client is the resolver for the client field.
 func (r *queryResolver) Client(ctx context.Context, ref string, advisorID *string, teamID *string) (*family.Client, error) {
-	return r.Family.Client(ctx, clientRef(ref, advisorID, teamID))
+	client, err := r.clientRef(ctx, ref, advisorID, teamID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Family.Client(ctx, client)
 }
 
 // Client returns generated.ClientResolver implementation.

@@ -36,7 +36,7 @@ func (r *generatedDocumentResolver) Document(ctx context.Context, obj *event.Gen
 
 // RecentEvents is the resolver for the recentEvents field.
 func (r *queryResolver) RecentEvents(ctx context.Context, filter *event.Filter, last *int) ([]event.Event, error) {
-	return r.Hub.Recent(ctx, filter, orDefault(last, 50))
+	return r.Hub.Recent(ctx, firmOf(ctx), filter, orDefault(last, 50))
 }
 
 // Document is the resolver for the document field.
@@ -50,7 +50,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, filter *event.Filter,
 	if after != nil {
 		from = *after
 	}
-	sub, err := r.Hub.Subscribe(ctx, filter, from, streamend.From(ctx))
+	sub, err := r.Hub.Subscribe(ctx, firmOf(ctx), filter, from, streamend.From(ctx))
 	if err != nil {
 		return nil, err
 	}

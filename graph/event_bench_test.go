@@ -22,6 +22,7 @@ import (
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
+	"github.com/advisorhq/gateway/internal/tenant"
 )
 
 // BenchmarkEventFanOut measures the path from a stored event to the GraphQL responses of many
@@ -47,7 +48,8 @@ func BenchmarkEventFanOut(b *testing.B) {
 const fanOutQuery = `subscription { events { id wid eventType timestamp ... on AssetAdded { assetName dollarAmount } } }`
 
 func benchFanOut(b *testing.B, n, burst int) {
-	ctx, cancel := context.WithCancel(context.Background())
+	// The subscribers are callers of one firm, whose events the log holds.
+	ctx, cancel := context.WithCancel(tenant.WithFirm(context.Background(), &tenant.Firm{ID: "firm-bench"}))
 	log := eventlog.NewMemory(100000, time.Hour, nil)
 	hub := eventhub.New(log, eventhub.Options{Buffer: 256})
 	var hubDone sync.WaitGroup
@@ -107,7 +109,7 @@ func benchFanOut(b *testing.B, n, burst int) {
 				b.Fatal(perr)
 			}
 			// What the receiver stores: the canonical record, checked once.
-			if _, _, err := log.Append(ctx, event.Record(w)); err != nil {
+			if _, _, err := log.Append(ctx, "firm-bench", event.Record(w)); err != nil {
 				b.Fatal(err)
 			}
 			sent++

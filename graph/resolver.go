@@ -14,6 +14,7 @@ import (
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/referral"
+	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/vault"
 )
 
@@ -32,18 +33,34 @@ type Resolver struct {
 	Referral *referral.Service
 	// Assistant mints the chat assistant's session tokens for the caller.
 	Assistant *assistant.Sessions
+	// Access says whom a caller may act for on the v1 paths.
+	Access *tenant.Policy
 }
 
-// clientRef addresses a v1 client from a query's arguments.
-func clientRef(ref string, advisorID, teamID *string) advisor.ClientRef {
-	out := advisor.ClientRef{Ref: ref}
-	if advisorID != nil {
-		out.AdvisorID = *advisorID
+// clientRef addresses a v1 client for the caller: as the advisor and team of its token unless
+// the arguments name others, which needs the firm-admin role.
+func (r *Resolver) clientRef(ctx context.Context, ref string, advisorID, teamID *string) (advisor.ClientRef, error) {
+	a, t, err := r.Access.ActingFor(ctx, deref(advisorID), deref(teamID))
+	if err != nil {
+		return advisor.ClientRef{}, err
 	}
-	if teamID != nil {
-		out.TeamID = *teamID
+	return advisor.ClientRef{Ref: ref, AdvisorID: a, TeamID: t}, nil
+}
+
+// firmOf is the id of the firm the request acts for; "" (which the event hub serves nothing
+// of) when none was admitted.
+func firmOf(ctx context.Context) string {
+	if f, ok := tenant.FromContext(ctx); ok {
+		return f.ID
 	}
-	return out
+	return ""
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // orDefault gives an argument that was sent as an explicit null its default.

@@ -34,6 +34,7 @@ func eventsScope(ctx context.Context, opCtx *graphql.OperationContext) (string, 
 	if after := fields[0].ArgumentMap(opCtx.Variables)["after"]; after != nil {
 		return "", false
 	}
+	// The admitted firm, not the token's claim alone: it is what every read is made with.
 	c, _ := callerauth.FromContext(ctx)
-	return c.FirmID + "\x00" + c.AdvisorID, true
+	return firmOf(ctx) + "\x00" + c.AdvisorID, true
 }

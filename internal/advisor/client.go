@@ -28,6 +28,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/tracing"
 )
 
@@ -46,9 +47,15 @@ const (
 type Options struct {
 	// BaseURL is the service's base address; paths such as /v2/top-accounts/ go below it.
 	BaseURL string
-	// AccessToken is the bearer token of the v2 endpoints.
+	// Firms are the firms the client calls for, each with its own credentials: a call uses
+	// those of the firm in its context (tenant.WithFirm) and is refused without one, so no
+	// request can reach the service with another firm's credentials, or with none chosen.
+	Firms *tenant.Directory
+	// AccessToken and BasicCredentials are the one set of credentials of a client without
+	// Firms (a tool or a test that speaks for one API user): the bearer token of the v2
+	// endpoints and the "user:password" of the v1 endpoints. They are refused beside Firms.
 	AccessToken string
-	// BasicCredentials is the "user:password" of the v1 endpoints.
+	// BasicCredentials: see AccessToken.
 	BasicCredentials string
 	// Timeout bounds each attempt of an API call.
 	Timeout time.Duration
@@ -78,8 +85,10 @@ type Options struct {
 
 // Client calls the Advisor REST API. It is safe for concurrent use.
 type Client struct {
-	base          string // without a trailing slash
-	bearer, basic string // Authorization header values
+	base string // without a trailing slash
+	// single is the Authorization of a client without firms; firms, of each firm by id.
+	single *authorization
+	firms  map[string]authorization
 	opts          Options
 	http          *http.Client
 	slots         chan struct{} // one token per request in flight
@@ -124,18 +133,57 @@ func New(opts Options) (*Client, error) {
 		opts:  opts,
 		http:  hc,
 		slots: make(chan struct{}, opts.MaxConcurrent),
-		scrub: newScrubber(u, opts.AccessToken, opts.BasicCredentials),
 	}
-	if opts.AccessToken != "" {
-		c.bearer = "Bearer " + opts.AccessToken
+	var secrets []string
+	if opts.Firms != nil {
+		if opts.AccessToken != "" || opts.BasicCredentials != "" {
+			return nil, errors.New("give the credentials of each firm, or one set without firms, not both")
+		}
+		c.firms = map[string]authorization{}
+		for _, f := range opts.Firms.Firms() {
+			c.firms[f.ID] = newAuthorization(f.AccessToken, f.BasicCredentials)
+			secrets = append(secrets, f.AccessToken, f.BasicCredentials)
+		}
+	} else {
+		a := newAuthorization(opts.AccessToken, opts.BasicCredentials)
+		c.single = &a
+		secrets = append(secrets, opts.AccessToken, opts.BasicCredentials)
 	}
-	if opts.BasicCredentials != "" {
-		user, pass, _ := strings.Cut(opts.BasicCredentials, ":")
+	c.scrub = newScrubber(u, secrets...)
+	return c, nil
+}
+
+// authorization is the Authorization header values of one set of credentials.
+type authorization struct{ bearer, basic string }
+
+func newAuthorization(token, basic string) authorization {
+	var a authorization
+	if token != "" {
+		a.bearer = "Bearer " + token
+	}
+	if basic != "" {
+		user, pass, _ := strings.Cut(basic, ":")
 		req := http.Request{Header: http.Header{}}
 		req.SetBasicAuth(user, pass)
-		c.basic = req.Header.Get("Authorization")
+		a.basic = req.Header.Get("Authorization")
 	}
-	return c, nil
+	return a
+}
+
+// authorizationFor is the credentials a call in ctx uses: its firm's.
+func (c *Client) authorizationFor(ctx context.Context) (authorization, error) {
+	if c.single != nil {
+		return *c.single, nil
+	}
+	f, ok := tenant.FromContext(ctx)
+	if !ok {
+		return authorization{}, tenant.ErrNoFirm
+	}
+	a, ok := c.firms[f.ID]
+	if !ok {
+		return authorization{}, fmt.Errorf("%s: no credentials: %w", f, tenant.ErrNoFirm)
+	}
+	return a, nil
 }
 
 // BaseURL is the service's base address.
@@ -213,6 +261,11 @@ func (cl call) key() readKey {
 // roundTrip makes the call, trying a read again after a timeout or a failure of the service.
 // Every attempt is spent from the operation's budget.
 func (c *Client) roundTrip(ctx context.Context, cl call) ([]byte, error) {
+	if _, err := c.authorizationFor(ctx); err != nil {
+		// A path that reached the service without admitting its caller: the gateway's fault,
+		// refused before anything is spent or sent.
+		return nil, fmt.Errorf("%s: %w", cl.op, err)
+	}
 	attempts := 1
 	if cl.method == http.MethodGet {
 		attempts = c.opts.Attempts
@@ -338,10 +391,14 @@ func (c *Client) once(ctx context.Context, cl call) (answer, error) {
 	if reqBody != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	auth, err := c.authorizationFor(ctx)
+	if err != nil {
+		return answer{}, unsent{err}
+	}
 	if cl.v1 {
-		req.Header.Set("Authorization", c.basic)
+		req.Header.Set("Authorization", auth.basic)
 	} else {
-		req.Header.Set("Authorization", c.bearer)
+		req.Header.Set("Authorization", auth.bearer)
 	}
 	var trace connectionTrace
 	start := time.Now()

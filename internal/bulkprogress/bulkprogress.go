@@ -27,7 +27,9 @@ func (p Phase) Final() bool { return p == Done || p == Failed }
 
 // Progress is where one upload stands.
 type Progress struct {
-	ID    string `json:"id"`
+	ID string `json:"id"`
+	// Firm is the id of the firm whose load it is: only that firm's callers see it.
+	Firm  string `json:"firm,omitempty"`
 	Phase Phase  `json:"phase"`
 	// Rows and Bytes are done of RowsTotal and BytesTotal; a total is 0 while unknown.
 	Rows       int64 `json:"rows"`

@@ -285,7 +285,8 @@ type refusal interface {
 }
 
 // writeRefusal answers a request Authenticate refused: 401 with a Bearer challenge, unless the
-// error says the fault is the gateway's (it cannot check any token now), which is 503.
+// error says the fault is the gateway's (it cannot check any token now), which is 503, or that
+// the caller may not come in at all (a firm the gateway does not serve), which is 403.
 func writeRefusal(w http.ResponseWriter, err error) {
 	status, challenge := http.StatusUnauthorized, `Bearer realm="advisor-gateway"`
 	var r refusal
@@ -296,6 +297,11 @@ func writeRefusal(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", "30")
 		transport.WriteError(w, status, apperr.UpstreamUnavailable,
 			"Callers cannot be authenticated now: the identity provider's signing keys cannot be fetched. Try again shortly")
+		return
+	}
+	if status == http.StatusForbidden {
+		// The caller is who it says, and may not come in: another token would not help.
+		transport.WriteError(w, status, apperr.Forbidden, err.Error())
 		return
 	}
 	if challenge != "" {
