@@ -89,10 +89,10 @@ type Client struct {
 	// single is the Authorization of a client without firms; firms, of each firm by id.
 	single *authorization
 	firms  map[string]authorization
-	opts          Options
-	http          *http.Client
-	slots         chan struct{} // one token per request in flight
-	scrub         scrubber
+	opts   Options
+	http   *http.Client
+	slots  chan struct{} // one token per request in flight
+	scrub  scrubber
 }
 
 // New returns a client for the service at opts.BaseURL.
