@@ -160,7 +160,7 @@ func TestPersistedQueriesRefuseWrongHashesAndRegisterOnlyValidDocuments(t *testi
 }
 
 // Queries named by id may be cached; a mutation's answer never is, and GET runs no mutation
-// whatever names it.
+// whatever names it, nor registers one sent with its hash.
 func TestAMutationsAnswerIsNeverCached(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t, newUpstream(t, false), nil)
@@ -170,11 +170,13 @@ func TestAMutationsAnswerIsNeverCached(t *testing.T) {
 		t.Errorf("POST mutation: Cache-Control %q, want no-store", cc)
 	}
 	g.postBody(t, map[string]any{"query": versionQuery, "extensions": apq(versionQuery)}, nil).ok(t, nil)
-	g.postBody(t, map[string]any{"query": mutation, "extensions": apq(mutation)}, nil)
-	r = g.get(t, map[string]any{"extensions": apq(mutation)})
+	r = g.get(t, map[string]any{"query": mutation, "extensions": apq(mutation)})
 	if r.status != http.StatusMethodNotAllowed || r.header.Get("Cache-Control") != "" {
-		t.Errorf("GET of a mutation by hash: %d, Cache-Control %q; want 405 and nothing cacheable", r.status, r.header.Get("Cache-Control"))
+		t.Errorf("GET of a mutation with its hash: %d, Cache-Control %q; want 405 and nothing cacheable", r.status, r.header.Get("Cache-Control"))
 	}
+	// Neither the refused GET nor a POST that failed (no such client) registered it.
+	g.postBody(t, map[string]any{"query": mutation, "extensions": apq(mutation)}, nil)
+	g.postBody(t, map[string]any{"extensions": apq(mutation)}, nil).wantError(t, "PERSISTED_QUERY_NOT_FOUND", "PersistedQueryNotFound")
 }
 
 // trustedManifest writes the trusted documents in Apollo's manifest format.

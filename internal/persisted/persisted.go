@@ -15,12 +15,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/ratelimit"
 )
 
 // Config is what the extension serves.
@@ -43,7 +45,30 @@ type Config struct {
 	// Observe counts what became of each operation named by id, or sent to be registered: one
 	// of the Outcome constants. Nil counts nothing.
 	Observe func(outcome string)
+
+	// Quota counts what each caller registers, by ratelimit.CallerKey: the advisor of its
+	// firm, or its address. It is to be shared by the replicas sharing the Store (a
+	// ratelimit.Redis on the same Redis), or a caller may register as much on each. Nil
+	// counts in the process.
+	Quota ratelimit.Limiter
+	// CallerDocuments is how many documents one caller may register each QuotaPeriod; 0 is
+	// DefaultCallerDocuments, and a negative number no limit.
+	CallerDocuments int
+	// CallerBytes is how many bytes of documents one caller may register each QuotaPeriod; 0
+	// is DefaultCallerBytes, and a negative number no limit.
+	CallerBytes int
+	// QuotaPeriod is the period of CallerDocuments and CallerBytes; 0 is DefaultQuotaPeriod.
+	QuotaPeriod time.Duration
 }
+
+// The defaults of what one caller may register. A front end has tens to a few hundred
+// operations, each registered once per replica's store and then kept while used; one that
+// registers hundreds of new documents an hour is generating them.
+const (
+	DefaultCallerDocuments = 200
+	DefaultCallerBytes     = 4 << 20
+	DefaultQuotaPeriod     = time.Hour
+)
 
 // What became of an operation named by id, as Config.Observe is told.
 const (
@@ -52,7 +77,13 @@ const (
 	OutcomeMiss       = "miss"       // not found: the client is asked for the document
 	OutcomeRegistered = "registered" // the document, sent with its hash, is now in the store
 	OutcomeRefused    = "refused"    // not a trusted document, while only those run
+	OutcomeLimited    = "limited"    // ran, and not registered: its caller registered its quota
 )
+
+// CodeLimit is the code a response carries in extensions.persistedQuery when its document ran
+// but was not registered, because its caller has registered as many documents or bytes as it
+// may for now. It is not an error: the operation ran and answered.
+const CodeLimit apperr.Code = "PERSISTED_QUERY_LIMIT"
 
 // Extension is the gqlgen handler extension that serves persisted operations. It must be used
 // before anything that reads the operation's document, such as the operation limits, so that
@@ -63,6 +94,7 @@ var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
 	graphql.OperationContextMutator
+	graphql.ResponseInterceptor
 } = (*Extension)(nil)
 
 // New returns the extension serving cfg.
@@ -75,6 +107,18 @@ func New(cfg Config) *Extension {
 	}
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
+	}
+	if cfg.Quota == nil {
+		cfg.Quota = ratelimit.NewMemory(nil)
+	}
+	if cfg.CallerDocuments == 0 {
+		cfg.CallerDocuments = DefaultCallerDocuments
+	}
+	if cfg.CallerBytes == 0 {
+		cfg.CallerBytes = DefaultCallerBytes
+	}
+	if cfg.QuotaPeriod <= 0 {
+		cfg.QuotaPeriod = DefaultQuotaPeriod
 	}
 	return &Extension{cfg: cfg}
 }
@@ -94,9 +138,10 @@ const MaxRegisteredBytes = 64 << 10
 const statsKey = "PersistedOperations"
 
 // stats is what the extension did with one operation, kept in its stats until the operation
-// has validated.
+// has run.
 type stats struct {
-	// register is the hash to register the document as, once it has validated.
+	// register is the hash to register the document as, once it has run without errors;
+	// emptied when it has been tried, so that a subscription tries once.
 	register string
 	// unlisted marks a document that is not trusted, to refuse in Only mode once parsed.
 	unlisted bool
@@ -177,8 +222,7 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 }
 
 // MutateOperationContext refuses an untrusted document in Only mode, now that it has parsed and
-// gqlgen knows whether it only introspects, and registers a document sent with its hash now
-// that it has validated, so that a store only ever holds operations the gateway runs.
+// gqlgen knows whether it only introspects.
 func (e *Extension) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	st, _ := op.Stats.GetExtension(statsKey).(*stats)
 	if st == nil {
@@ -195,15 +239,101 @@ func (e *Extension) MutateOperationContext(ctx context.Context, op *graphql.Oper
 		return refusal(apperr.OperationNotInList,
 			"The operation is not a trusted document: the gateway runs only the documents of PERSISTED_OPERATIONS_FILE, sent by their ids")
 	}
-	if st.register != "" {
-		if err := e.cfg.Store.Put(ctx, st.register, op.RawQuery); err != nil {
-			// The operation runs anyway; its client will be asked for the document again.
-			e.cfg.Log.WarnContext(ctx, "persisted query store unavailable", "error", err)
-		} else {
-			e.cfg.Observe(OutcomeRegistered)
+	return nil
+}
+
+// InterceptResponse registers a document sent with its hash once it has run and answered
+// without errors: not when it validated, as before, since much can refuse an operation after
+// that (the operation limits, which come after this extension; GET, which runs no mutation;
+// authorization, as it runs). A store then holds only operations the gateway
+// has run for some caller, and nothing a refused request sent. A subscription is registered
+// with its first event.
+//
+// A caller that has registered its quota has its operation run and answered all the same, with
+// extensions.persistedQuery saying PERSISTED_QUERY_LIMIT and why, and its document is not
+// registered: refusing the operation would punish a client for a protocol it follows, and
+// the client, told PersistedQueryNotFound next time, sends the document in full again.
+func (e *Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp == nil || !graphql.HasOperationContext(ctx) {
+		return resp
+	}
+	op := graphql.GetOperationContext(ctx)
+	st, _ := op.Stats.GetExtension(statsKey).(*stats)
+	if st == nil || st.register == "" || len(resp.Errors) > 0 {
+		return resp
+	}
+	hash := st.register
+	st.register = ""
+	if msg := e.register(ctx, hash, op.RawQuery); msg != "" {
+		if resp.Extensions == nil {
+			resp.Extensions = make(map[string]any)
+		}
+		resp.Extensions["persistedQuery"] = map[string]any{"code": CodeLimit, "message": msg}
+	}
+	return resp
+}
+
+// register registers doc as hash, within its caller's quota. It returns why it did not when
+// that is the caller's quota.
+func (e *Extension) register(ctx context.Context, hash, doc string) (refused string) {
+	// The answer waits on this: a stalled Redis costs it this much, once.
+	ctx, cancel := context.WithTimeout(ctx, registerTimeout)
+	defer cancel()
+	if msg, err := e.withinQuota(ctx, hash, doc); err != nil {
+		// Not registered: nothing is lost, the client will be asked for the document again.
+		e.cfg.Log.WarnContext(ctx, "persisted query quota cannot be counted", "error", apperr.Redact(err.Error()))
+		return ""
+	} else if msg != "" {
+		e.cfg.Observe(OutcomeLimited)
+		return msg
+	}
+	if err := e.cfg.Store.Put(ctx, hash, doc); err != nil {
+		// The operation ran anyway; its client will be asked for the document again.
+		e.cfg.Log.WarnContext(ctx, "persisted query store unavailable", "error", err)
+		return ""
+	}
+	e.cfg.Observe(OutcomeRegistered)
+	return ""
+}
+
+// registerTimeout bounds counting a registration against its caller's quota and storing it.
+const registerTimeout = 250 * time.Millisecond
+
+// withinQuota counts a registration against its caller's quota of documents and of bytes (in
+// KiB, so that a quota of megabytes fits the limiter's counts), and says why not when it is
+// spent. Every registration tried counts, one of a document the store already holds too:
+// telling them apart would cost every registration a call to the store first, and clients
+// send a document with its hash only when told the store does not hold it.
+func (e *Extension) withinQuota(ctx context.Context, hash, doc string) (refused string, err error) {
+	caller := ratelimit.CallerKey(ctx)
+	per := e.cfg.QuotaPeriod
+	kib := (len(hash) + len(doc) + 1023) >> 10
+	quotas := []struct {
+		name  string
+		limit int
+		n     int
+		unit  string
+	}{
+		{"bytes", e.cfg.CallerBytes >> 10, kib, "KiB of documents"},
+		{"documents", e.cfg.CallerDocuments, 1, "documents"},
+	}
+	for _, q := range quotas {
+		if q.limit < 0 {
+			continue
+		}
+		limit := max(q.limit, 1)
+		res, err := e.cfg.Quota.AllowN(ctx, "persisted-"+q.name+":"+caller, ratelimit.Limit{Rate: limit, Burst: limit, Period: per}, min(q.n, limit))
+		if err != nil {
+			return "", fmt.Errorf("count a persisted query's %s against its caller's quota: %w", q.name, err)
+		}
+		if !res.Allowed {
+			return fmt.Sprintf("The operation ran, and its document was not registered as a persisted query: "+
+				"a caller may register %d %s %s, and this one has; its documents are to be sent in full "+
+				"for %d s", limit, q.unit, every(per), apperr.RetrySeconds(res.RetryAfter)), nil
 		}
 	}
-	return nil
+	return "", nil
 }
 
 // requestedID is the id a request names its document by, from extensions.persistedQuery
@@ -265,6 +395,19 @@ func onlyMeta(set ast.SelectionSet) bool {
 		}
 	}
 	return true
+}
+
+// every says a period in words.
+func every(d time.Duration) string {
+	switch d {
+	case time.Hour:
+		return "an hour"
+	case time.Minute:
+		return "a minute"
+	case 24 * time.Hour:
+		return "a day"
+	}
+	return "every " + d.String()
 }
 
 // refusal is an error with code, whose message is shown as it is.

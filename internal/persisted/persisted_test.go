@@ -2,6 +2,8 @@ package persisted_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -93,21 +95,33 @@ func TestTheRedisStoreKeepsDocumentsForTheirTTLAfterLastUse(t *testing.T) {
 	client := eventlogtest.SharedClient(t)
 	ctx := context.Background()
 	prefix := eventlogtest.KeyPrefix("persisted-test")
-	defer client.Del(ctx, prefix+"apq:h")
+	now := time.Unix(1_000_000, 0)
+	s := persisted.NewRedis(client, prefix, time.Hour, persisted.WithClock(func() time.Time { return now }))
+	t.Cleanup(func() { client.Del(context.Background(), s.Keys()...) })
 
-	s := persisted.NewRedis(client, prefix, time.Hour)
 	if _, ok, err := s.Get(ctx, "h"); ok || err != nil {
 		t.Fatalf("before Put: %v, %v; want not found", ok, err)
 	}
-	if err := s.Put(ctx, "h", "query { version }"); err != nil {
-		t.Fatal(err)
+	for _, h := range []string{"h", "old"} {
+		if err := s.Put(ctx, h, "query { version }"); err != nil {
+			t.Fatal(err)
+		}
 	}
-	client.Expire(ctx, prefix+"apq:h", time.Minute)
+	now = now.Add(59 * time.Minute)
 	if doc, ok, err := s.Get(ctx, "h"); !ok || err != nil || doc != "query { version }" {
-		t.Fatalf("after Put: %q, %v, %v", doc, ok, err)
+		t.Fatalf("59 minutes after Put: %q, %v, %v; want the document", doc, ok, err)
 	}
-	if ttl := client.TTL(ctx, prefix+"apq:h").Val(); ttl < 59*time.Minute {
-		t.Errorf("TTL after a Get: %s, want the hour again", ttl)
+	now = now.Add(2 * time.Minute)
+	if _, ok, _ := s.Get(ctx, "old"); ok {
+		t.Error("a document unused for an hour and a minute was found; want it forgotten after its TTL of an hour")
+	}
+	if _, ok, _ := s.Get(ctx, "h"); !ok {
+		t.Error("a document used two minutes ago was forgotten; want it kept for an hour after its last use")
+	}
+	for _, key := range s.Keys() {
+		if ttl := client.PTTL(ctx, key).Val(); ttl < 59*time.Minute || ttl > time.Hour {
+			t.Errorf("%s expires in %v; want an hour, so that a store nobody uses goes", key, ttl)
+		}
 	}
 
 	deadClient := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
@@ -116,4 +130,77 @@ func TestTheRedisStoreKeepsDocumentsForTheirTTLAfterLastUse(t *testing.T) {
 	if _, ok, err := dead.Get(ctx, "h"); ok || err == nil {
 		t.Errorf("an unreachable Redis: %v, %v; want an error and not found", ok, err)
 	}
+}
+
+// redisBytes is what Redis says the store's keys take.
+func redisBytes(t *testing.T, client redis.UniversalClient, s *persisted.Redis) int64 {
+	t.Helper()
+	var total int64
+	for _, key := range s.Keys() {
+		n, err := client.MemoryUsage(context.Background(), key, 0).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+// The Redis store keeps within its budget however much is registered, large documents or
+// many small ones, as Redis itself measures it (MEMORY USAGE), forgetting the least recently
+// used first.
+func TestTheRedisStoreStaysWithinItsBudget(t *testing.T) {
+	client := eventlogtest.SharedClient(t)
+	ctx := context.Background()
+	const budget = 512 << 10
+	cases := []struct {
+		name      string
+		documents int
+		size      int
+	}{
+		{"large documents", 40, 60 << 10},
+		{"small documents", 4000, 10},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := persisted.NewRedis(client, eventlogtest.KeyPrefix("persisted-budget"), time.Hour, persisted.MaxBytes(budget))
+			t.Cleanup(func() { client.Del(context.Background(), s.Keys()...) })
+			hash := func(i int) string { return fmt.Sprintf("%064x", i) }
+			for i := range c.documents {
+				if err := s.Put(ctx, hash(i), fmt.Sprintf("%0*d", c.size, i)); err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 || i == c.documents/2 {
+					// The first is used all along, so it is never the least recently used.
+					continue
+				}
+				if _, ok, _ := s.Get(ctx, hash(0)); !ok {
+					t.Fatalf("the document used after every registration was forgotten at %d", i)
+				}
+			}
+			used := redisBytes(t, client, s)
+			t.Logf("%d documents of %d bytes registered; Redis holds %d KiB of them against a budget of %d KiB",
+				c.documents, c.size, used>>10, budget>>10)
+			// Redis rounds allocations up; a tenth more than the budget is its own overhead.
+			if used > budget*11/10 {
+				t.Errorf("Redis holds %d KiB, want at most the budget of %d KiB", used>>10, budget>>10)
+			}
+			if _, ok, _ := s.Get(ctx, hash(c.documents-1)); !ok {
+				t.Error("the last document registered was not kept")
+			}
+			if _, ok, _ := s.Get(ctx, hash(1)); ok {
+				t.Error("the least recently used document was kept past the budget")
+			}
+		})
+	}
+	t.Run("a document larger than the budget", func(t *testing.T) {
+		s := persisted.NewRedis(client, eventlogtest.KeyPrefix("persisted-budget"), time.Hour, persisted.MaxBytes(1<<10))
+		t.Cleanup(func() { client.Del(context.Background(), s.Keys()...) })
+		if err := s.Put(ctx, "h", strings.Repeat("x", 2<<10)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := s.Get(ctx, "h"); ok {
+			t.Error("a document larger than the whole budget was kept")
+		}
+	})
 }
