@@ -10,8 +10,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/eventlog/eventlogtest"
 	"github.com/advisorhq/gateway/internal/persisted"
+	"github.com/advisorhq/gateway/internal/redisconn"
 )
 
 func TestManifestsOfBothFormatsAreRead(t *testing.T) {
@@ -203,4 +205,28 @@ func TestTheRedisStoreStaysWithinItsBudget(t *testing.T) {
 			t.Error("a document larger than the whole budget was kept")
 		}
 	})
+}
+
+// On a Redis Cluster the store's scripts touch keys of one slot, as a cluster requires.
+func TestTheRedisStoreRunsOnACluster(t *testing.T) {
+	cluster := eventlogtest.StartCluster(t)
+	target, err := redisconn.Parse(cluster.URL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := target.Open(eventlog.CallTimeout)
+	t.Cleanup(func() { _ = client.Close() })
+	ctx := context.Background()
+	s := persisted.NewRedis(client, "persisted-cluster:", time.Hour, persisted.MaxBytes(4<<10))
+	for i := range 20 {
+		if err := s.Put(ctx, fmt.Sprintf("h%d", i), strings.Repeat("x", 500)); err != nil {
+			t.Fatalf("Put %d: %v", i, err)
+		}
+	}
+	if doc, ok, err := s.Get(ctx, "h19"); !ok || err != nil || len(doc) != 500 {
+		t.Fatalf("Get: %d bytes, %v, %v; want the document", len(doc), ok, err)
+	}
+	if _, ok, err := s.Get(ctx, "h0"); ok || err != nil {
+		t.Fatalf("Get of the least recently used: %v, %v; want it forgotten within the budget", ok, err)
+	}
 }
