@@ -233,7 +233,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var body []byte
 	var err error
 	if cl.method == http.MethodGet {
-		body, err = Memo(ctx, cl.key(), func() ([]byte, error) { return c.roundTrip(ctx, cl) })
+		body, err = Memo(ctx, cl.key(ctx), func() ([]byte, error) { return c.roundTrip(ctx, cl) })
 	} else {
 		body, err = c.roundTrip(ctx, cl)
 		Invalidate(ctx)
@@ -254,8 +254,14 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 // readKey is a read's key in the request's Cache.
 type readKey string
 
-func (cl call) key() readKey {
-	return readKey(cl.path + "?" + cl.query.Encode() + "#" + strconv.FormatBool(cl.v1))
+// The firm is part of it: a cache is one request's, which acts for one firm, but a read of one
+// firm must never answer another's even if a cache were shared by mistake.
+func (cl call) key(ctx context.Context) readKey {
+	firm := ""
+	if f, ok := tenant.FromContext(ctx); ok {
+		firm = f.ID
+	}
+	return readKey(firm + "\x00" + cl.path + "?" + cl.query.Encode() + "#" + strconv.FormatBool(cl.v1))
 }
 
 // roundTrip makes the call, trying a read again after a timeout or a failure of the service.

@@ -608,3 +608,49 @@ func TestCloseCancelsABackgroundFetch(t *testing.T) {
 		t.Errorf("Close took %s with a fetch under way, want it cancelled rather than waited for", took)
 	}
 }
+
+func TestTeamAndRolesClaimsAreOptionalButWellFormed(t *testing.T) {
+	p := newIDP(t, "ec")
+	v := newVerifier(t, p.config())
+	tests := []struct {
+		name      string
+		team      any // nil: absent
+		roles     any
+		wantTeam  string
+		wantRoles []string
+		refused   bool
+	}{
+		{"neither", nil, nil, "", nil, false},
+		{"a team and a list of roles", "team-1", []any{"firm-admin", "viewer"}, "team-1", []string{"firm-admin", "viewer"}, false},
+		{"roles as one spaced string", nil, "firm-admin viewer", "", []string{"firm-admin", "viewer"}, false},
+		{"a blank team", "  ", nil, "", nil, true},
+		{"a team that is a number", 7, nil, "", nil, true},
+		{"roles that are not strings", nil, []any{"a", 1}, "", nil, true},
+		{"roles that are an object", nil, map[string]any{"a": true}, "", nil, true},
+		{"too many roles", nil, strings.Fields(strings.Repeat("r ", 65)), "", nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			claims := goodClaims()
+			if tc.team != nil {
+				claims["team_id"] = tc.team
+			}
+			if tc.roles != nil {
+				claims["roles"] = tc.roles
+			}
+			got, err := v.Verify(context.Background(), sign(t, "ec", claims))
+			if tc.refused {
+				if err == nil {
+					t.Fatalf("accepted %+v", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if got.TeamID != tc.wantTeam || strings.Join(got.Roles, ",") != strings.Join(tc.wantRoles, ",") {
+				t.Errorf("got team %q roles %v, want %q %v", got.TeamID, got.Roles, tc.wantTeam, tc.wantRoles)
+			}
+		})
+	}
+}
