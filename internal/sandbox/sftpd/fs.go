@@ -2,8 +2,10 @@ package sftpd
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	iofs "io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -46,6 +48,8 @@ type files struct {
 // it and never while one still writes, and what the user's root holds, for the quota. Its lock
 // also makes each change of the tree and its record one step.
 type userState struct {
+	conns atomic.Int64 // logged-in connections, for MaxConnsPerUser
+
 	mu      sync.Mutex
 	writing map[string]*writing
 	usage
@@ -170,8 +174,8 @@ func (fs *files) release(w *writing, aborted bool) {
 	}
 	handOver := last && w.path != "" && w.changed.Load() && !w.aborted
 	p := w.path // read under the lock: a rename may move it
-	if last && w.aborted && isPart(w.path) {
-		// Its writer's connection broke off: nobody will finish or rename it.
+	if last && aborted && isPart(w.path) {
+		// Its last writer's connection broke off: nobody will finish or rename it.
 		if err := fs.root.Remove(w.path); err == nil {
 			fs.add(-w.size - entryCost)
 		}
@@ -318,6 +322,9 @@ func (fs *files) truncate(p string, size uint64) error {
 	}
 	if err := fs.checkSize(size); err != nil {
 		return err
+	}
+	if size > math.MaxInt64 {
+		return fmt.Errorf("%w: size %d out of range", sftp.ErrSSHFxFailure, size)
 	}
 	old := fi.Size()
 	w := fs.writing[p]

@@ -273,6 +273,16 @@ func TestQuota(t *testing.T) {
 			tc.run(t, s, s.login(t))
 		})
 	}
+	t.Run("with the limits off, sizes beyond int64 are still refused", func(t *testing.T) {
+		s := startServer(t, sftpd.Config{Quota: -1, MaxFileSize: -1})
+		c := s.login(t)
+		if err := write(c, "t.txt", kib(40)); err != nil {
+			t.Fatalf("got %v, want no limit", err)
+		}
+		if err := c.Truncate("t.txt", -1); !isFailure(err, "out of range") {
+			t.Errorf("got %v, want the size refused", err)
+		}
+	})
 	t.Run("each user has its own quota", func(t *testing.T) {
 		s := startServer(t, sftpd.Config{Users: firms, Quota: quota, MaxFileSize: maxFile})
 		a, b := loginAs(t, s, firms[0]), loginAs(t, s, firms[1])
@@ -414,6 +424,24 @@ func TestAnAbandonedUploadLeavesNoPartFile(t *testing.T) {
 	}
 	if got := s.files(); len(got) != 0 {
 		t.Errorf("got %v handed over, want nothing", got)
+	}
+
+	// A .part that another writer still has open is that writer's to finish.
+	c := s.login(t)
+	part := peopleName + ".part"
+	f, err := c.OpenFile(part, os.O_WRONLY|os.O_CREATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abandon(t, s, part)
+	if _, err := f.Write([]byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PosixRename(part, peopleName); err != nil {
+		t.Errorf("got %v, want the .part still there for the writer that finished it", err)
 	}
 }
 

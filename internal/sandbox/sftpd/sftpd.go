@@ -32,6 +32,7 @@ const (
 	// the embedded sandbox's does when the address is free.
 	DefaultAddr             = "127.0.0.1:2222"
 	DefaultMaxConns         = 32
+	DefaultMaxConnsPerUser  = 8
 	DefaultMaxPreAuthConns  = 128
 	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultIdleTimeout      = 5 * time.Minute
@@ -74,6 +75,10 @@ type Config struct {
 	// MaxConns bounds the logged-in connections served at once; a login beyond it waits for
 	// one to end, holding its place among the MaxPreAuthConns. Zero means DefaultMaxConns.
 	MaxConns int
+	// MaxConnsPerUser bounds each user's logged-in connections, so that one user (one firm)
+	// cannot take all of MaxConns; a login beyond it is closed at once. Zero means
+	// DefaultMaxConnsPerUser.
+	MaxConnsPerUser int
 	// MaxPreAuthConns bounds the connections that have not yet logged in (or wait for one of
 	// the MaxConns), separately from MaxConns, so that silent connections do not keep
 	// logged-in users out; more wait in the listen queue. Each is cut off after
@@ -130,7 +135,10 @@ func New(cfg Config) (*Server, error) {
 	for _, d := range []struct {
 		v   *int
 		def int
-	}{{&cfg.MaxConns, DefaultMaxConns}, {&cfg.MaxPreAuthConns, DefaultMaxPreAuthConns}} {
+	}{
+		{&cfg.MaxConns, DefaultMaxConns}, {&cfg.MaxConnsPerUser, DefaultMaxConnsPerUser},
+		{&cfg.MaxPreAuthConns, DefaultMaxPreAuthConns},
+	} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
@@ -351,6 +359,12 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, roots map[string]*f
 	// Global requests (keepalives among them) must be answered or the connection stalls; the
 	// channel closes when the connection ends.
 	wg.Go(func() { ssh.DiscardRequests(reqs) })
+	if n := fs.conns.Add(1); n > int64(s.cfg.MaxConnsPerUser) {
+		fs.conns.Add(-1)
+		s.log.Warn("sftp login refused: the user has too many connections", "user", sconn.User(), "remote", remote, "max", s.cfg.MaxConnsPerUser)
+		return
+	}
+	defer fs.conns.Add(-1)
 	gone := make(chan struct{})
 	wg.Go(func() { _ = sconn.Wait(); close(gone) })
 	select {

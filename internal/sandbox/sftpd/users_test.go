@@ -2,6 +2,7 @@ package sftpd_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -150,5 +151,43 @@ func TestNewRefusesBadUsers(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "firm-a", "key")); !errors.Is(err, iofs.ErrNotExist) {
 			t.Errorf("got %v, want no key made", err)
 		}
+	})
+}
+
+// One user cannot take every connection: beyond MaxConnsPerUser its logins are closed, and
+// other users still get in.
+func TestEachUserHasItsOwnConnectionCap(t *testing.T) {
+	s := startServer(t, sftpd.Config{Users: firms, MaxConnsPerUser: 2})
+	var a []*ssh.Client
+	for range 2 {
+		conn, err := ssh.Dial("tcp", s.addr, s.clientConfig(firms[0].Name, ssh.Password(firms[0].Password)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		c, err := sftp.NewClient(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		a = append(a, conn)
+	}
+	if c, err := s.dial(t, firms[0].Name, ssh.Password(firms[0].Password)); err == nil {
+		_, err = c.Getwd()
+		t.Fatalf("got a third connection of firm-a served (%v), want it closed", err)
+	}
+	if !strings.Contains(s.logs.String(), "too many connections") {
+		t.Errorf("got logs without the refusal:\n%s", s.logs)
+	}
+	if _, err := loginAs(t, s, firms[1]).Getwd(); err != nil {
+		t.Errorf("got %v, want firm_b.2 served beside firm-a's connections", err)
+	}
+	_ = a[0].Close()
+	eventually(t, "a place freed for firm-a", func() (bool, string) {
+		c, err := s.dial(t, firms[0].Name, ssh.Password(firms[0].Password))
+		if err == nil {
+			_, err = c.Getwd()
+		}
+		return err == nil, fmt.Sprintf("got %v", err)
 	})
 }
