@@ -520,3 +520,27 @@ func TestDefaultFirms(t *testing.T) {
 	}
 	(caller{f2, firms[0]}).v2("GET", "/v2/top-accounts/", nil).wantError(t, http.StatusForbidden, "Access Denied")
 }
+
+// Credentials are a firm's as a whole: one firm's user with another's password, or a bearer
+// token where Basic credentials are due, is refused before the path is looked at.
+func TestMixedFirmCredentialsAreRefused(t *testing.T) {
+	f, _, _ := twoFirms(t, nil)
+	for _, tc := range []struct {
+		name string
+		set  func(*http.Request)
+		path string
+	}{
+		{"firm A's user with firm B's password", func(r *http.Request) { r.SetBasicAuth("user-a", "pass-b") }, "/v1/clients/CL-1001/contacts"},
+		{"firm B's user with firm A's password", func(r *http.Request) { r.SetBasicAuth("user-b", "pass-a") }, "/v1/no-such-path"},
+		{"a firm's access token on v1", func(r *http.Request) { r.Header.Set("Authorization", "Bearer token-a") }, "/v1/clients/CL-1001/contacts"},
+		{"a firm's Basic credentials on v2", func(r *http.Request) { r.SetBasicAuth("user-a", "pass-a") }, "/v2/top-accounts/"},
+		{"two firms' tokens run together", func(r *http.Request) { r.Header.Set("Authorization", "Bearer token-atoken-b") }, "/v2/top-accounts/"},
+		{"a firm's SFTP login as its Basic credentials", func(r *http.Request) { r.SetBasicAuth("sftp-a", "pass-a") }, "/v1/clients"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := f.request("GET", tc.path, nil)
+			tc.set(req)
+			f.do(req).wantError(t, http.StatusForbidden, "Access Denied")
+		})
+	}
+}
