@@ -315,7 +315,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			cfg.ReferralURL = sbBase
 			cfg.ReferralAPIKey, cfg.ReferralSigningSecret = sandbox.DefaultReferralAPIKey, sandbox.DefaultReferralSecret
 		}
-		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s, serving firms %s and %s\n",
+		fmt.Fprintf(stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s (firms %s and %s)\n",
 			sbBase, sandbox.DemoFirmID, sandbox.SecondFirmID)
 		fmt.Fprintf(stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
 		fmt.Fprintf(stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",

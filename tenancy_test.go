@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,9 @@ func newTwoFirms(t *testing.T, env map[string]string) *twoFirms {
 func (g *gateway) postVars(t testing.TB, auth, query string, vars map[string]any) *result {
 	t.Helper()
 	req := jsonRequest(http.MethodPost, g.url+"/graphql", map[string]any{"query": query, "variables": vars})
-	req.Header.Set("Authorization", auth)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
 	return g.do(t, req)
 }
 
@@ -384,5 +387,84 @@ func TestTheFamilyPageOfAnotherFirmsFamilyShowsNothing(t *testing.T) {
 	tf.gw.postVars(t, tf.callerB, string(pageQuery[1]), map[string]any{"wid": tf.hartwell}).ok(t, &got)
 	if got.TopAccount != nil {
 		t.Errorf("firm B's family page query read firm A's family: %v", got.TopAccount)
+	}
+}
+
+// The zero-configuration gateway serves the embedded sandbox's two firms: each firm's bulk
+// loads go up with its own SFTP login into its own data, and each firm's events, sent by the
+// sandbox with that firm's webhook key, reach only that firm's callers.
+func TestTheEmbeddedSandboxsTwoFirmsKeepTheirBulkLoadsAndEventsApart(t *testing.T) {
+	t.Parallel()
+	gw, sbURL := sandboxed(t)
+	first := "" // the demo advisor of the first firm: no token at all
+	second := "Bearer " + sandboxToken(t, sbURL, sandbox.SecondAccessToken, sandbox.SecondAdvisorID, sandbox.SecondFirmID)
+
+	// A bulk load of the second firm.
+	fileMap := map[string][]string{"clients": {"variables.clients"}}
+	body, ct := uplBody(t, map[string]any{"query": `mutation($clients: Upload) { uploadBulkFiles(clients: $clients) { id } }`,
+		"variables": map[string]any{"clients": nil}}, fileMap,
+		uplFile{field: "clients", filename: "clients.jsonl", contentType: "application/x-ndjson", data: readSample(t, "clients.jsonl")})
+	req, _ := http.NewRequest(http.MethodPost, gw.url+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("GraphQL-Require-Preflight", "1")
+	req.Header.Set("Authorization", second)
+	var started struct{ UploadBulkFiles struct{ ID string } }
+	gw.do(t, req).ok(t, &started)
+	id := started.UploadBulkFiles.ID
+
+	const loadQuery = `query($id: ID!) { bulkUpload(id: $id) { phase error } }`
+	var load struct{ BulkUpload *struct{ Phase, Error string } }
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		gw.postVars(t, second, loadQuery, map[string]any{"id": id}).ok(t, &load)
+		if load.BulkUpload == nil {
+			t.Fatal("the second firm cannot see its own load")
+		}
+		if p := load.BulkUpload.Phase; p == "DONE" || p == "FAILED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the load is still %s after 30 s", load.BulkUpload.Phase)
+		}
+	}
+	if load.BulkUpload.Phase != "DONE" {
+		t.Fatalf("the load ended %+v", load.BulkUpload)
+	}
+	gw.postVars(t, first, loadQuery, map[string]any{"id": id}).ok(t, &load)
+	if load.BulkUpload != nil {
+		t.Errorf("the first firm sees the second's load: %+v", load.BulkUpload)
+	}
+	var client struct{ Client any }
+	gw.postAs(t, second, `{ client(ref: "C-1001") { ref } }`).ok(t, &client)
+	if client.Client == nil {
+		t.Error("the second firm's load did not add its client")
+	}
+	gw.postAs(t, first, `{ client(ref: "C-1001") { ref } }`).ok(t, &client)
+	if client.Client != nil {
+		t.Error("the second firm's client is the first firm's too")
+	}
+
+	// Each firm plays a scenario; each firm's callers see its own events only.
+	for _, token := range []string{sandbox.DefaultAccessToken, sandbox.SecondAccessToken} {
+		sandboxJSON(t, http.MethodPost, sbURL+"/sandbox/events", map[string]any{"scenario": "onboarding"},
+			func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) })
+	}
+	ids := map[string][]string{}
+	for deadline := time.Now().Add(30 * time.Second); len(ids[first]) == 0 || len(ids[second]) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("events did not arrive: %v", ids)
+		}
+		for _, caller := range []string{first, second} {
+			var got struct{ RecentEvents []struct{ ID string } }
+			gw.postAs(t, caller, `{ recentEvents(last: 100) { id } }`).ok(t, &got)
+			ids[caller] = nil
+			for _, e := range got.RecentEvents {
+				ids[caller] = append(ids[caller], e.ID)
+			}
+		}
+	}
+	for _, id := range ids[first] {
+		if slices.Contains(ids[second], id) {
+			t.Errorf("event %s reached both firms", id)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package bulk_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +53,7 @@ func TestALoadPastTheDiskBudgetIsRefusedAndLeavesNothing(t *testing.T) {
 			}
 			up := &fakeUploader{}
 			l, store, spool := newLoads(t, up, bulk.LoadsConfig{DiskBudget: budget})
-			id, err := l.Start(context.Background(), bulk.Load{Clients: strings.NewReader(tc.clients), ValidRowsOnly: tc.validOnly})
+			id, err := l.Start(asFirm, bulk.Load{Clients: strings.NewReader(tc.clients), ValidRowsOnly: tc.validOnly})
 			if tc.refused {
 				var coded *apperr.Error
 				if !errors.Is(err, diskbudget.ErrSpent) || !errors.As(err, &coded) || coded.Code != apperr.OperationLimitExceeded ||
@@ -65,7 +64,7 @@ func TestALoadPastTheDiskBudgetIsRefusedAndLeavesNothing(t *testing.T) {
 					t.Errorf("a refused load left %d files behind", len(entries))
 				}
 				// A refused load gives back its running slot, too.
-				if _, err := l.Start(context.Background(), bulk.Load{Clients: strings.NewReader(clientRows(1))}); err != nil {
+				if _, err := l.Start(asFirm, bulk.Load{Clients: strings.NewReader(clientRows(1))}); err != nil {
 					t.Errorf("a small load after the refusal: %v", err)
 				}
 			} else {
@@ -96,7 +95,7 @@ func TestARunningLoadHoldsItsShareOfTheDiskBudget(t *testing.T) {
 	up := &fakeUploader{blocking: make(chan struct{})}
 	l, store, spool := newLoads(t, up, bulk.LoadsConfig{DiskBudget: budget, MaxRunning: 2})
 	clients := clientRows(60) // over 3 KiB
-	id, err := l.Start(context.Background(), bulk.Load{Clients: strings.NewReader(clients), ValidRowsOnly: true})
+	id, err := l.Start(asFirm, bulk.Load{Clients: strings.NewReader(clients), ValidRowsOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

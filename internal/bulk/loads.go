@@ -21,6 +21,7 @@ import (
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/diskbudget"
 	"github.com/advisorhq/gateway/internal/sftpupload"
+	"github.com/advisorhq/gateway/internal/tenant"
 )
 
 // Uploader sends files to the service and reads back what it made of them: sftpupload's.
@@ -131,7 +132,14 @@ func (l *Loads) Start(ctx context.Context, in Load) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	job := &load{Loads: l, id: id, model: in.Model, validOnly: in.ValidRowsOnly}
+	// The load runs on after the request, for the request's firm: its files go up with the
+	// firm's login and its progress is the firm's alone. Nothing else of the request's context
+	// goes with it (its upstream budget is the request's, not the load's).
+	firm, ok := tenant.FromContext(ctx)
+	if !ok {
+		return "", fmt.Errorf("start a bulk load: %w", tenant.ErrNoFirm)
+	}
+	job := &load{Loads: l, ctx: tenant.WithFirm(l.ctx, firm), firm: firm.ID, id: id, model: in.Model, validOnly: in.ValidRowsOnly}
 	defer func() {
 		if !started {
 			job.removeSpool()
@@ -151,7 +159,7 @@ func (l *Loads) Start(ctx context.Context, in Load) (string, error) {
 		job.files = append(job.files, spooled{kind: f.kind, path: path, size: n})
 		job.bytesTotal += n
 	}
-	if err := l.cfg.Progress.Put(ctx, bulkprogress.Progress{ID: id, Phase: bulkprogress.Validating, BytesTotal: job.bytesTotal}); err != nil {
+	if err := l.cfg.Progress.Put(ctx, bulkprogress.Progress{ID: id, Firm: job.firm, Phase: bulkprogress.Validating, BytesTotal: job.bytesTotal}); err != nil {
 		return "", fmt.Errorf("record the start of bulk load %s: %w", id, err)
 	}
 	started = true
@@ -219,6 +227,9 @@ type spooled struct {
 // load is one load under way.
 type load struct {
 	*Loads
+	// ctx is the runner's lifetime, acting for the load's firm; firm is its id.
+	ctx        context.Context
+	firm       string
 	id         string
 	model      advisorspec.BulkModel
 	validOnly  bool
@@ -258,7 +269,7 @@ func (j *load) removeSpool() {
 // run takes the load through its phases and leaves it DONE or FAILED.
 func (j *load) run() {
 	ctx := advisor.WithCache(j.ctx)
-	j.last = bulkprogress.Progress{ID: j.id, Phase: bulkprogress.Validating, BytesTotal: j.bytesTotal}
+	j.last = bulkprogress.Progress{ID: j.id, Firm: j.firm, Phase: bulkprogress.Validating, BytesTotal: j.bytesTotal}
 	report, err := j.validate(ctx)
 	if err != nil {
 		j.fail(err.Error(), report)

@@ -131,7 +131,7 @@ func TestALoadIsValidatedSentAndFollowedUntilProcessed(t *testing.T) {
 	up := &fakeUploader{polls: 2}
 	l, store, spool := newLoads(t, up, bulk.LoadsConfig{})
 	clients, people := sample(t, "clients.jsonl"), sample(t, "people.jsonl")
-	id, err := l.Start(context.Background(), bulk.Load{Clients: bytes.NewReader(clients), People: bytes.NewReader(people)})
+	id, err := l.Start(asFirm, bulk.Load{Clients: bytes.NewReader(clients), People: bytes.NewReader(people)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestALoadWithInvalidRowsSendsNothingUnlessAskedForTheValidOnes(t *testing.T
 	for _, validOnly := range []bool{false, true} {
 		up := &fakeUploader{}
 		l, store, spool := newLoads(t, up, bulk.LoadsConfig{})
-		id, err := l.Start(context.Background(), bulk.Load{Clients: strings.NewReader(clients), People: strings.NewReader(people), ValidRowsOnly: validOnly})
+		id, err := l.Start(asFirm, bulk.Load{Clients: strings.NewReader(clients), People: strings.NewReader(people), ValidRowsOnly: validOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestALoadFailsSayingWhy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, store, _ := newLoads(t, tc.up, tc.cfg)
-			id, err := l.Start(context.Background(), bulk.Load{Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}`)})
+			id, err := l.Start(asFirm, bulk.Load{Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}`)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,14 +207,14 @@ func TestLoadsAreBoundedAndEndWithClose(t *testing.T) {
 	file := func() bulk.Load {
 		return bulk.Load{Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}`)}
 	}
-	id, err := l.Start(context.Background(), file())
+	id, err := l.Start(asFirm, file())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Start(context.Background(), file()); !errors.Is(err, bulk.ErrBusy) {
+	if _, err := l.Start(asFirm, file()); !errors.Is(err, bulk.ErrBusy) {
 		t.Fatalf("a second load while one runs: %v, want ErrBusy", err)
 	}
-	if _, err := l.Start(context.Background(), bulk.Load{}); err == nil {
+	if _, err := l.Start(asFirm, bulk.Load{}); err == nil {
 		t.Fatal("a load of no file started")
 	}
 	l.Close()
