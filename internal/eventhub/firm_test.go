@@ -206,7 +206,7 @@ func TestRecentAndSubscribeKeepToTheCallersFirm(t *testing.T) {
 		{"firm-b without firm-a's records of no firm", "firm-a", "firm-b", func(f *firmsLog) []string { return f.seen["firm-b"] }},
 		{"firm-a without a default firm", "", "firm-a", func(f *firmsLog) []string { return f.of["firm-a"] }},
 		{"a firm of no events", "firm-a", "firm-c", func(*firmsLog) []string { return nil }},
-		{"a firm named like an event of no firm", "", "", func(*firmsLog) []string { return nil }},
+		{"no firm, though events of no firm exist", "", "", func(*firmsLog) []string { return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
