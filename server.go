@@ -39,6 +39,7 @@ import (
 	"github.com/advisorhq/gateway/internal/callerauth"
 	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/connlimit"
+	"github.com/advisorhq/gateway/internal/diskbudget"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/family"
@@ -354,7 +355,12 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 	}
 	fam := family.NewService(api)
 	docs := vault.NewService(api, vault.DefaultDetailConcurrency)
-	bulkDeps, err := openBulk(cfg, firms, api, bulkProgress, log)
+	// Uploads' temporary files and bulk loads' copies of their files draw from one budget.
+	disk, err := diskbudget.New(cfg.UploadDiskBudget)
+	if err != nil {
+		return fmt.Errorf("UPLOAD_DISK_BUDGET: %w", err)
+	}
+	bulkDeps, err := openBulk(cfg, firms, api, bulkProgress, disk, log)
 	if err != nil {
 		return err
 	}
@@ -391,6 +397,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		// Every caller is admitted into the firm of its token, or refused before any upstream call.
 		Authenticate: access.Authenticate(callers.authenticate),
 		Share:        graph.ShareEvents(hub),
+		DiskBudget:   disk,
 		Persisted:    persistedOps,
 		FamilyPage:   familypage.New("/graphql", ideURL(cfg.IDE)),
 		RateLimits:   rateLimits,
@@ -407,6 +414,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 			IDE:             cfg.IDE,
 			KeepAlive:       cfg.KeepAlive,
 			BodyTimeout:     cfg.BodyTimeout,
+			WriteTimeout:    cfg.WriteTimeout,
 			BatchLimit:      cfg.BatchLimit,
 			PersistedMaxAge: cfg.PersistedQueryMaxAge,
 
@@ -543,8 +551,11 @@ func openPersisted(cfg config.Gateway, client redis.UniversalClient, log *slog.L
 	if cfg.PersistedQueries {
 		pc.Store = persisted.NewMemory(memoryPersistedBytes)
 		if client != nil {
-			pc.Store = persisted.NewRedis(client, cfg.RedisKeyPrefix, cfg.PersistedQueryTTL)
+			pc.Store = persisted.NewRedis(client, cfg.RedisKeyPrefix, cfg.PersistedQueryTTL, persisted.MaxBytes(cfg.PersistedQueryMaxBytes))
+			// Quotas shared by the replicas, as the documents are.
+			pc.Quota = ratelimit.NewRedis(client, cfg.RedisKeyPrefix)
 		}
+		pc.CallerDocuments, pc.CallerBytes = cfg.PersistedQueryCallerDocuments, int(cfg.PersistedQueryCallerBytes)
 	}
 	if cfg.PersistedOperationsFile != "" {
 		m, err := persisted.LoadManifest(cfg.PersistedOperationsFile)
@@ -624,7 +635,7 @@ func (c callerAuth) describe(stdout io.Writer, sandboxURL string) {
 
 // openBulk makes what the bulk fields need: loads run in the background when there is an SFTP
 // server to send them to (the embedded sandbox's, or BULK_SFTP_*), none otherwise.
-func openBulk(cfg config.Gateway, firms *tenant.Directory, api *advisor.Client, progress bulkprogress.Store, log *slog.Logger) (graph.Bulk, error) {
+func openBulk(cfg config.Gateway, firms *tenant.Directory, api *advisor.Client, progress bulkprogress.Store, disk *diskbudget.Budget, log *slog.Logger) (graph.Bulk, error) {
 	b := graph.Bulk{Progress: progress, Existing: func() bulk.Existing { return bulk.NewRecords(api) }}
 	if !cfg.Bulk.Configured() {
 		return b, nil
@@ -642,7 +653,7 @@ func openBulk(cfg config.Gateway, firms *tenant.Directory, api *advisor.Client, 
 		uploaders[f.ID] = up
 	}
 	b.Loads = bulk.NewLoads(bulk.LoadsConfig{
-		Uploader: bulk.PerFirm(uploaders), Progress: progress, Existing: b.Existing, Log: log.With("component", "bulk"),
+		Uploader: bulk.PerFirm(uploaders), Progress: progress, Existing: b.Existing, DiskBudget: disk, Log: log.With("component", "bulk"),
 	})
 	return b, nil
 }

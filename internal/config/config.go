@@ -36,6 +36,7 @@ const (
 	DefaultMaxSubscriptions = 100
 	DefaultUploadDiskBudget = 10 << 30
 	DefaultBodyTimeout      = 30 * time.Second
+	DefaultWriteTimeout     = 30 * time.Second
 	DefaultMaxHeaderBytes   = 64 << 10
 	DefaultRedisKeyPrefix   = "advisor-gateway:"
 	DefaultEventHistory     = 100000
@@ -45,7 +46,12 @@ const (
 	DefaultOutageGrace      = 30 * time.Second
 	DefaultPersistedTTL     = 7 * 24 * time.Hour
 	DefaultPersistedMaxAge  = time.Minute
-	DefaultLogFormat        = LogText
+	// The bounds of automatic persisted queries: all callers' documents in Redis, and what one
+	// caller may register an hour.
+	DefaultPersistedMaxBytes        = 64 << 20
+	DefaultPersistedCallerDocuments = 200
+	DefaultPersistedCallerBytes     = 4 << 20
+	DefaultLogFormat                = LogText
 )
 
 // The formats of the gateway's log lines (LOG_FORMAT).
@@ -117,6 +123,9 @@ type Gateway struct {
 	// BodyTimeout is how long a request body may take to start arriving; it grows with what
 	// arrives, so a slow body that keeps coming is not cut (REQUEST_BODY_TIMEOUT).
 	BodyTimeout time.Duration
+	// WriteTimeout is how long one write of an answer or of a stream may wait for a client that
+	// stopped reading before the connection is ended (WRITE_TIMEOUT).
+	WriteTimeout time.Duration
 	// MaxConnections bounds the open client connections; 0 derives it from the process's
 	// open-file limit at start-up (MAX_CONNECTIONS).
 	MaxConnections int
@@ -145,6 +154,14 @@ type Gateway struct {
 	// PersistedQueryMaxAge is how long a client may cache the answer to a query it named by id
 	// over GET (PERSISTED_QUERY_MAX_AGE); 0s caches none.
 	PersistedQueryMaxAge time.Duration
+	// PersistedQueryMaxBytes bounds the documents Redis keeps for every caller together; the
+	// least recently used go first (PERSISTED_QUERY_MAX_BYTES).
+	PersistedQueryMaxBytes int64
+	// PersistedQueryCallerDocuments and PersistedQueryCallerBytes bound what one caller may
+	// register an hour (PERSISTED_QUERY_CALLER_DOCUMENTS, PERSISTED_QUERY_CALLER_BYTES); beyond
+	// them its operations still run, unregistered.
+	PersistedQueryCallerDocuments int
+	PersistedQueryCallerBytes     int64
 	// PersistedOperationsFile is a manifest of trusted documents (PERSISTED_OPERATIONS_FILE),
 	// as graphql-codegen's client preset or Apollo's manifest generator writes it.
 	PersistedOperationsFile string
@@ -271,34 +288,38 @@ func (g Gateway) Sandboxed() bool { return g.AdvisorBaseURL == "" }
 // naming its setting.
 func Load(getenv func(string) string) (Gateway, error) {
 	cfg := Gateway{
-		Addr:                      DefaultAddr,
-		UpstreamTimeout:           DefaultUpstreamTimeout,
-		MaxRequestBytes:           DefaultMaxRequestBytes,
-		MaxUploadBytes:            DefaultMaxUploadBytes,
-		MaxUploadFiles:            DefaultMaxUploadFiles,
-		Introspection:             true,
-		IDE:                       true,
-		MaxTokens:                 DefaultMaxTokens,
-		MaxDepth:                  DefaultMaxDepth,
-		MaxAliases:                DefaultMaxAliases,
-		MaxRootFields:             DefaultMaxRootFields,
-		MaxCost:                   DefaultMaxCost,
-		MaxResponseBytes:          DefaultMaxResponseBytes,
-		UpstreamBudget:            DefaultUpstreamBudget,
-		UpstreamConnections:       DefaultUpstreamConns,
-		MaxSubscriptionsPerSocket: DefaultMaxSubscriptions,
-		UploadDiskBudget:          DefaultUploadDiskBudget,
-		BodyTimeout:               DefaultBodyTimeout,
-		RedisKeyPrefix:            DefaultRedisKeyPrefix,
-		EventHistory:              DefaultEventHistory,
-		DedupWindow:               DefaultDedupWindow,
-		SubscriberBuffer:          DefaultSubscriberBuffer,
-		KeepAlive:                 DefaultKeepAlive,
-		PersistedQueries:          true,
-		PersistedQueryTTL:         DefaultPersistedTTL,
-		PersistedQueryMaxAge:      DefaultPersistedMaxAge,
-		LogFormat:                 DefaultLogFormat,
-		Bulk:                      BulkSFTP{Dir: DefaultBulkDir},
+		Addr:                          DefaultAddr,
+		UpstreamTimeout:               DefaultUpstreamTimeout,
+		MaxRequestBytes:               DefaultMaxRequestBytes,
+		MaxUploadBytes:                DefaultMaxUploadBytes,
+		MaxUploadFiles:                DefaultMaxUploadFiles,
+		Introspection:                 true,
+		IDE:                           true,
+		MaxTokens:                     DefaultMaxTokens,
+		MaxDepth:                      DefaultMaxDepth,
+		MaxAliases:                    DefaultMaxAliases,
+		MaxRootFields:                 DefaultMaxRootFields,
+		MaxCost:                       DefaultMaxCost,
+		MaxResponseBytes:              DefaultMaxResponseBytes,
+		UpstreamBudget:                DefaultUpstreamBudget,
+		UpstreamConnections:           DefaultUpstreamConns,
+		MaxSubscriptionsPerSocket:     DefaultMaxSubscriptions,
+		UploadDiskBudget:              DefaultUploadDiskBudget,
+		BodyTimeout:                   DefaultBodyTimeout,
+		WriteTimeout:                  DefaultWriteTimeout,
+		RedisKeyPrefix:                DefaultRedisKeyPrefix,
+		EventHistory:                  DefaultEventHistory,
+		DedupWindow:                   DefaultDedupWindow,
+		SubscriberBuffer:              DefaultSubscriberBuffer,
+		KeepAlive:                     DefaultKeepAlive,
+		PersistedQueries:              true,
+		PersistedQueryTTL:             DefaultPersistedTTL,
+		PersistedQueryMaxAge:          DefaultPersistedMaxAge,
+		PersistedQueryMaxBytes:        DefaultPersistedMaxBytes,
+		PersistedQueryCallerDocuments: DefaultPersistedCallerDocuments,
+		PersistedQueryCallerBytes:     DefaultPersistedCallerBytes,
+		LogFormat:                     DefaultLogFormat,
+		Bulk:                          BulkSFTP{Dir: DefaultBulkDir},
 		Auth: Auth{AdvisorClaim: DefaultAuthAdvisorClaim, FirmClaim: DefaultAuthFirmClaim,
 			TeamClaim: DefaultAuthTeamClaim, RolesClaim: DefaultAuthRolesClaim},
 	}
@@ -376,6 +397,7 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("MAX_SUBSCRIPTIONS_PER_SOCKET", intSetting(&cfg.MaxSubscriptionsPerSocket))
 	set("UPLOAD_DISK_BUDGET", sizeSetting(&cfg.UploadDiskBudget))
 	set("REQUEST_BODY_TIMEOUT", durationSetting(&cfg.BodyTimeout))
+	set("WRITE_TIMEOUT", durationSetting(&cfg.WriteTimeout))
 	set("MAX_CONNECTIONS", intSetting(&cfg.MaxConnections))
 	set("GRAPHQL_BATCH_LIMIT", func(v string) error {
 		n, err := strconv.Atoi(v)
@@ -412,6 +434,9 @@ func Load(getenv func(string) string) (Gateway, error) {
 	}
 	set("PERSISTED_QUERIES", boolSetting(&cfg.PersistedQueries))
 	set("PERSISTED_QUERY_TTL", durationSetting(&cfg.PersistedQueryTTL))
+	set("PERSISTED_QUERY_MAX_BYTES", sizeSetting(&cfg.PersistedQueryMaxBytes))
+	set("PERSISTED_QUERY_CALLER_DOCUMENTS", intSetting(&cfg.PersistedQueryCallerDocuments))
+	set("PERSISTED_QUERY_CALLER_BYTES", sizeSetting(&cfg.PersistedQueryCallerBytes))
 	set("PERSISTED_QUERY_MAX_AGE", func(v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d%time.Second != 0 {
