@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -413,7 +416,9 @@ func TestTheEmbeddedSandboxsTwoFirmsKeepTheirBulkLoadsAndEventsApart(t *testing.
 	id := started.UploadBulkFiles.ID
 
 	const loadQuery = `query($id: ID!) { bulkUpload(id: $id) { phase error } }`
-	var load struct{ BulkUpload *struct{ Phase, Error string } }
+	var load struct {
+		BulkUpload *struct{ Phase, Error string }
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		gw.postVars(t, second, loadQuery, map[string]any{"id": id}).ok(t, &load)
 		if load.BulkUpload == nil {
@@ -467,4 +472,109 @@ func TestTheEmbeddedSandboxsTwoFirmsKeepTheirBulkLoadsAndEventsApart(t *testing.
 			t.Errorf("event %s reached both firms", id)
 		}
 	}
+}
+
+// Batches, persisted queries, GET, uploads and deletes act for the caller's firm like any
+// other operation: firm B reaches nothing of firm A's family by any of them.
+func TestEveryWayInActsForTheCallersFirm(t *testing.T) {
+	t.Parallel()
+	tf := newTwoFirms(t, map[string]string{"GRAPHQL_BATCH_LIMIT": "5"})
+	gw := tf.gw
+	const family = `query($w: ID!) { topAccount(wid: $w) { name documents { nodes { vaultId downloadUri } } } }`
+	vars := map[string]any{"w": tf.hartwell}
+
+	t.Run("a batch", func(t *testing.T) {
+		req := jsonRequest(http.MethodPost, gw.url+"/graphql", []map[string]any{
+			{"query": family, "variables": vars}, {"query": `{ viewer { firmId } }`},
+		})
+		req.Header.Set("Authorization", tf.callerB)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var answers []struct {
+			Data struct {
+				TopAccount any
+				Viewer     struct{ FirmID string }
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&answers); err != nil || len(answers) != 2 {
+			t.Fatalf("batch answered %v %v", answers, err)
+		}
+		if answers[0].Data.TopAccount != nil || answers[1].Data.Viewer.FirmID != firmB {
+			t.Errorf("firm B's batch answered %+v", answers)
+		}
+	})
+
+	t.Run("a persisted query registered by A, sent by B", func(t *testing.T) {
+		sum := sha256.Sum256([]byte(family))
+		ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}
+		reqA := jsonRequest(http.MethodPost, gw.url+"/graphql", map[string]any{"query": family, "variables": vars, "extensions": ext})
+		reqA.Header.Set("Authorization", tf.callerA)
+		var a struct{ TopAccount struct{ Name string } }
+		gw.do(t, reqA).ok(t, &a)
+		if a.TopAccount.Name != "Hartwell Family" {
+			t.Fatalf("firm A reads %+v", a)
+		}
+		reqB := jsonRequest(http.MethodPost, gw.url+"/graphql", map[string]any{"variables": vars, "extensions": ext})
+		reqB.Header.Set("Authorization", tf.callerB)
+		var b struct{ TopAccount any }
+		gw.do(t, reqB).ok(t, &b)
+		if b.TopAccount != nil {
+			t.Errorf("firm B ran firm A's persisted query on firm A's data: %v", b.TopAccount)
+		}
+	})
+
+	t.Run("a GET", func(t *testing.T) {
+		v, _ := json.Marshal(vars)
+		req, _ := http.NewRequest(http.MethodGet, gw.url+"/graphql?query="+url.QueryEscape(family)+"&variables="+url.QueryEscape(string(v)), nil)
+		req.Header.Set("Authorization", tf.callerB)
+		var b struct{ TopAccount any }
+		gw.do(t, req).ok(t, &b)
+		if b.TopAccount != nil {
+			t.Errorf("firm B read firm A's family over GET: %v", b.TopAccount)
+		}
+	})
+
+	t.Run("an upload into A's family", func(t *testing.T) {
+		const create = `mutation($wid: ID!, $in: CreateDocumentInput!, $file: Upload) { createDocument(wid: $wid, input: $in, file: $file) { document { vaultId } } }`
+		body, ct := uplBody(t, map[string]any{"query": create, "variables": map[string]any{"wid": tf.hartwell, "file": nil,
+			"in": map[string]any{"name": "planted", "extension": "pdf", "category": "MISCELLANEOUS", "subCategory": "UNCATEGORIZED"}}},
+			map[string][]string{"0": {"variables.file"}}, uplFile{"0", "planted.pdf", "application/pdf", []byte("%PDF-1.4 planted")})
+		req, _ := http.NewRequest(http.MethodPost, gw.url+"/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("GraphQL-Require-Preflight", "1")
+		req.Header.Set("Authorization", tf.callerB)
+		r := gw.do(t, req)
+		if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != "NOT_FOUND" {
+			t.Errorf("firm B's upload into firm A's family answered %s %+v, want NOT_FOUND", r.Data, r.Errors)
+		}
+	})
+
+	t.Run("a delete of A's document", func(t *testing.T) {
+		var a struct {
+			TopAccount struct {
+				Documents struct{ Nodes []struct{ VaultID string } }
+			}
+		}
+		gw.postVars(t, tf.callerA, family, vars).ok(t, &a)
+		if len(a.TopAccount.Documents.Nodes) == 0 {
+			t.Fatal("firm A's family has no document")
+		}
+		doc := a.TopAccount.Documents.Nodes[0].VaultID
+		for _, q := range []string{
+			`query($w: ID!, $v: ID!) { document(wid: $w, vaultId: $v) { name downloadUri } }`,
+			`mutation($w: ID!, $v: ID!) { deleteDocument(wid: $w, vaultId: $v) { deleted } }`,
+		} {
+			r := gw.postVars(t, tf.callerB, q, map[string]any{"w": tf.hartwell, "v": doc})
+			if strings.Contains(string(r.Data), "http") || !strings.Contains(string(r.Data), "null") && len(r.Errors) == 0 {
+				t.Errorf("firm B's %q answered %s %+v", q, r.Data, r.Errors)
+			}
+		}
+		gw.postVars(t, tf.callerA, family, vars).ok(t, &a)
+		if len(a.TopAccount.Documents.Nodes) == 0 || a.TopAccount.Documents.Nodes[0].VaultID != doc {
+			t.Error("firm A's document is gone")
+		}
+	})
 }
