@@ -283,7 +283,7 @@ func TestBatchedOperationsRunEachWithinTheLimits(t *testing.T) {
 	got[3].wantError(t, "BAD_USER_INPUT", "each operation of a batch must be a JSON object whose query, operationName and documentId are strings and whose variables and extensions are objects")
 
 	five := []map[string]any{batch[0], batch[0], batch[0], batch[0], batch[0]}
-	on.postBody(t, five, nil).wantError(t, "BAD_USER_INPUT", "the batch holds 5 operations; at most 4 are allowed (GRAPHQL_BATCH_LIMIT)")
+	on.postBody(t, five, nil).wantError(t, "BAD_USER_INPUT", "the batch holds more than 4 operations; at most 4 are allowed (GRAPHQL_BATCH_LIMIT)")
 	on.postBody(t, []any{}, nil).wantError(t, "BAD_USER_INPUT", "the batch is empty: send at least one operation")
 	req, _ = http.NewRequest(http.MethodPost, on.url+"/graphql", strings.NewReader(`[{"query": "{ version }"}`))
 	req.Header.Set("Content-Type", "application/json")
