@@ -97,6 +97,8 @@ func TestABodyPastItsBoundsIsRefusedNamingTheBound(t *testing.T) {
 		{"depth at the limit", op(`,"variables":{"a":` + nested(3) + `}`), 200, ""},
 		{"depth past the limit", op(`,"variables":{"a":` + nested(4) + `}`), 400, tooDeep},
 		{"depth in another member", op(`,"other":` + nested(5)), 400, "the request's values nest deeper than 4 levels; at most 4 are allowed"},
+		{"members nobody reads count", op(strings.Repeat(`,"x":1`, 21)), 400,
+			"the request's values hold more than 20 values; a request may send at most 20 in its variables and extensions together"},
 		{"quotes and brackets in strings are not values", op(`,"variables":{"s":"\"[[[[[{{{{{\\"}`), 200, ""},
 		{"null members are absent", `{"query":"{ ok }","variables":null,"extensions":null,"operationName":null}`, 200, ""},
 		{"a query of the wrong type", `{"query":5,"variables":{"a":` + values(15) + `}}`, 400, badBody},

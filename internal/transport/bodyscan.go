@@ -140,9 +140,8 @@ func (s *bodyScan) batch(limit int) error {
 // what they hold level 2 and below. Values from level 2 count against the bounds.
 func (s *bodyScan) value(level int) error {
 	if level >= 2 {
-		if s.values++; s.values > s.bounds.Values {
-			return &boundError{fmt.Sprintf("%s hold more than %d values; a request may send at most %d in its variables and extensions together",
-				s.subject(), s.bounds.Values, s.bounds.Values)}
+		if err := s.count(); err != nil {
+			return err
 		}
 	}
 	switch c := s.peek(); {
@@ -170,6 +169,15 @@ func (s *bodyScan) value(level int) error {
 	}
 }
 
+// count counts one value against the bounds.
+func (s *bodyScan) count() error {
+	if s.values++; s.values > s.bounds.Values {
+		return &boundError{fmt.Sprintf("%s hold more than %d values; a request may send at most %d in its variables and extensions together",
+			s.subject(), s.bounds.Values, s.bounds.Values)}
+	}
+	return nil
+}
+
 func (s *bodyScan) object(level int) error {
 	s.pos++ // {
 	s.space()
@@ -195,7 +203,12 @@ func (s *bodyScan) object(level int) error {
 			case "query", "operationName", "documentId":
 				s.member, want = "", '"'
 			default:
+				// A member GraphQL over HTTP does not name is skipped by the decoder, but not
+				// for nothing: each counts as a value, or a body of 250,000 of them costs 30 ms.
 				s.member = ""
+				if err := s.count(); err != nil {
+					return err
+				}
 			}
 		}
 		s.space()
