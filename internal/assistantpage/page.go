@@ -47,8 +47,8 @@ func CSP(embedOrigin string) string {
 		"; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
-// demoCSP is the demo page's policy: its own scripts only.
-const demoCSP = "default-src 'none'; script-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'"
+// demoCSP is the demo page's policy: its own scripts only, and no page may frame it.
+const demoCSP = "default-src 'none'; script-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -58,9 +58,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch name := strings.TrimPrefix(r.URL.Path, "/assistant/"); {
 	case r.URL.Path == "/assistant":
-		page(w, h.csp, popoutPage, h.sdkURL)
+		// The embed host learns the pop-out's origin, which its allow-list is about (the SDK's
+		// rule 6), and nothing more: the page's address holds no token (rule 7).
+		page(w, h.csp, "strict-origin-when-cross-origin", popoutPage, h.sdkURL)
 	case name == "demo":
-		page(w, demoCSP, demoPage, nil)
+		page(w, demoCSP, "no-referrer", demoPage, nil)
 	case !strings.Contains(name, "/") && name != "" && name != r.URL.Path:
 		serveFile(w, name)
 	default:
@@ -68,10 +70,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func page(w http.ResponseWriter, csp string, t *template.Template, data any) {
+// page writes a page with its policy. Neither page may be framed (frame-ancestors 'none', and
+// X-Frame-Options for browsers that predate it): a page that framed one could lure clicks
+// onto it.
+func page(w http.ResponseWriter, csp, referrer string, t *template.Template, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", csp)
-	w.Header().Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", referrer)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = t.Execute(w, data) // the data is fixed, so only a gone client fails it

@@ -108,3 +108,23 @@ func TestNewRefusesABadEmbedURL(t *testing.T) {
 		}
 	}
 }
+
+// Neither page may be framed by another, and the demo page sends no Referer; the pop-out sends
+// the embed host its origin only, which the host's allow-list is about.
+func TestPagesCannotBeFramed(t *testing.T) {
+	srv := serve(t, "https://embed.advisor.example")
+	for _, tc := range []struct {
+		path, referrer string
+	}{
+		{"/assistant", "strict-origin-when-cross-origin"},
+		{"/assistant/demo", "no-referrer"},
+	} {
+		resp, _ := get(t, srv.URL+tc.path)
+		h := resp.Header
+		if h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") ||
+			h.Get("Referrer-Policy") != tc.referrer || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: X-Frame-Options %q, policy %q, Referrer-Policy %q, X-Content-Type-Options %q; want DENY, frame-ancestors 'none', %s, nosniff",
+				tc.path, h.Get("X-Frame-Options"), h.Get("Content-Security-Policy"), h.Get("Referrer-Policy"), h.Get("X-Content-Type-Options"), tc.referrer)
+		}
+	}
+}

@@ -76,6 +76,9 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	// Framed by the gateway's own IDE (its Family tab) and by no other page; X-Frame-Options
+	// says so to browsers that predate frame-ancestors.
+	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 	// Nothing but this origin: the page's scripts, its GraphQL endpoint, and images it makes.
 	// Cytoscape sets element styles from script, which style-src must allow.
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "+

@@ -8,13 +8,14 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"regexp"
 )
 
 // The IDE's scripts and styles are served from the binary: the same files gqlgen's GraphiQL
 // page would fetch from a CDN (npm's graphiql 4.1.2, react and react-dom 18.2.0,
 // @graphiql/plugin-explorer 4.0.6; licences in ide/LICENSES.txt), so the IDE works where a
 // CDN is blocked or unreachable. The names carry the versions, so they can be cached forever;
-// the favicon's address carries its hash instead.
+// the addresses of the favicon and of the page's own script and styles carry their hash instead.
 //
 //go:embed ide/*.js ide/*.css ide/favicon.svg
 var ideFiles embed.FS
@@ -34,6 +35,8 @@ const (
 	ideExplorerJS  = "plugin-explorer-4.0.6.umd.js"
 	ideExplorerCSS = "plugin-explorer-4.0.6.css"
 	ideFavicon     = "favicon.svg"
+	idePageJS      = "ide.js"
+	idePageCSS     = "ide.css"
 )
 
 // ideAsset is one file the page loads, with its subresource integrity.
@@ -43,13 +46,20 @@ type ideAsset struct {
 
 func asset(name string) ideAsset { return ideAsset{URL: "/ide/" + name, SRI: integrity(name)} }
 
+// versioned is asset for a file whose name carries no version.
+func versioned(name string) ideAsset {
+	return ideAsset{URL: "/ide/" + name + "?v=" + version(name), SRI: integrity(name)}
+}
+
 // idePage is the GraphiQL page for endpoint, loading its files from /ide/ with subresource
 // integrity computed from the embedded files themselves. A first visit, and every new tab,
-// opens on the README's family query; the query, variables, headers and operation name then
-// live in the address, so an IDE link can be shared and opens on the same query.
+// opens on the README's family query; the query, variables and operation name then live in
+// the address, so an IDE link can be shared and opens on the same query. Headers never do
+// (ide/ide.js): they stay in the browser's storage.
 //
 // The page is gqlgen's GraphiQL page (playground.Handler) with a favicon and a default query,
-// which gqlgen's options cannot add.
+// which gqlgen's options cannot add, and its script in a file of its own, so that its policy
+// (ideCSP) allows no inline script.
 func idePage(title, endpoint string) http.Handler {
 	data := struct {
 		Title, Endpoint, DefaultQuery string
@@ -57,16 +67,40 @@ func idePage(title, endpoint string) http.Handler {
 		Favicon                       string
 		React, ReactDOM, JS, CSS      ideAsset
 		ExplorerJS, ExplorerCSS       ideAsset
+		PageJS, PageCSS               ideAsset
 	}{
 		Title: title, Endpoint: endpoint, DefaultQuery: familyQuery, IDEHeader: IDEHeader,
 		Favicon: "/ide/" + ideFavicon + "?v=" + version(ideFavicon),
 		React:   asset(ideReact), ReactDOM: asset(ideReactDOM), JS: asset(ideJS), CSS: asset(ideCSS),
 		ExplorerJS: asset(ideExplorerJS), ExplorerCSS: asset(ideExplorerCSS),
+		PageJS: versioned(idePageJS), PageCSS: versioned(idePageCSS),
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Security-Policy", ideCSP(r.Host))
+		h.Set("X-Frame-Options", "DENY") // for browsers that predate frame-ancestors
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Content-Type-Options", "nosniff")
 		_ = idePageTemplate.Execute(w, data) // the data is fixed, so only a gone client fails it
 	})
+}
+
+// plainHost is a Host header fit to be written into a policy: a name or an address, and a port.
+var plainHost = regexp.MustCompile(`^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$`)
+
+// ideCSP is the IDE page's Content-Security-Policy: scripts, styles, images and fonts from the
+// gateway only (GraphiQL's icons and fonts are data: URLs in its styles); requests to the
+// gateway only, its WebSockets included ('self' covers ws: and wss: in current browsers; the
+// host is named too for the others); the Family tab's frame from the gateway; and no page may
+// frame the IDE, which would let it lure clicks onto the IDE's buttons.
+func ideCSP(host string) string {
+	connect := "'self'"
+	if plainHost.MatchString(host) {
+		connect += " ws://" + host + " wss://" + host
+	}
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; " +
+		"connect-src " + connect + "; frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
 // IDEHeader is the header the IDE's requests carry. It proves nothing (anyone can send it), so
@@ -83,6 +117,7 @@ func ideAssets() http.Handler {
 	files := http.StripPrefix("/ide/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		files.ServeHTTP(w, r)
 	})
 }
@@ -114,117 +149,17 @@ var idePageTemplate = template.Must(template.New("ide").Parse(`<!DOCTYPE html>
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>{{.Title}}</title>
   <link rel="icon" type="image/svg+xml" href="{{.Favicon}}">
-  <style>
-    body { margin: 0; }
-    #graphiql { height: 100vh; }
-    .loading { height: 100%; display: flex; align-items: center; justify-content: center; font-size: 4rem; }
-    .family-tab select { max-width: 100%; margin: 0.3rem 0; }
-    .family-frame { width: 100%; height: 75vh; border: 1px solid #ccc; margin-top: 0.3rem; }
-  </style>
+  <link rel="stylesheet" href="{{.PageCSS.URL}}" integrity="{{.PageCSS.SRI}}" crossorigin="anonymous">
   <script src="{{.React.URL}}" integrity="{{.React.SRI}}" crossorigin="anonymous"></script>
   <script src="{{.ReactDOM.URL}}" integrity="{{.ReactDOM.SRI}}" crossorigin="anonymous"></script>
   <link rel="stylesheet" href="{{.CSS.URL}}" integrity="{{.CSS.SRI}}" crossorigin="anonymous">
   <link rel="stylesheet" href="{{.ExplorerCSS.URL}}" integrity="{{.ExplorerCSS.SRI}}" crossorigin="anonymous">
 </head>
 <body>
-  <div id="graphiql"><div class="loading">Loading…</div></div>
+  <div id="graphiql" data-endpoint="{{.Endpoint}}" data-ide-header="{{.IDEHeader}}" data-default-query="{{.DefaultQuery}}"><div class="loading">Loading…</div></div>
   <script src="{{.JS.URL}}" integrity="{{.JS.SRI}}" crossorigin="anonymous"></script>
   <script src="{{.ExplorerJS.URL}}" integrity="{{.ExplorerJS.SRI}}" crossorigin="anonymous"></script>
-  <script>
-    const url = location.protocol + '//' + location.host + {{.Endpoint}};
-    const subscriptionUrl = (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + {{.Endpoint}};
-
-    // The query, variables, headers and operation name live in the address.
-    const parameters = Object.fromEntries(new URLSearchParams(location.search));
-    const edited = new Set(); // what re-renders when the query or variables change
-    function edit(key) {
-      return (value) => {
-        parameters[key] = value;
-        const search = new URLSearchParams();
-        for (const [k, v] of Object.entries(parameters)) {
-          if (v) search.set(k, v);
-        }
-        history.replaceState(null, '', '?' + search.toString());
-        edited.forEach((f) => f());
-      };
-    }
-
-    // The Family tab: the family page of the top account whose wid the query or its variables
-    // name, or of one picked from the list.
-    const h = React.createElement;
-    function namedWID() {
-      try {
-        const vars = JSON.parse(parameters.variables || '{}');
-        if (typeof vars.wid === 'string' && vars.wid) return vars.wid;
-      } catch {}
-      const m = /\bwid\s*:\s*"([^"]+)"/.exec(parameters.query || '');
-      return m ? m[1] : '';
-    }
-    function FamilyTab() {
-      const [, rerender] = React.useState(0);
-      React.useEffect(() => {
-        const f = () => rerender((n) => n + 1);
-        edited.add(f);
-        return () => edited.delete(f);
-      }, []);
-      const [picked, setPicked] = React.useState('');
-      const [accounts, setAccounts] = React.useState([]);
-      React.useEffect(() => {
-        let stored = {};
-        try { stored = JSON.parse(localStorage.getItem('graphiql:headers') || '{}') || {}; } catch {}
-        fetch(url, {
-          method: 'POST',
-          headers: { ...stored, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ query: '{ topAccounts(limit: 100) { nodes { wid name } } }' }),
-        }).then((r) => r.json()).then((b) => setAccounts(b.data?.topAccounts?.nodes ?? [])).catch(() => {});
-      }, []);
-      const wid = picked || namedWID();
-      return h('div', { className: 'family-tab' },
-        h('label', null, 'Top account ',
-          h('select', { value: wid, onChange: (e) => setPicked(e.target.value), 'aria-label': 'Top account' },
-            h('option', { value: '' }, wid && !accounts.some((a) => a.wid === wid) ? wid : '(the one the query names)'),
-            accounts.map((a) => h('option', { key: a.wid, value: a.wid }, a.name)))),
-        wid
-          ? h('div', null,
-            h('a', { href: '/family/' + encodeURIComponent(wid), target: '_blank', rel: 'noopener' }, 'Open on its own page'),
-            h('iframe', { src: '/family/' + encodeURIComponent(wid), title: 'The family graph', className: 'family-frame' }))
-          : h('p', null, 'Name a wid in the query or its variables, or pick a top account.'));
-    }
-
-    ReactDOM.render(
-      React.createElement(GraphiQL, {
-        // The header tells a development gateway that runs trusted documents only that this
-        // is its IDE (see FromIDE); WebSockets carry it in connection_init.
-        fetcher: GraphiQL.createFetcher({
-          url, subscriptionUrl,
-          headers: { {{.IDEHeader}}: '1' },
-          wsConnectionParams: { {{.IDEHeader}}: '1' },
-        }),
-        // What a first visit and every new tab open on; a query in the address wins.
-        defaultQuery: {{.DefaultQuery}},
-        query: parameters.query,
-        variables: parameters.variables,
-        headers: parameters.headers,
-        operationName: parameters.operationName,
-        onEditQuery: edit('query'),
-        onEditVariables: edit('variables'),
-        onEditHeaders: edit('headers'),
-        onEditOperationName: edit('operationName'),
-        isHeadersEditorEnabled: true,
-        shouldPersistHeaders: true,
-        plugins: [GraphiQLPluginExplorer.explorerPlugin(), {
-          title: 'Family',
-          icon: () => h('svg', { viewBox: '0 0 24 24', width: 20, height: 20, 'aria-hidden': true },
-            h('path', { d: 'M12 3v5M12 8l-6 6M12 8l6 6', stroke: 'currentColor', fill: 'none', strokeWidth: 1.5 }),
-            h('circle', { cx: 12, cy: 4, r: 2, fill: 'currentColor' }), h('circle', { cx: 6, cy: 17, r: 2.5, fill: 'currentColor' }),
-            h('circle', { cx: 18, cy: 17, r: 2.5, fill: 'currentColor' })),
-          content: FamilyTab,
-        }],
-        inputValueDeprecation: true,
-      }),
-      document.getElementById('graphiql'),
-    );
-  </script>
+  <script src="{{.PageJS.URL}}" integrity="{{.PageJS.SRI}}" crossorigin="anonymous"></script>
 </body>
 </html>
 `))

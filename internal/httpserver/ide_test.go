@@ -1,14 +1,24 @@
 package httpserver
 
 import (
-	"encoding/json"
+	"context"
+	"html"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/advisorhq/gateway/graph"
+	"github.com/advisorhq/gateway/graph/generated"
+	"github.com/advisorhq/gateway/internal/metrics"
+	"github.com/advisorhq/gateway/internal/testnpm"
 )
 
 // The IDE opens on the README's family query, from a copy go generate makes (the binary cannot
@@ -43,8 +53,7 @@ func TestIDEPage(t *testing.T) {
 	if !strings.Contains(page, "<title>Advisor GraphQL gateway</title>") {
 		t.Error("the page is not titled Advisor GraphQL gateway")
 	}
-	query, _ := json.Marshal(familyQuery) // html/template writes a JS string as JSON, / and < escaped
-	if want := strings.NewReplacer("/", `\/`, "<", `\u003c`).Replace(string(query)); !strings.Contains(page, "defaultQuery: "+want) {
+	if q := regexp.MustCompile(`data-default-query="([^"]*)"`).FindStringSubmatch(page); q == nil || html.UnescapeString(q[1]) != familyQuery {
 		t.Error("the page does not open on the README's family query")
 	}
 	icon := regexp.MustCompile(`<link rel="icon" type="image/svg\+xml" href="(/ide/favicon\.svg\?v=[0-9a-f]{12})">`).FindStringSubmatch(page)
@@ -52,8 +61,8 @@ func TestIDEPage(t *testing.T) {
 		t.Fatal("the page links no SVG favicon")
 	}
 	srcs := regexp.MustCompile(`(?:src|href)="(/[^"]+)"(?: integrity="([^"]+)")?`).FindAllStringSubmatch(page, -1)
-	if len(srcs) != 7 {
-		t.Errorf("the page loads %d files, want 7 (react, react-dom, GraphiQL and the explorer's scripts and styles, the favicon)", len(srcs))
+	if len(srcs) != 9 {
+		t.Errorf("the page loads %d files, want 9 (react, react-dom, GraphiQL's, the explorer's and the page's own scripts and styles, the favicon)", len(srcs))
 	}
 	for _, s := range srcs {
 		status, header, body := get(t, srv.URL+s[1])
@@ -84,4 +93,114 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, string(body)
+}
+
+// The IDE's page runs no inline script, may be framed by no page, and sends no Referer. The
+// policy is compared whole, so any widening shows in review; a Host that is no host name
+// cannot write into it.
+func TestIDEPageHasAStrictPolicyAndCannotBeFramed(t *testing.T) {
+	srv := httptest.NewServer(idePage("Advisor GraphQL gateway", "/graphql"))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	status, header, page := get(t, srv.URL+"/")
+	if status != http.StatusOK {
+		t.Fatalf("GET / = %d", status)
+	}
+	for name, want := range map[string]string{
+		"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; " +
+			"connect-src 'self' ws://" + host + " wss://" + host + "; frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		"X-Frame-Options":        "DENY",
+		"Referrer-Policy":        "no-referrer",
+		"X-Content-Type-Options": "nosniff",
+	} {
+		if got := header.Get(name); got != want {
+			t.Errorf("%s\n got: %s\nwant: %s", name, got, want)
+		}
+	}
+	if n, withSrc := strings.Count(page, "<script"), len(regexp.MustCompile(`<script src="[^"]+"`).FindAllString(page, -1)); n != withSrc || n == 0 {
+		t.Errorf("the page has %d scripts, %d of them files: want every one a file (no inline script)", n, withSrc)
+	}
+	for _, bad := range []string{"evil.example; script-src *", "evil.example wss://elsewhere", "a\tb"} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Host = bad
+		rec := httptest.NewRecorder()
+		idePage("t", "/graphql").ServeHTTP(rec, req)
+		if got := rec.Header().Get("Content-Security-Policy"); strings.Contains(got, "evil") || strings.Contains(got, "elsewhere") ||
+			!strings.Contains(got, "connect-src 'self'; ") {
+			t.Errorf("Host %q: policy %s, want connect-src 'self' alone", bad, got)
+		}
+	}
+}
+
+// cspResult is what testdata/ide/csp.mjs saw.
+type cspResult struct {
+	PageHeaders    map[string]string
+	Opened, Edited string
+	Sent           []map[string]string
+	Stored         string
+	Violations     []string
+	Errors         []string
+}
+
+// Issue 23: the IDE wrote its headers, Authorization among them, into the page's address, where
+// they reach history, logs and Referer. Headers now stay in the browser's storage; a link that
+// carries headers has its credentials dropped (it could plant another caller's token) and is
+// taken out of the address at once; and all of it works in Chromium under the page's policy.
+func TestTheIDEKeepsCredentialsOutOfItsAddressUnderItsPolicy(t *testing.T) {
+	browser := testnpm.Chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	if err := testnpm.Install(ctx, filepath.Join("testdata", "ide"), "playwright-core"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Deps{
+		Log:     slog.New(slog.DiscardHandler),
+		Schema:  generated.NewExecutableSchema(generated.Config{Resolvers: &graph.Resolver{}}),
+		Metrics: metrics.New(),
+		Config:  Config{MaxRequestBytes: 1 << 20, KeepAlive: time.Minute, IDE: true},
+	}))
+	defer srv.Close()
+	run, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	cmd := exec.CommandContext(run, "node", filepath.Join("testdata", "ide", "csp.mjs"), srv.URL)
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	var got cspResult
+	testnpm.RunJSON(t, cmd, &got)
+
+	if len(got.Violations) > 0 || len(got.Errors) > 0 {
+		t.Errorf("under its policy the page had violations %q and errors %q", got.Violations, got.Errors)
+	}
+	if got.PageHeaders["content-security-policy"] == "" || got.PageHeaders["x-frame-options"] != "DENY" {
+		t.Errorf("the page came with %v, want its policy and X-Frame-Options: DENY", got.PageHeaders)
+	}
+	for what, address := range map[string]string{"as opened": got.Opened, "after editing": got.Edited} {
+		if !strings.Contains(address, "query=") {
+			t.Errorf("the address %s, %s, lost the query", what, address)
+		}
+		for _, secret := range []string{"headers", "Authorization", "token", "link-", "Cookie"} {
+			if strings.Contains(address, secret) {
+				t.Errorf("the address %s, %s, holds %q", what, address, secret)
+			}
+		}
+	}
+	var ops []map[string]string // the operations run, after the schema's introspection
+	for _, r := range got.Sent {
+		if !strings.Contains(r["body"], "IntrospectionQuery") {
+			ops = append(ops, r)
+		} else if r["authorization"] != "Bearer stored-token" {
+			t.Errorf("the schema was asked for with Authorization %q, want the stored one", r["authorization"])
+		}
+	}
+	if len(ops) != 2 {
+		t.Fatalf("the IDE ran %d operations, want 2: %v", len(ops), got.Sent)
+	}
+	if ops[0]["authorization"] != "Bearer stored-token" || ops[0]["x-trace"] != "t1" || ops[0]["x-api-key"] != "" {
+		t.Errorf("the first operation carried %v: want the stored Authorization and the link's X-Trace, not its credentials", ops[0])
+	}
+	if ops[1]["authorization"] != "Bearer typed-token" {
+		t.Errorf("the second operation carried %v, want the Authorization typed into the editor", ops[1])
+	}
+	if !strings.Contains(got.Stored, "typed-token") {
+		t.Errorf("the browser stored headers %q, want the typed ones kept there", got.Stored)
+	}
 }
