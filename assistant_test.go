@@ -76,7 +76,7 @@ func TestThePopOutChatsThroughAProductionGateway(t *testing.T) {
 	if status, body := doJSON(t, jsonRequest(http.MethodGet, gw+"/readyz", nil)); status != http.StatusOK {
 		t.Fatalf("/readyz: %d %v", status, body)
 	}
-	token := sandboxToken(t, sb[0], sandbox.DefaultAccessToken, "adv-popout", "firm-popout")
+	token := sandboxToken(t, sb[0], sandbox.DefaultAccessToken, "adv-popout", sandbox.DemoFirmID)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -190,7 +190,7 @@ func TestCreateAssistantSessionRefusals(t *testing.T) {
 	withAuth := map[string]string{"AUTH_DISABLED": "", "AUTH_JWKS_URL": up.URL + "/sandbox/jwks.json"}
 	maps.Copy(withAuth, host)
 	down := newGateway(t, up, withAuth)
-	token := sandboxToken(t, up.URL, upstreamToken, "adv-1", "firm-1")
+	token := sandboxToken(t, up.URL, upstreamToken, "adv-1", sandbox.DemoFirmID)
 	down.postAs(t, "Bearer "+token, mintMutation).wantError(t, "UPSTREAM_UNAVAILABLE",
 		"The assistant session host could not be reached: check ASSISTANT_SESSION_URL")
 	status, body := doJSON(t, jsonRequest(http.MethodGet, down.url+"/readyz", nil))

@@ -66,12 +66,12 @@ type viewer struct {
 func TestCallersAreTheAdvisorAndFirmTheirTokenNames(t *testing.T) {
 	t.Parallel()
 	gw, log := callerGateway(t, newUpstream(t, false), nil)
-	token := sandboxToken(t, gw.up.URL, upstreamToken, "adv-042", "firm-7")
+	token := sandboxToken(t, gw.up.URL, upstreamToken, "adv-042", sandbox.DemoFirmID)
 
 	var got viewer
 	gw.postAs(t, "Bearer "+token, viewerQuery).ok(t, &got)
-	if got.Viewer == nil || got.Viewer.AdvisorID != "adv-042" || got.Viewer.FirmID != "firm-7" {
-		t.Fatalf("viewer %+v, want adv-042 of firm-7", got.Viewer)
+	if got.Viewer == nil || got.Viewer.AdvisorID != "adv-042" || got.Viewer.FirmID != sandbox.DemoFirmID {
+		t.Fatalf("viewer %+v, want adv-042 of firm-001", got.Viewer)
 	}
 
 	// An issuer or audience of another identity provider is refused, as is anything not a
@@ -101,7 +101,7 @@ func TestCallersAreTheAdvisorAndFirmTheirTokenNames(t *testing.T) {
 	if strings.Contains(log.String(), token[:20]) {
 		t.Errorf("the log holds the token:\n%s", log)
 	}
-	if ops := log.lines("operation"); len(ops) == 0 || !strings.Contains(ops[0], "advisor=adv-042 firm=firm-7") {
+	if ops := log.lines("operation"); len(ops) == 0 || !strings.Contains(ops[0], "advisor=adv-042 firm=firm-001") {
 		t.Errorf("the operation's log line does not name its caller: %q", ops)
 	}
 	if !strings.Contains(log.String(), "reason=bad_signature") {
@@ -181,7 +181,7 @@ func TestEveryTransportRefusesACallerWithoutAToken(t *testing.T) {
 		}
 	})
 	t.Run("WebSocket with a token in connection_init runs as its caller", func(t *testing.T) {
-		token := sandboxToken(t, gw.up.URL, upstreamToken, "adv-ws", "firm-ws")
+		token := sandboxToken(t, gw.up.URL, upstreamToken, "adv-ws", sandbox.DemoFirmID)
 		c := dialWS(t, gw, "graphql-transport-ws", nil)
 		c.send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}})
 		if m := c.read(); m["type"] != "connection_ack" {
@@ -242,7 +242,7 @@ func TestProductionNeedsCallerAuthenticationToStart(t *testing.T) {
 func TestTheBulkCommandSendsTheTokenOfGATEWAY_TOKEN(t *testing.T) {
 	t.Parallel()
 	gw, log := callerGateway(t, newUpstream(t, false), nil)
-	token := sandboxToken(t, gw.up.URL, upstreamToken, "adv-bulk", "firm-bulk")
+	token := sandboxToken(t, gw.up.URL, upstreamToken, "adv-bulk", sandbox.DemoFirmID)
 	for _, tc := range []struct {
 		name, token, want string
 		ok                bool

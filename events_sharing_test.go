@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
 // Subscribers asking for the same live events in the same words, as the same caller, are served
@@ -106,7 +108,7 @@ func TestSubscribersWhoAreDifferentCallersDoNotShareAnExecution(t *testing.T) {
 	gw, _ := callerGateway(t, up, nil)
 	vars := filterWids("w-callers")
 	var clients []*wsClient
-	for _, who := range []struct{ advisor, firm string }{{"adv-1", "firm-1"}, {"adv-2", "firm-1"}, {"adv-1", "firm-1"}} {
+	for _, who := range []struct{ advisor, firm string }{{"adv-1", sandbox.DemoFirmID}, {"adv-2", sandbox.DemoFirmID}, {"adv-1", sandbox.DemoFirmID}} {
 		token := sandboxToken(t, up.URL, upstreamToken, who.advisor, who.firm)
 		c := dialWS(t, gw, "graphql-transport-ws", http.Header{})
 		c.send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}})

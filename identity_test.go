@@ -29,14 +29,14 @@ func TestTheSandboxMintsTokensTheGatewaysVerifierAccepts(t *testing.T) {
 	if err := v.Ready(ctx); err != nil {
 		t.Fatalf("the sandbox's JWKS: %v", err)
 	}
-	got := up.rest(t, http.MethodPost, "/sandbox/token", map[string]any{"advisor": "adv-001", "firm": "firm-west"})
+	got := up.rest(t, http.MethodPost, "/sandbox/token", map[string]any{"advisor": "adv-001", "firm": sandbox.DemoFirmID})
 	token, _ := got["token"].(string)
 	exp, err := time.Parse(time.RFC3339, got["expires_at"].(string))
 	if err != nil || time.Until(exp) < 50*time.Minute {
 		t.Fatalf("expires_at %v (%v), want about an hour from now", got["expires_at"], err)
 	}
 	caller, err := v.Verify(ctx, token)
-	if err != nil || caller.AdvisorID != "adv-001" || caller.FirmID != "firm-west" {
+	if err != nil || caller.AdvisorID != "adv-001" || caller.FirmID != sandbox.DemoFirmID {
 		t.Fatalf("verified %+v, %v; want adv-001 at firm-west", caller, err)
 	}
 	// A token with one byte of its signature changed is refused.
@@ -58,7 +58,8 @@ func TestTheSandboxRefusesBadTokenRequests(t *testing.T) {
 	}{
 		{"no bearer token", `{"advisor":"a","firm":"f"}`, "", http.StatusForbidden, "Access Denied"},
 		{"no advisor", `{"firm":"f"}`, upstreamToken, http.StatusBadRequest, "advisor is required"},
-		{"an empty firm", `{"advisor":"a","firm":""}`, upstreamToken, http.StatusBadRequest, "firm is required"},
+		{"an empty firm", `{"advisor":"a","firm":""}`, upstreamToken, http.StatusBadRequest, "firm must not be empty"},
+		{"another firm than the access token's", `{"advisor":"a","firm":"firm-002"}`, upstreamToken, http.StatusForbidden, "Access Denied"},
 		{"an advisor over 255 characters", `{"advisor":"` + strings.Repeat("a", 256) + `","firm":"f"}`, upstreamToken, http.StatusBadRequest, "advisor must be at most 255 characters"},
 		{"an unknown member", `{"advisor":"a","firm":"f","role":"admin"}`, upstreamToken, http.StatusBadRequest, "role"},
 		{"not JSON", `advisor=a`, upstreamToken, http.StatusBadRequest, "The body must be"},
