@@ -57,6 +57,7 @@ import (
 	"github.com/advisorhq/gateway/internal/sftpupload"
 	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/tracing"
+	"github.com/advisorhq/gateway/internal/transport"
 	"github.com/advisorhq/gateway/internal/vault"
 	"github.com/advisorhq/gateway/internal/webhook"
 )
@@ -408,6 +409,7 @@ func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr 
 		Config: httpserver.Config{
 			AllowedOrigins:  cfg.AllowedOrigins,
 			MaxRequestBytes: cfg.MaxRequestBytes,
+			BodyBounds:      transport.BodyBounds{Depth: cfg.MaxRequestDepth, Values: cfg.MaxRequestValues},
 			MaxUploadBytes:  cfg.MaxUploadBytes,
 			MaxUploadFiles:  cfg.MaxUploadFiles,
 			Introspection:   cfg.Introspection,

@@ -37,6 +37,8 @@ const (
 	DefaultUploadDiskBudget = 10 << 30
 	DefaultBodyTimeout      = 30 * time.Second
 	DefaultWriteTimeout     = 30 * time.Second
+	DefaultMaxRequestDepth  = 32
+	DefaultMaxRequestValues = 10000
 	DefaultMaxHeaderBytes   = 64 << 10
 	DefaultRedisKeyPrefix   = "advisor-gateway:"
 	DefaultEventHistory     = 100000
@@ -123,6 +125,11 @@ type Gateway struct {
 	// BodyTimeout is how long a request body may take to start arriving; it grows with what
 	// arrives, so a slow body that keeps coming is not cut (REQUEST_BODY_TIMEOUT).
 	BodyTimeout time.Duration
+	// MaxRequestDepth bounds how deeply a request body's values nest, and MaxRequestValues how
+	// many values its variables and extensions hold together, checked before the body is
+	// decoded (MAX_REQUEST_DEPTH, MAX_REQUEST_VALUES).
+	MaxRequestDepth  int
+	MaxRequestValues int
 	// WriteTimeout is how long one write of an answer or of a stream may wait for a client that
 	// stopped reading before the connection is ended (WRITE_TIMEOUT).
 	WriteTimeout time.Duration
@@ -398,6 +405,8 @@ func Load(getenv func(string) string) (Gateway, error) {
 	set("UPLOAD_DISK_BUDGET", sizeSetting(&cfg.UploadDiskBudget))
 	set("REQUEST_BODY_TIMEOUT", durationSetting(&cfg.BodyTimeout))
 	set("WRITE_TIMEOUT", durationSetting(&cfg.WriteTimeout))
+	set("MAX_REQUEST_DEPTH", intSetting(&cfg.MaxRequestDepth))
+	set("MAX_REQUEST_VALUES", intSetting(&cfg.MaxRequestValues))
 	set("MAX_CONNECTIONS", intSetting(&cfg.MaxConnections))
 	set("GRAPHQL_BATCH_LIMIT", func(v string) error {
 		n, err := strconv.Atoi(v)

@@ -41,6 +41,10 @@ type Config struct {
 	AllowedOrigins []string
 	// MaxRequestBytes bounds a JSON request body.
 	MaxRequestBytes int64
+	// BodyBounds bound how deeply a request's values nest and how many its variables and
+	// extensions hold, checked before anything decodes them; zero fields take the transport's
+	// defaults.
+	BodyBounds transport.BodyBounds
 	// MaxUploadBytes bounds a multipart request, its files included.
 	MaxUploadBytes int64
 	// MaxUploadFiles bounds the files of one multipart request.
@@ -206,6 +210,7 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		BatchLimit:             d.Config.BatchLimit,
 		PersistedMaxAge:        d.Config.PersistedMaxAge,
 		MaxRequestBytes:        d.Config.MaxRequestBytes,
+		BodyBounds:             d.Config.BodyBounds,
 		CountRefused:           d.countRefused(),
 	}) {
 		srv.AddTransport(t)
