@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,9 +31,38 @@ type uploads struct {
 	maxBytes int64 // the whole request
 	maxFiles int
 	disk     *diskbudget.Budget // shared with the bulk loads' copies when the server wires one
+	// maxPart bounds the operations and map parts, which are read into memory: what bounds a
+	// JSON body, or maxOperationsBytes.
+	maxPart int64
+	// bounds bound what the operations part holds, as they bound a JSON body, checked before
+	// it is decoded; batchLimit is the JSON transport's, so that a batch is refused with the
+	// same message whichever way it comes.
+	bounds     BodyBounds
+	batchLimit int
+	// countRefused counts a request refused before it became an operation against its
+	// caller's rate limit; nil counts none.
+	countRefused func(context.Context) error
 }
 
-// maxOperationsBytes bounds the operations and map parts, which are read into memory.
+// newUploads is the upload transport cfg describes.
+func newUploads(cfg Config) uploads {
+	maxPart := int64(maxOperationsBytes)
+	if cfg.MaxRequestBytes > 0 {
+		maxPart = cfg.MaxRequestBytes
+	}
+	return uploads{
+		maxBytes:     cfg.MaxUploadBytes,
+		maxFiles:     cfg.MaxUploadFiles,
+		disk:         uploadBudget(cfg),
+		maxPart:      maxPart,
+		bounds:       cfg.BodyBounds.withDefaults(),
+		batchLimit:   cfg.BatchLimit,
+		countRefused: cfg.CountRefused,
+	}
+}
+
+// maxOperationsBytes bounds the operations and map parts, which are read into memory, when no
+// bound on a JSON body is set.
 const maxOperationsBytes = 2 << 20
 
 // maxPathsPerFile bounds the variables one file may fill. The specification lets a file fill
@@ -53,7 +84,7 @@ func (u uploads) Supports(r *http.Request) bool {
 func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
 	if r.ContentLength > u.maxBytes {
-		writeError(w, http.StatusRequestEntityTooLarge, TooLarge(u.maxBytes))
+		u.refuse(w, r, http.StatusRequestEntityTooLarge, errors.New(TooLarge(u.maxBytes)))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, u.maxBytes)
@@ -64,18 +95,29 @@ func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		// The files go before the answer does, so a client that retries at once finds the
 		// budget given back.
 		sp.release()
-		switch status {
-		case http.StatusServiceUnavailable:
-			w.Header().Set("Retry-After", overBudgetRetry)
-			WriteError(w, status, apperr.OperationLimitExceeded, err.Error())
-		default:
-			writeError(w, status, err.Error())
-		}
+		u.refuse(w, r, status, err)
 		return
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	executeOnce(w, r, exec, params, 0)
+}
+
+// refuse answers a request refused before it became an operation, having counted it against
+// its caller's rate limit as the JSON transport counts its refusals: a caller past its budget
+// is told that instead (429), and a bomb in a multipart body costs its sender as one in a JSON
+// body does.
+func (u uploads) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if pastBudget(w, r, u.countRefused) {
+		return
+	}
+	switch status {
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", overBudgetRetry)
+		WriteError(w, status, apperr.OperationLimitExceeded, err.Error())
+	default:
+		writeError(w, status, err.Error())
+	}
 }
 
 // read parses the request into operation parameters with their files, spilled to sp. On
@@ -91,6 +133,9 @@ func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, erro
 	fail := func(err error) (*graphql.RawParams, int, error) {
 		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
 			return nil, http.StatusRequestEntityTooLarge, errors.New(TooLarge(u.maxBytes))
+		}
+		if part := new(partTooLargeError); errors.As(err, &part) {
+			return nil, http.StatusRequestEntityTooLarge, err
 		}
 		// A read deadline that passes mid-body is the server's bound on slow bodies, whose
 		// error says which setting to change.
@@ -109,22 +154,21 @@ func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, erro
 	if err != nil {
 		return fail(fmt.Errorf("the multipart body could not be read: %w", err))
 	}
-	var params graphql.RawParams
-	if err := decodePart(mr, "operations", &params); err != nil {
+	ops, err := readPart(mr, "operations", u.maxPart)
+	if err != nil {
 		return fail(err)
 	}
-	var fileMap map[string][]string
-	if err := decodePart(mr, "map", &fileMap); err != nil {
+	params, err := u.operation(ops)
+	if err != nil {
 		return fail(err)
 	}
-	if len(fileMap) > u.maxFiles {
-		return nil, http.StatusRequestEntityTooLarge,
-			fmt.Errorf("the request carries %d files; at most %d are accepted", len(fileMap), u.maxFiles)
+	mapped, err := readPart(mr, "map", u.maxPart)
+	if err != nil {
+		return fail(err)
 	}
-	for key, paths := range fileMap {
-		if len(paths) > maxPathsPerFile {
-			return fail(fmt.Errorf("the map gives file %q %d paths; one file may fill at most %d", key, len(paths), maxPathsPerFile))
-		}
+	fileMap, status, err := u.fileMap(mapped)
+	if err != nil {
+		return nil, status, err
 	}
 	for {
 		part, err := mr.NextPart()
@@ -151,7 +195,7 @@ func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, erro
 			// Each use reads the file from its start through a reader of its own, over the one
 			// descriptor: a descriptor per use let one file take thousands.
 			up := graphql.Upload{File: io.NewSectionReader(f, 0, size), Size: size, Filename: part.FileName(), ContentType: part.Header.Get("Content-Type")}
-			if err := addUpload(&params, up, key, path); err != nil {
+			if err := addUpload(params, up, key, path); err != nil {
 				return fail(err)
 			}
 		}
@@ -159,24 +203,196 @@ func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, erro
 	for key := range fileMap {
 		return fail(fmt.Errorf("the map names file %q, but the request does not carry it", key))
 	}
-	return &params, 0, nil
+	return params, 0, nil
 }
 
-// decodePart reads the next part, which must be the form field name, as JSON into v.
-func decodePart(mr *multipart.Reader, name string, v any) error {
+// partTooLargeError is an operations or map part past the bound on what is read into memory.
+type partTooLargeError struct {
+	name  string
+	limit int64
+}
+
+func (e *partTooLargeError) Error() string {
+	return fmt.Sprintf("the %q part is larger than the limit of %s", e.name, bytesize.Format(e.limit))
+}
+
+// readPart reads the next part, which must be the form field name, whole, refusing it as soon
+// as it passes limit: it is read into memory, to be scanned before anything decodes it.
+func readPart(mr *multipart.Reader, name string, limit int64) ([]byte, error) {
 	part, err := mr.NextPart()
 	if err != nil {
-		return fmt.Errorf("the multipart body must go on with the %q part: %w", name, err)
+		return nil, fmt.Errorf("the multipart body must go on with the %q part: %w", name, err)
 	}
 	if part.FormName() != name {
-		return fmt.Errorf("the multipart body must have the %q part next, not %q, as the GraphQL multipart request specification orders them", name, part.FormName())
+		return nil, fmt.Errorf("the multipart body must have the %q part next, not %q, as the GraphQL multipart request specification orders them", name, part.FormName())
 	}
-	dec := json.NewDecoder(io.LimitReader(part, maxOperationsBytes))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("the %q part is not valid JSON: %w", name, err)
+	// A part has no length of its own, and the request's is mostly files: the buffer grows
+	// as the part arrives.
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(part, limit+1)); err != nil {
+		return nil, fmt.Errorf("the %q part could not be read: %w", name, err)
 	}
-	return nil
+	if int64(buf.Len()) > limit {
+		return nil, &partTooLargeError{name, limit}
+	}
+	return buf.Bytes(), nil
+}
+
+// Refusals of the operations part, in the JSON transport's words where they are the same.
+var (
+	errBadOperations   = errors.New(`the "operations" part must be a JSON object whose query, operationName and documentId are strings and whose variables and extensions are objects`)
+	errEmptyOperations = errors.New(`the "operations" part is empty: send a JSON object with a query`)
+	errMultipartBatch  = errors.New(`the "operations" part holds a batch, which a multipart request does not carry: send one operation per multipart request`)
+)
+
+// operation reads the operations part's parameters, once its bytes show it holds no more than
+// a JSON body may: the same scan, the same bounds and the same refusals, so that a bomb is
+// refused unread whichever way it comes.
+func (u uploads) operation(data []byte) (*graphql.RawParams, error) {
+	data = bytes.TrimSpace(data)
+	switch {
+	case len(data) == 0:
+		return nil, errEmptyOperations
+	case data[0] == '[':
+		// The specification allows a batch here; this transport serves one operation. A
+		// batch is refused as the JSON transport refuses it first, so that its bounds hold.
+		if u.batchLimit <= 0 {
+			return nil, errBatchesOff
+		}
+		switch err := scanBatch(data, u.bounds, u.batchLimit); {
+		case errors.Is(err, errNotJSON):
+			return nil, errBadOperations
+		case err != nil:
+			return nil, err
+		}
+		return nil, errMultipartBatch
+	}
+	if err := scanOperation(data, u.bounds); errors.Is(err, errNotJSON) {
+		return nil, errBadOperations
+	} else if err != nil {
+		return nil, err
+	}
+	var raw rawParams
+	if err := decodeJSON(bytes.NewReader(data), &raw); err != nil {
+		return nil, errBadOperations
+	}
+	return raw.params()
+}
+
+// errBadMap is a map part that is not the specification's: an object of lists of paths.
+var errBadMap = errors.New(`the "map" part must be a JSON object whose members are lists of paths, such as {"0": ["variables.file"]}`)
+
+// fileMap reads the map part, once a scan of its bytes has counted the files it names and the
+// paths of each against their bounds: a map of a million files, or of a million paths for one,
+// is refused unread. A path with more segments than the variables may nest is refused before
+// anything splits it. On failure it gives the status to answer with.
+func (u uploads) fileMap(data []byte) (map[string][]string, int, error) {
+	s := &bodyScan{data: data}
+	s.space()
+	if s.peek() != '{' {
+		return nil, http.StatusBadRequest, errBadMap
+	}
+	files, err := s.fileMap(maxPathsPerFile)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	if files > u.maxFiles {
+		return nil, http.StatusRequestEntityTooLarge,
+			fmt.Errorf("the request carries %d files; at most %d are accepted", files, u.maxFiles)
+	}
+	var fileMap map[string][]string
+	if err := decodeJSON(bytes.NewReader(data), &fileMap); err != nil {
+		return nil, http.StatusBadRequest, errBadMap
+	}
+	depth := u.bounds.withDefaults().Depth
+	segments := depth + 1 // "variables", then one per level the variables nest
+	for key, paths := range fileMap {
+		for _, path := range paths {
+			if n := strings.Count(path, ".") + 1; n > segments {
+				return nil, http.StatusBadRequest, fmt.Errorf(
+					"the map's path for file %q has %d segments; the variables nest at most %d levels, so a path has at most %d", key, n, depth, segments)
+			}
+		}
+	}
+	return fileMap, 0, nil
+}
+
+// fileMap scans a map part, an object of lists of strings, and counts its members; a member
+// with more than maxPaths paths is refused, naming it and how many it has.
+func (s *bodyScan) fileMap(maxPaths int) (int, error) {
+	s.pos++ // {
+	s.space()
+	if s.peek() == '}' {
+		s.pos++
+		if s.whole(nil) != nil {
+			return 0, errBadMap
+		}
+		return 0, nil
+	}
+	for files := 1; ; files++ {
+		start := s.pos
+		if s.peek() != '"' || s.string() != nil {
+			return 0, errBadMap
+		}
+		key := s.data[start:s.pos]
+		if s.space(); s.peek() != ':' {
+			return 0, errBadMap
+		}
+		s.pos++
+		s.space()
+		paths, err := s.paths()
+		if err != nil {
+			return 0, err
+		}
+		if paths > maxPaths {
+			var name string
+			_ = json.Unmarshal(key, &name) // scanned as a string; a bad escape names it ""
+			return 0, fmt.Errorf("the map gives file %q %d paths; one file may fill at most %d", name, paths, maxPaths)
+		}
+		s.space()
+		switch s.peek() {
+		case ',':
+			s.pos++
+			s.space()
+		case '}':
+			s.pos++
+			if s.whole(nil) != nil {
+				return 0, errBadMap
+			}
+			return files, nil
+		default:
+			return 0, errBadMap
+		}
+	}
+}
+
+// paths scans a list of strings and counts them.
+func (s *bodyScan) paths() (int, error) {
+	if s.peek() != '[' {
+		return 0, errBadMap
+	}
+	s.pos++
+	s.space()
+	if s.peek() == ']' {
+		s.pos++
+		return 0, nil
+	}
+	for n := 1; ; n++ {
+		if s.peek() != '"' || s.string() != nil {
+			return 0, errBadMap
+		}
+		s.space()
+		switch s.peek() {
+		case ',':
+			s.pos++
+			s.space()
+		case ']':
+			s.pos++
+			return n, nil
+		default:
+			return 0, errBadMap
+		}
+	}
 }
 
 // addUpload puts a file where the map's path says, which must be a null in the variables:

@@ -23,6 +23,26 @@ type sseTransport struct {
 	// writeTimeout bounds each write of a stream that has taken its connection over; the
 	// others write through writeDeadlines.
 	writeTimeout time.Duration
+	// maxBytes and bounds bound the body, as the JSON transport's bound its: checked before
+	// it is decoded.
+	maxBytes int64
+	bounds   BodyBounds
+	// countRefused counts a request refused before it became an operation against its
+	// caller's rate limit; nil counts none.
+	countRefused func(context.Context) error
+}
+
+// newSSETransport is the SSE transport cfg describes, sharing fan with the WebSockets.
+func newSSETransport(cfg Config, fan *fanout, writeTimeout time.Duration) sseTransport {
+	return sseTransport{
+		keepAlive:    cfg.KeepAlive,
+		streams:      cfg.Streams,
+		fanout:       fan,
+		writeTimeout: writeTimeout,
+		maxBytes:     cfg.MaxRequestBytes,
+		bounds:       cfg.BodyBounds.withDefaults(),
+		countRefused: cfg.CountRefused,
+	}
 }
 
 var _ graphql.Transport = sseTransport{}
@@ -36,10 +56,14 @@ func (sseTransport) Supports(r *http.Request) bool {
 }
 
 func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	params, err := readParams(r)
+	params, status, err := t.params(r)
 	if err != nil {
+		// Counted as the JSON transport counts its refusals: a malformed body costs its sender.
+		if pastBudget(w, r, t.countRefused) {
+			return
+		}
 		w.Header().Set("Content-Type", mediaJSON)
-		requestError(w, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("%s", err.Error())})
+		requestError(w, status, gqlerror.List{gqlerror.Errorf("%s", err.Error())})
 		return
 	}
 	params.Headers = r.Header
@@ -142,6 +166,20 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	case outcome != streamGone:
 		write(sseComplete)
 	}
+}
+
+// params reads the body's parameters within the transport's bounds, as the JSON transport
+// reads a POST's; on failure it gives the status to answer with.
+func (t sseTransport) params(r *http.Request) (*graphql.RawParams, int, error) {
+	body, err := readBody(r, t.maxBytes)
+	if err != nil {
+		return nil, bodyStatus(err), err
+	}
+	params, err := bodyParams(body, t.bounds)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	return params, 0, nil
 }
 
 var (

@@ -89,9 +89,10 @@ type Config struct {
 	// BodyBounds bound what a JSON request holds, checked before it is decoded; the zero value
 	// is the defaults.
 	BodyBounds BodyBounds
-	// CountRefused counts a JSON request refused before it became an operation (malformed,
-	// too large, past BodyBounds) against its caller's rate limit, as the rate limits count
-	// every operation. An error that says how HTTP answers it (a StatusError, 429) answers the
+	// CountRefused counts a request refused before it became an operation (malformed, too
+	// large, past BodyBounds, of a method or media type no transport serves), over JSON,
+	// multipart and SSE alike, against its caller's rate limit, as the rate limits count every
+	// operation. An error that says how HTTP answers it (a StatusError, 429) answers the
 	// request instead of the refusal. Nil counts none.
 	CountRefused func(context.Context) error
 }
@@ -129,10 +130,10 @@ func New(cfg Config) []graphql.Transport {
 			fanout:         fan,
 			writeTimeout:   writeTimeout,
 		},
-		bounded(sseTransport{keepAlive: cfg.KeepAlive, streams: cfg.Streams, fanout: fan, writeTimeout: writeTimeout}),
+		bounded(newSSETransport(cfg, fan, writeTimeout)),
 		bounded(newJSONTransport(cfg)),
-		bounded(uploads{maxBytes: cfg.MaxUploadBytes, maxFiles: cfg.MaxUploadFiles, disk: uploadBudget(cfg)}),
-		bounded(unsupported{}),
+		bounded(newUploads(cfg)),
+		bounded(unsupported{countRefused: cfg.CountRefused}),
 	}
 }
 
