@@ -106,6 +106,8 @@ func TestAMultipartBodyPastItsBoundsIsRefusedAsAJSONBodyIs(t *testing.T) {
 			fmt.Sprintf(`the map gives file "0" %d paths; one file may fill at most %d`, maxPathsPerFile+1, maxPathsPerFile)},
 		{"a map path deeper than the variables nest", srv, readOp(``), `{"0":["variables` + strings.Repeat(".a", 5) + `"]}`, []string{"0"}, 400,
 			`the map's path for file "0" has 6 segments; the variables nest at most 4 levels, so a path has at most 5`},
+		{"a map path deeper than the variables nest, its dots escaped", srv, readOp(``), `{"0":["variables` + strings.Repeat(`\u002ea`, 5) + `"]}`, []string{"0"}, 400,
+			`the map's path for file "0" has 6 segments; the variables nest at most 4 levels, so a path has at most 5`},
 		{"a map past the size", srv, readOp(``), `{"0":["variables.files.0"],"` + strings.Repeat("x", 4096) + `":[]}`, []string{"0"}, 413,
 			`the "map" part is larger than the limit of 4 KiB`},
 		{"a map that is a list", srv, readOp(``), `["variables.files.0"]`, []string{"0"}, 400, badMap},
