@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -338,5 +340,62 @@ func TestAnSSEBodyPastItsBoundsIsRefusedAsAJSONBodyIs(t *testing.T) {
 				t.Errorf("got %d %s %q, want %d BAD_USER_INPUT %q", a.status, code, msg, c.status, c.message)
 			}
 		})
+	}
+}
+
+// Clients that send multipart bombs at once, each with a file behind its bomb that the server
+// never reads, are refused while they are still sending, and leave no goroutine, descriptor
+// or memory behind.
+func TestMultipartBombsSentAtOnceGiveBackWhatTheyHeld(t *testing.T) {
+	const clients = 16
+	srv := probeServer(t, Config{BatchLimit: 10, MaxRequestBytes: 2 << 20, MaxUploadBytes: 8 << 20})
+	ops := bombs()["variables"]
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	defer client.CloseIdleConnections()
+
+	runtime.GC()
+	goroutines, descriptors := runtime.NumGoroutine(), openDescriptors(t)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	file := make([]byte, 4<<20)
+	var wg sync.WaitGroup
+	statuses := make(chan int, clients)
+	for range clients {
+		wg.Go(func() {
+			full, fct := multipartBody(t, string(ops), oneFile, "0")
+			// The file part's content goes after its header: 4 MiB the server never reads.
+			i := bytes.LastIndex(full, []byte("file 0"))
+			sent := append(append(append([]byte{}, full[:i]...), file...), full[i:]...)
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", bytes.NewReader(sent))
+			req.Header.Set("Content-Type", fct)
+			resp, err := client.Do(req)
+			if err != nil {
+				statuses <- 0 // the server closed while the body was still going: refused too
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for status := range statuses {
+		if status != 0 && status != http.StatusBadRequest {
+			t.Errorf("status %d, want 400", status)
+		}
+	}
+	if !eventually(func() bool { return runtime.NumGoroutine() <= goroutines+2 }) {
+		t.Errorf("%d goroutines, want at most %d", runtime.NumGoroutine(), goroutines+2)
+	}
+	if !eventually(func() bool { return openDescriptors(t) <= descriptors+2 }) {
+		t.Errorf("%d descriptors open, want at most %d", openDescriptors(t), descriptors+2)
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 16<<20 {
+		t.Errorf("the heap grew by %d MB and stayed, want the bombs' buffers given back", grown>>20)
 	}
 }
