@@ -174,10 +174,19 @@ type sseEvent struct {
 // the test's cleanup closes.
 func postSSE(t testing.TB, g *gateway, query string, vars map[string]any) *http.Response {
 	t.Helper()
+	return postSSEAs(t, g, "", query, vars)
+}
+
+// postSSEAs is postSSE with the Authorization header auth (none when empty).
+func postSSEAs(t testing.TB, g *gateway, auth, query string, vars map[string]any) *http.Response {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, g.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +200,13 @@ func postSSE(t testing.TB, g *gateway, query string, vars map[string]any) *http.
 
 func openSSE(t testing.TB, g *gateway, query string, vars map[string]any) *sseStream {
 	t.Helper()
-	resp := postSSE(t, g, query, vars)
+	return openSSEAs(t, g, "", query, vars)
+}
+
+// openSSEAs is openSSE as the caller auth (none when empty).
+func openSSEAs(t testing.TB, g *gateway, auth, query string, vars map[string]any) *sseStream {
+	t.Helper()
+	resp := postSSEAs(t, g, auth, query, vars)
 	s := &sseStream{t: t, body: resp.Body, events: make(chan sseEvent, 100)}
 	go func() {
 		defer close(s.events)

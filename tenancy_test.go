@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -246,7 +245,7 @@ func TestEventsReachOnlyTheFirmTheyBelongTo(t *testing.T) {
 	const sub = `subscription { events { id wid eventType } }`
 
 	// Each firm subscribes over SSE and over a WebSocket.
-	sseA, sseB := openSSEAs(t, gw, tf.callerA, sub), openSSEAs(t, gw, tf.callerB, sub)
+	sseA, sseB := openSSEAs(t, gw, tf.callerA, sub, nil), openSSEAs(t, gw, tf.callerB, sub, nil)
 	wsA, wsB := dialWS(t, gw, "graphql-transport-ws", nil), dialWS(t, gw, "graphql-transport-ws", nil)
 	for _, c := range []struct {
 		ws   *wsClient
@@ -322,45 +321,6 @@ func sseWid(t testing.TB, ev sseEvent) string {
 		t.Fatalf("SSE event %q: %v", ev.data, err)
 	}
 	return m.Data.Events.Wid
-}
-
-// openSSEAs subscribes over Server-Sent Events as the caller auth.
-func openSSEAs(t testing.TB, g *gateway, auth, query string) *sseStream {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, g.url+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", auth)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("SSE: status %d", resp.StatusCode)
-	}
-	s := &sseStream{t: t, body: resp.Body, events: make(chan sseEvent, 100)}
-	go func() {
-		defer close(s.events)
-		sc := bufio.NewScanner(resp.Body)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.name == "next" || ev.name == "" && ev.data != "" {
-					s.events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "event:"):
-				ev.name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-			case strings.HasPrefix(line, "data:"):
-				ev.data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
-			}
-		}
-	}()
-	return s
 }
 
 func TestTheFamilyPageOfAnotherFirmsFamilyShowsNothing(t *testing.T) {
