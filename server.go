@@ -633,6 +633,9 @@ func (c callerAuth) describe(stdout io.Writer, sandboxURL string) {
 	fmt.Fprintf(stdout, "  callers:  without a token, the demo advisor %s of firm %s; a token for another:\n", c.anonymous.AdvisorID, c.anonymous.FirmID)
 	fmt.Fprintf(stdout, "            curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"adv-002\",\"firm\":\"firm-001\"}' %s/sandbox/token\n",
 		sandbox.DefaultAccessToken, sandboxURL)
+	fmt.Fprintf(stdout, "            a caller of the second firm, which sees its own data only:\n")
+	fmt.Fprintf(stdout, "            curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"%s\",\"firm\":\"%s\"}' %s/sandbox/token\n",
+		sandbox.SecondAccessToken, sandbox.SecondAdvisorID, sandbox.SecondFirmID, sandboxURL)
 }
 
 // openBulk makes what the bulk fields need: loads run in the background when there is an SFTP
