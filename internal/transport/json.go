@@ -147,20 +147,6 @@ type rawParams struct {
 	DocumentID *string `json:"documentId"`
 }
 
-// readParams reads the request's GraphQL parameters, from the body of a POST or the query
-// string of a GET, and checks their types, within the default bounds; the body's size is left
-// to the server in front.
-func readParams(r *http.Request) (*graphql.RawParams, error) {
-	if r.Method == http.MethodGet {
-		return queryParams(r, BodyBounds{})
-	}
-	body, err := readBody(r, 0)
-	if err != nil {
-		return nil, err
-	}
-	return bodyParams(body, BodyBounds{})
-}
-
 // queryParams reads a GET's parameters from its query string.
 func queryParams(r *http.Request, b BodyBounds) (*graphql.RawParams, error) {
 	var raw rawParams
