@@ -538,3 +538,45 @@ func TestEveryWayInActsForTheCallersFirm(t *testing.T) {
 		}
 	})
 }
+
+// docs/authorization.md names, for every operation, the test that shows what it requires: each
+// name must be a test of this repository, so the table cannot go stale quietly.
+func TestTheAuthorizationTableNamesTestsThatExist(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("docs/authorization.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "." || d.IsDir() && d.Name() == "node_modules" {
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func (Test\w+)\(`).FindAllSubmatch(src, -1) {
+			defined[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile("`(Test\\w+)`").FindAllSubmatch(doc, -1)
+	if len(named) < 10 {
+		t.Fatalf("docs/authorization.md names %d tests; its table should name one for every operation", len(named))
+	}
+	for _, m := range named {
+		if !defined[string(m[1])] {
+			t.Errorf("docs/authorization.md names %s, which no test file defines", m[1])
+		}
+	}
+}
