@@ -139,8 +139,10 @@ func runSandbox(ctx context.Context, args []string, getenv func(string) string, 
   bulk:     sftp://%[4]s (%[5]s), host key %[6]s
   referral: POST /v1/refer/{%[7]s} (%[8]s)
   sessions: https://%[9]s (mutual TLS, HTTP/2; %[10]s certificates: go run . sandbox enroll -file-dir %[11]s -env %[10]s -out DIR)
+  firms:    %[12]s with the credentials above; %[13]s with Bearer %[14]s, Basic and SFTP %[15]s, webhook key %[16]s
 `, ln.Addr(), token, creds, sftpLn.Addr(), sftpLogin, sftpSrv.Fingerprint(), strings.Join(cfg.Options.Partners, ","), referralLogin,
-		sessionLn.Addr(), sessions.Env, sessions.Dir)
+		sessionLn.Addr(), sessions.Env, sessions.Dir,
+		sandbox.DemoFirmID, sandbox.SecondFirmID, sandbox.SecondAccessToken, sandbox.SecondBasicCredentials, sandbox.SecondWebhookKey)
 	return serveSandbox(ctx, sb, ln, sftpSrv, sftpLn, sessions, sessionLn)
 }
 
