@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
-	"github.com/advisorhq/gateway/internal/bytesize"
 )
 
 // Presigned addresses live under these first path segments of the sandbox's own host.
@@ -180,7 +179,7 @@ func (t *Tenant) releaseUpload(nonce string) {
 }
 
 func (t *Tenant) tooLarge() *apiError {
-	return errorf(http.StatusRequestEntityTooLarge, "The file is larger than the maximum of "+bytesize.Format(t.opts.MaxFileSize))
+	return errorf(http.StatusRequestEntityTooLarge, "The file is larger than the maximum of "+formatSize(t.opts.MaxFileSize))
 }
 
 // receive streams the request body to a temporary file, never holding more than a buffer of

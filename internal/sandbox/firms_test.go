@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/advisorhq/gateway/internal/clock"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
@@ -55,7 +54,7 @@ func (c caller) v1(method, path string, body any) *response {
 // when rc is set.
 func twoFirms(t *testing.T, rc *whReceiver) (*fixture, caller, caller) {
 	t.Helper()
-	c := clock.NewSettable(time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC))
+	c := newTestClock()
 	opts := sandbox.Options{Firms: []sandbox.Firm{firmA, firmB}, Now: c.Now, Seed: 5}
 	if rc != nil {
 		opts.WebhookURL, opts.WebhookRetryBase = rc.srv.URL+whPath, 2*time.Millisecond

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
-	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 )
 
@@ -179,10 +178,10 @@ func ParseEmbedOrigins(v string) ([]string, error) {
 type sizeFlag int64
 
 // String writes the size as Set reads it, in the largest binary unit that divides it.
-func (s *sizeFlag) String() string { return strings.ReplaceAll(bytesize.Format(int64(*s)), " ", "") }
+func (s *sizeFlag) String() string { return strings.ReplaceAll(formatSize(int64(*s)), " ", "") }
 
 func (s *sizeFlag) Set(v string) error {
-	n, err := bytesize.Parse(v)
+	n, err := parseSize(v)
 	if err != nil {
 		return err
 	}

@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/advisorhq/gateway/internal/clock"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
@@ -28,7 +28,7 @@ type fixture struct {
 	t     *testing.T
 	srv   *httptest.Server
 	sb    *sandbox.Sandbox
-	clock *clock.Settable
+	clock *testClock
 }
 
 // newSandbox starts an empty sandbox with test credentials, a settable clock and a file
@@ -36,7 +36,7 @@ type fixture struct {
 // of withDemo.
 func newSandbox(t *testing.T, opts sandbox.Options, withDemo bool) *fixture {
 	t.Helper()
-	c := clock.NewSettable(time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC))
+	c := newTestClock()
 	if opts.AccessToken == "" {
 		opts.AccessToken = testToken
 	}
@@ -49,6 +49,31 @@ func newSandbox(t *testing.T, opts sandbox.Options, withDemo bool) *fixture {
 	opts.Empty = !withDemo
 	s := sandboxtest.Start(t, opts)
 	return &fixture{t: t, srv: s.Server, sb: s.Sandbox, clock: c}
+}
+
+// testClock is a time source that moves only when a test advances it, so that expiry and
+// time stamps are tested without waiting. The sandbox's tests keep their own rather than use
+// the gateway's, as they import nothing of the gateway (deps_test.go).
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// newTestClock returns a clock at the fixed time every sandbox test starts from.
+func newTestClock() *testClock {
+	return &testClock{now: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 // emptySandbox is newSandbox with no data and default options.
