@@ -125,7 +125,9 @@ func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
 	}
 }
 
-// What a reader pays per stored event: a record, against a delivery that must be checked.
+// What a reader pays per stored event: a record (of an analysis event, whose fields are in its
+// Payload, and of a client event, whose fields are beside the envelope), against a delivery that
+// must be checked.
 func BenchmarkDecode(b *testing.B) {
 	body := bodies[event.TypeAssistantJobCompleted]
 	for _, bc := range []struct {
@@ -133,6 +135,7 @@ func BenchmarkDecode(b *testing.B) {
 		rec  []byte
 	}{
 		{"record", record(b, body)},
+		{"record of a client event", record(b, bodies[event.TypeClientProgressChanged])},
 		{"delivery as it arrived", []byte(body)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

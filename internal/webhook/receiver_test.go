@@ -250,6 +250,35 @@ func TestReceiverStoresTheCanonicalRecordOnce(t *testing.T) {
 	}
 }
 
+// What the receiver pays for a delivery it refuses, counted under its type, and for one it
+// stores.
+func BenchmarkReceiver(b *testing.B) {
+	for _, bc := range []struct {
+		name, body string
+		status     int
+	}{
+		{"refused", strings.Replace(progress, `40}`, `101}`, 1), http.StatusBadRequest},
+		{"stored", progress, http.StatusOK},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var observed atomic.Int64
+			h := &webhook.Receiver{Log: eventlog.NewMemory(100, time.Hour, nil), Keys: []webhook.Key{{Firm: "firm-001", Key: key}},
+				Logger: slog.New(slog.DiscardHandler), Observe: func(string, string) { observed.Add(1) }}
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/webhooks", strings.NewReader(bc.body))
+				req.Header.Set(webhook.KeyHeader, key)
+				req.Header.Set("Content-Type", "application/json")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != bc.status {
+					b.Fatalf("got %d, want %d", w.Code, bc.status)
+				}
+			}
+		})
+	}
+}
+
 func text(s string) func(*testing.T) io.Reader {
 	return func(*testing.T) io.Reader { return strings.NewReader(s) }
 }
