@@ -41,6 +41,13 @@ type BulkLineError struct {
 	Message string `json:"message"`
 }
 
+// MaxBulkLineBytes is the longest line of a bulk file, without its line ending and without the
+// byte-order mark a first line may start with. The specification does not show a limit
+// ("Maximum bulk file size and row counts: not shown"); this is the project's decision, which the
+// sandbox applies and the gateway checks before it sends a file. A longer line is an error on
+// that line; the lines after it are read as usual.
+const MaxBulkLineBytes = 1 << 20
+
 // MaxBulkResultErrors caps BulkResult.Errors, as the gateway's report caps its own.
 const MaxBulkResultErrors = 1000
 

@@ -23,7 +23,7 @@ import (
 
 // MaxLineBytes is the longest line a bulk file may have, without its line ending. A longer line
 // is an error on that line and reading goes on at the next one.
-const MaxLineBytes = 1 << 20
+const MaxLineBytes = advisorspec.MaxBulkLineBytes
 
 // Defaults of Options.
 const (

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
-	"github.com/advisorhq/gateway/internal/bulkfile"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 )
 
@@ -23,10 +20,9 @@ import (
 // for room, which slows an uploader down rather than letting the queue grow without bound.
 const ingestQueueLen = 16
 
-// maxTrackedErrors bounds the errors kept while a file is validated. Applying the valid rows
-// needs to know every invalid line, and each invalid line has at least one error, so a file
-// with more errors than this is refused whole rather than applied with some invalid rows
-// unrecognised. The result still lists only the first advisorspec.MaxBulkResultErrors.
+// maxTrackedErrors bounds the errors kept while a file is checked, and so the memory a file of
+// little but errors takes. A file with more is refused whole rather than applied with errors
+// that were never kept. The result still lists only the first advisorspec.MaxBulkResultErrors.
 const maxTrackedErrors = 100_000
 
 // ingester owns the one goroutine that ingests bulk files, one at a time in the order they
@@ -135,30 +131,15 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		res.Applied, res.Invalid = 0, res.Rows
 		return res
 	}
-	var format bulkfile.Format
 	model := advisorspec.ClientModel
-	owners := map[string]string{} // People row id to its client or top account, from the check
 	switch f.Kind {
 	case sftpd.Clients:
-		format = bulkfile.Clients()
 	case sftpd.People:
 		var err error
 		if model, err = detectModel(f.Path); err != nil {
 			return fail(err)
 		}
 		res.Model = model.String()
-		format = bulkfile.People(model)
-		check := format.Check
-		format.Check = func(line []byte) bulkfile.Line {
-			l := check(line)
-			// References yields the row's client or top account first.
-			if l.ID != "" && len(l.Refs) > 0 && l.Refs[0].Kind != advisorspec.RefCard {
-				if _, seen := owners[l.ID]; !seen {
-					owners[l.ID] = l.Refs[0].ID
-				}
-			}
-			return l
-		}
 	default:
 		return fail(fmt.Errorf("%s is not a bulk file kind", f.Kind))
 	}
@@ -168,20 +149,12 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		return fail(fmt.Errorf("open the file: %w", err))
 	}
 	defer file.Close()
-	u := bulkfile.NewUpload(bulkfile.Options{Exists: t.bulkExists, MaxErrors: maxTrackedErrors})
-	rep, err := u.Validate(ctx, file, format, nil)
-	res.Rows = rep.Rows
-	res.ErrorCount = rep.ErrorCount
-	res.Errors = append(res.Errors, rep.Errors[:min(len(rep.Errors), advisorspec.MaxBulkResultErrors)]...)
-	switch {
-	case err != nil:
+	check, err := checkBulkFile(ctx, file, string(f.Kind), model, t.bulkExists)
+	res.Rows = check.rows
+	res.ErrorCount = check.errorCount
+	res.Errors = append(res.Errors, check.errs[:min(len(check.errs), advisorspec.MaxBulkResultErrors)]...)
+	if err != nil {
 		return fail(err)
-	case rep.ErrorCount > len(rep.Errors):
-		return fail(fmt.Errorf("the file has more than %d errors; nothing of it was applied", maxTrackedErrors))
-	}
-	invalid := make(map[int]bool, len(rep.Errors))
-	for _, e := range rep.Errors {
-		invalid[e.Line] = true
 	}
 
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
@@ -189,15 +162,15 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 	}
 	apply := func(line []byte) *advisorspec.BulkLineError { return t.applyClientRow(line) }
 	if f.Kind == sftpd.People {
-		apply = func(line []byte) *advisorspec.BulkLineError { return t.applyPeopleRow(line, model, owners) }
+		apply = func(line []byte) *advisorspec.BulkLineError { return t.applyPeopleRow(line, model, check.owners) }
 	}
 	var applyErrs []advisorspec.BulkLineError
-	err = eachRow(ctx, file, func(lineNo int, line []byte) {
-		if invalid[lineNo] {
+	err = readBulkLines(ctx, file, func(l bulkLine) {
+		if check.invalid[l.no] {
 			return
 		}
-		if e := apply(line); e != nil {
-			e.Line = lineNo
+		if e := apply(l.text); e != nil {
+			e.Line = l.no
 			applyErrs = append(applyErrs, *e)
 			return
 		}
@@ -206,7 +179,7 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 	res.Invalid = res.Rows - res.Applied
 	if len(applyErrs) > 0 {
 		res.ErrorCount += len(applyErrs)
-		all := append(slices.Clone(rep.Errors), applyErrs...)
+		all := append(slices.Clone(check.errs), applyErrs...)
 		slices.SortStableFunc(all, func(a, b advisorspec.BulkLineError) int { return a.Line - b.Line })
 		res.Errors = all[:min(len(all), advisorspec.MaxBulkResultErrors)]
 	}
@@ -215,37 +188,6 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		res.FileError = fmt.Sprintf("apply the file: %v", err)
 	}
 	return res
-}
-
-// eachRow calls fn with each non-blank line of r and its number, counted as bulkfile counts
-// them, so that a line the check found invalid is skipped by its number. An over-long line is
-// passed over: the check has already reported it.
-func eachRow(ctx context.Context, r io.Reader, fn func(lineNo int, line []byte)) error {
-	br := bufio.NewReaderSize(r, bulkfile.MaxLineBytes+2)
-	for lineNo := 1; ; lineNo++ {
-		if lineNo%1000 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		text, err := br.ReadSlice('\n')
-		tooLong := false
-		for err == bufio.ErrBufferFull {
-			tooLong = true
-			_, err = br.ReadSlice('\n')
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("read line %d: %w", lineNo, err)
-		}
-		text = bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r"))
-		if lineNo == 1 {
-			text = bytes.TrimPrefix(text, []byte("\ufeff"))
-		}
-		if !tooLong && len(bytes.TrimSpace(text)) > 0 {
-			fn(lineNo, text)
-		}
-		if err == io.EOF {
-			return nil
-		}
-	}
 }
 
 // detectModel says which model a People file follows. Both arrive as people-<ts>.jsonl, so the
@@ -260,13 +202,15 @@ func detectModel(name string) (advisorspec.BulkModel, error) {
 	defer file.Close()
 	model := advisorspec.ClientModel
 	first := true
-	err = eachRow(context.Background(), io.LimitReader(file, 4*bulkfile.MaxLineBytes), func(_ int, line []byte) {
-		if !first {
+	// The first row that can be read decides; it lies within the first few lines, or the file
+	// is read in the current model.
+	err = readBulkLines(context.Background(), io.LimitReader(file, 4*advisorspec.MaxBulkLineBytes), func(l bulkLine) {
+		if !first || l.problem != "" {
 			return
 		}
 		first = false
 		var row map[string]json.RawMessage
-		if json.Unmarshal(line, &row) != nil {
+		if json.Unmarshal(l.text, &row) != nil {
 			return
 		}
 		_, top := row["top_account_id"]
