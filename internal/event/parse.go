@@ -15,6 +15,11 @@ import (
 // spelling of it in a delivery's own fields can pass for it once the delivery is canonical.
 var recordMark = []byte(`{"GatewayRecord":1,`)
 
+// recordType starts the canonical form after the mark: EventType is its first field, so a
+// record says its type before anything else, and Decode reads it there rather than decoding the
+// record once for the type and again for the event.
+var recordType = []byte(`"EventType":"`)
+
 // Record is what the gateway stores for a delivery that passed the checks: its canonical form
 // (advisorspec.Webhook.Canonical), marked, so that Decode reads it back with encoding/json
 // alone. The mark is one more field, which the checks ignore: a record is still a delivery that
@@ -31,7 +36,7 @@ func Parse(body []byte) (Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode(w.Canonical)
+	return decode(EventType(w.EventType), w.Canonical)
 }
 
 // Decode reads a stored record. A record that Record made is decoded as it is, since it was
@@ -40,31 +45,40 @@ func Decode(rec []byte) (Event, error) {
 	if !bytes.HasPrefix(rec, recordMark) {
 		return Parse(rec)
 	}
-	return decode(rec)
+	// The type is a name of the specification's, quoted without escapes (see Record).
+	rest, ok := bytes.CutPrefix(rec[len(recordMark):], recordType)
+	end := bytes.IndexByte(rest, '"')
+	if !ok || end < 0 {
+		return nil, fmt.Errorf("decode an event: the record does not start with its EventType")
+	}
+	return decode(EventType(rest[:end]), rec)
 }
 
-// decode reads an event in canonical form: the envelope, and the Payload of an analysis event,
-// are each one json.Unmarshal into the event's type, whose JSON names are the canonical ones.
-func decode(canonical []byte) (Event, error) {
-	var head struct {
-		EventType EventType       `json:"EventType"`
-		Payload   json.RawMessage `json:"Payload"`
-	}
-	if err := json.Unmarshal(canonical, &head); err != nil {
-		return nil, fmt.Errorf("decode an event: %w", err)
-	}
-	ev := newEvent(head.EventType)
+// analysisRecord is an analysis event as its canonical form lays it out: the envelope and
+// ExternalId beside Payload, which holds the event's own fields. Each member points into the
+// one event, so a single json.Unmarshal fills all of it.
+type analysisRecord struct {
+	*Envelope
+	ExternalID **string `json:"ExternalId"`
+	// Payload holds a pointer to the event: encoding/json decodes into the value an interface
+	// points to when there is one.
+	Payload AnalysisEvent `json:"Payload"`
+}
+
+// decode reads an event of type t in canonical form with one json.Unmarshal into the event's
+// type, whose JSON names are the canonical ones.
+func decode(t EventType, canonical []byte) (Event, error) {
+	ev := newEvent(t)
 	if ev == nil {
 		// A record of a type this gateway does not know, written by a newer one.
-		return nil, fmt.Errorf("decode an event: unknown event type %q", head.EventType)
+		return nil, fmt.Errorf("decode an event: unknown event type %q", t)
 	}
-	if err := json.Unmarshal(canonical, ev); err != nil {
-		return nil, fmt.Errorf("decode the %s event: %w", head.EventType, err)
+	var into any = ev
+	if a, ok := ev.(AnalysisEvent); ok {
+		into = &analysisRecord{Envelope: ev.Header(), ExternalID: &a.Payload().ExternalID, Payload: a}
 	}
-	if head.Payload != nil {
-		if err := json.Unmarshal(head.Payload, ev); err != nil {
-			return nil, fmt.Errorf("decode the payload of a %s event: %w", head.EventType, err)
-		}
+	if err := json.Unmarshal(canonical, into); err != nil {
+		return nil, fmt.Errorf("decode the %s event: %w", t, err)
 	}
 	fill(ev)
 	return ev, nil
