@@ -394,18 +394,17 @@ func TestEventsAreTheFirmsOwnWithItsKey(t *testing.T) {
 // its firm's data only.
 func TestBulkFilesGoToTheUploadersFirm(t *testing.T) {
 	f, a, b := twoFirms(t, nil)
-	addr, fp := serveSFTP(t, f.sb)
-	next := time.Date(2026, 11, 23, 21, 0, 0, 0, time.UTC)
+	addr, fp := sandboxtest.ServeSFTP(t, f.sb)
 	for _, tc := range []struct {
 		c      caller
 		client string
 	}{{a, "BULK-A"}, {b, "BULK-B"}} {
 		user, pass, _ := strings.Cut(tc.c.firm.SFTPCredentials, ":")
-		c, err := dialSFTP(t, addr, fp, user, pass)
+		c, err := sandboxtest.DialSFTP(t, addr, fp, user, pass)
 		if err != nil {
 			t.Fatalf("login as %s: %v", user, err)
 		}
-		bf := &bulkFixture{fixture: f, sftp: c, next: next} // the same file name for both firms
+		bf := &bulkFixture{fixture: f, bulk: sandboxtest.NewBulk(c)} // the same file name for both firms
 		res := bf.load(t, sftpd.Clients, []byte(`{"id":"`+tc.client+`","first_name":"Bo","last_name":"Kim"}`+"\n"), 1, 1)
 		if res.FileError != "" {
 			t.Fatalf("firm %s's file: %+v", tc.c.firm.ID, res)

@@ -4,96 +4,39 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pkg/sftp"
-
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 )
 
 // bulkFixture is a sandbox with its SFTP server on loopback and a client logged in to it.
 type bulkFixture struct {
 	*fixture
-	sftp *sftp.Client
-	next time.Time // the timestamp of the next file's name
+	bulk *sandboxtest.Bulk
 }
 
 func newBulkFixture(t *testing.T) *bulkFixture {
 	t.Helper()
 	f := emptySandbox(t)
-	addr, fp := serveSFTP(t, f.sb)
-	c, err := dialSFTP(t, addr, fp, "sandbox", "sandbox")
+	addr, fp := sandboxtest.ServeSFTP(t, f.sb)
+	c, err := sandboxtest.DialSFTP(t, addr, fp, "sandbox", "sandbox")
 	if err != nil {
 		t.Fatalf("login: got %v, want no error", err)
 	}
-	return &bulkFixture{fixture: f, sftp: c, next: time.Date(2026, 11, 23, 21, 0, 0, 0, time.UTC)}
-}
-
-// upload writes a bulk file as the gateway does, under a .part name renamed into place, and
-// returns its name.
-func (b *bulkFixture) upload(t *testing.T, kind sftpd.Kind, data []byte) string {
-	t.Helper()
-	name := "/" + sftpd.Name(kind, b.next)
-	b.next = b.next.Add(time.Second)
-	b.write(t, name+".part", data)
-	if err := b.sftp.Rename(name+".part", name); err != nil {
-		t.Fatalf("rename %s into place: %v", name, err)
-	}
-	return name
-}
-
-func (b *bulkFixture) write(t *testing.T, name string, data []byte) {
-	t.Helper()
-	f, err := b.sftp.Create(name)
-	if err != nil {
-		t.Fatalf("create %s: %v", name, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		t.Fatalf("write %s: %v", name, err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatalf("close %s: %v", name, err)
-	}
-}
-
-// result waits for the result the sandbox writes beside the bulk file name and reads it over
-// SFTP.
-func (b *bulkFixture) result(t *testing.T, name string) advisorspec.BulkResult {
-	t.Helper()
-	resultName := advisorspec.BulkResultName(name)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		f, err := b.sftp.Open(resultName)
-		if err == nil {
-			data, err := io.ReadAll(f)
-			_ = f.Close()
-			if err != nil {
-				t.Fatalf("read %s: %v", resultName, err)
-			}
-			var res advisorspec.BulkResult
-			if err := json.Unmarshal(data, &res); err != nil {
-				t.Fatalf("decode %s: %v\n%s", resultName, err, data)
-			}
-			return res
-		}
-		if !errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
-			t.Fatalf("open %s: got %v, want the result within 10s", resultName, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return &bulkFixture{fixture: f, bulk: sandboxtest.NewBulk(c)}
 }
 
 // load uploads a file, waits for its result and checks the counts.
 func (b *bulkFixture) load(t *testing.T, kind sftpd.Kind, data []byte, rows, applied int) advisorspec.BulkResult {
 	t.Helper()
-	name := b.upload(t, kind, data)
-	res := b.result(t, name)
+	name := b.bulk.Upload(t, kind, data)
+	res := b.bulk.Result(t, name)
 	if res.File != strings.TrimPrefix(name, "/") || res.Kind != string(kind) || res.ProcessedAt.IsZero() {
 		t.Errorf("got file %q, kind %q, processed at %v; want %q, %q and a time", res.File, res.Kind, res.ProcessedAt, name, kind)
 	}
@@ -329,11 +272,11 @@ func TestBulkFilesWithErrors(t *testing.T) {
 // the .part file would have had one.
 func TestBulkPartFileIsNeverIngested(t *testing.T) {
 	b := newBulkFixture(t)
-	part := "/" + sftpd.Name(sftpd.Clients, b.next) + ".part"
-	b.next = b.next.Add(time.Second)
-	b.write(t, part, []byte(`{"id":"C-PART","first_name":"A","last_name":"L"}`+"\n"))
+	part := "/" + sftpd.Name(sftpd.Clients, b.bulk.Next) + ".part"
+	b.bulk.Next = b.bulk.Next.Add(time.Second)
+	b.bulk.Write(t, part, []byte(`{"id":"C-PART","first_name":"A","last_name":"L"}`+"\n"))
 	b.load(t, sftpd.Clients, []byte(`{"id":"C-1","first_name":"A","last_name":"L"}`+"\n"), 1, 1)
-	if _, err := b.sftp.Stat(advisorspec.BulkResultName(strings.TrimSuffix(part, ".part"))); !errors.Is(err, os.ErrNotExist) {
+	if _, err := b.bulk.Stat(advisorspec.BulkResultName(strings.TrimSuffix(part, ".part"))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("got %v for the .part file's result, want none", err)
 	}
 	b.v1("GET", ccPath("C-PART"), nil).wantError(t, 404, "Client not found")
@@ -344,12 +287,12 @@ func TestBulkPartFileIsNeverIngested(t *testing.T) {
 // file's client_id finds the client.
 func TestBulkPeopleFileNamesClientsOfTheClientsFileUploadedBefore(t *testing.T) {
 	b := newBulkFixture(t)
-	clients := b.upload(t, sftpd.Clients, []byte(`{"id":"C-7","primary_id":"P-7","first_name":"Ada","last_name":"L"}`+"\n"))
-	people := b.upload(t, sftpd.People, []byte(`{"type":"Individual","id":"P-7","client_id":"C-7","first_name":"Ada","last_name":"Lovelace"}`+"\n"))
-	if res := b.result(t, clients); res.Applied != 1 {
+	clients := b.bulk.Upload(t, sftpd.Clients, []byte(`{"id":"C-7","primary_id":"P-7","first_name":"Ada","last_name":"L"}`+"\n"))
+	people := b.bulk.Upload(t, sftpd.People, []byte(`{"type":"Individual","id":"P-7","client_id":"C-7","first_name":"Ada","last_name":"Lovelace"}`+"\n"))
+	if res := b.bulk.Result(t, clients); res.Applied != 1 {
 		t.Errorf("got %+v for the Clients file, want its row applied", res)
 	}
-	if res := b.result(t, people); res.Applied != 1 || res.ErrorCount != 0 {
+	if res := b.bulk.Result(t, people); res.Applied != 1 || res.ErrorCount != 0 {
 		t.Errorf("got %+v for the People file, want its row applied", res)
 	}
 	cards := cardsByExternalID(t, b.fixture, ccPath("C-7"))
@@ -373,9 +316,9 @@ func TestBulkResultShape(t *testing.T) {
 		{sftpd.People, "",
 			[]string{"applied", "error_count", "errors", "file", "file_error", "invalid", "kind", "model", "processed_at", "rows"}},
 	} {
-		name := b.upload(t, tc.kind, []byte(tc.file))
-		b.result(t, name) // waits for it
-		f, err := b.sftp.Open(advisorspec.BulkResultName(name))
+		name := b.bulk.Upload(t, tc.kind, []byte(tc.file))
+		b.bulk.Result(t, name) // waits for it
+		f, err := b.bulk.Open(advisorspec.BulkResultName(name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,68 +1,14 @@
 package sandbox_test
 
 import (
-	"context"
-	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/pkg/sftp"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
-
-// serveSFTP serves sb's SFTP server on a free loopback port until the test ends.
-func serveSFTP(t *testing.T, sb *sandbox.Sandbox) (addr, fingerprint string) {
-	t.Helper()
-	srv, err := sb.SFTP()
-	if err != nil {
-		t.Fatalf("SFTP: got %v, want no error", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: got %v, want nil after cancel", err)
-		}
-	})
-	return ln.Addr().String(), srv.Fingerprint()
-}
-
-func dialSFTP(t *testing.T, addr, fingerprint, user, password string) (*sftp.Client, error) {
-	t.Helper()
-	conn, err := ssh.Dial("tcp", addr, &ssh.ClientConfig{
-		User: user,
-		Auth: []ssh.AuthMethod{ssh.Password(password)},
-		HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error {
-			if ssh.FingerprintSHA256(key) != fingerprint {
-				return errors.New("unknown host key")
-			}
-			return nil
-		},
-		Timeout: 5 * time.Second,
-	})
-	if err != nil {
-		return nil, err
-	}
-	c, err := sftp.NewClient(conn)
-	if err != nil {
-		_ = conn.Close()
-		return nil, err
-	}
-	t.Cleanup(func() { _ = c.Close(); _ = conn.Close() })
-	return c, nil
-}
 
 // The SFTP server of a sandbox started with -file-dir keeps the first firm's files in
 // file-dir/sftp/<its user> and its host key beside them, so a restart presents the same key.
@@ -75,9 +21,9 @@ func TestSandboxSFTPKeepsItsFilesAndKeyInTheFileDir(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = sb.Close() })
-		addr, fp := serveSFTP(t, sb)
+		addr, fp := sandboxtest.ServeSFTP(t, sb)
 		fingerprints = append(fingerprints, fp)
-		c, err := dialSFTP(t, addr, fp, "sandbox", "sandbox")
+		c, err := sandboxtest.DialSFTP(t, addr, fp, "sandbox", "sandbox")
 		if err != nil {
 			t.Fatalf("login with the default credentials: got %v, want no error", err)
 		}
@@ -105,7 +51,7 @@ func TestSandboxSFTPTakesTheConfiguredCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sb.Close() })
-	addr, fp := serveSFTP(t, sb)
+	addr, fp := sandboxtest.ServeSFTP(t, sb)
 	for _, tc := range []struct {
 		user, password string
 		ok             bool
@@ -114,7 +60,7 @@ func TestSandboxSFTPTakesTheConfiguredCredentials(t *testing.T) {
 		{"sandbox", "sandbox", false},
 		{"bulk", "pa", false},
 	} {
-		_, err := dialSFTP(t, addr, fp, tc.user, tc.password)
+		_, err := sandboxtest.DialSFTP(t, addr, fp, tc.user, tc.password)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s:%s: got %v, want a login %v", tc.user, tc.password, err, tc.ok)
 		}
