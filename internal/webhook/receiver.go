@@ -133,7 +133,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// without checking again.
 	ev, bad := advisorspec.ParseWebhook(body)
 	if bad != nil {
-		rc.observe(typeLabel(body), "invalid")
+		rc.observe(typeLabel(ev), "invalid")
 		rc.Logger.WarnContext(r.Context(), "refused a webhook event", "firm", firm, "field", bad.Field, "reason", bad.Message)
 		out := map[string]any{"error": bad.Message}
 		if bad.Field != "" {
@@ -188,15 +188,13 @@ func (rc *Receiver) observe(eventType, outcome string) {
 	}
 }
 
-// typeLabel is the EventType of a refused body when it is one of the specification's, so the
-// metric's label set stays bounded.
-func typeLabel(body []byte) string {
-	var env struct{ EventType string }
-	_ = json.Unmarshal(body, &env)
-	if advisorspec.EventType(env.EventType).Group() != "" {
-		return env.EventType
+// typeLabel is the EventType of a refused delivery, which ParseWebhook gives back only when it
+// is one of the specification's, so that the metric's label set stays bounded.
+func typeLabel(refused *advisorspec.Webhook) string {
+	if refused == nil {
+		return "unknown"
 	}
-	return "unknown"
+	return string(refused.EventType)
 }
 
 func reply(w http.ResponseWriter, status int, v any) {
