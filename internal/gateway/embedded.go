@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/advisorhq/gateway/internal/loglevel"
+	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxserve"
+	"github.com/advisorhq/gateway/internal/tenant"
+)
+
+// embeddedSandbox is the sandbox the gateway runs when it has no ADVISOR_BASE_URL.
+type embeddedSandbox struct {
+	url, sftpAddr, fingerprint string
+	// demoWID is the demo family's wid, which the start-up links the family page to.
+	demoWID string
+	// sessionURL is its session host, and enrollment the gateway's certificate for it.
+	sessionURL string
+	enrollment sandbox.Enrollment
+	stop       func()
+}
+
+// startEmbeddedSandbox serves a demo sandbox on a free loopback port, sending its webhook events
+// to the gateway, and its SFTP server for bulk files.
+func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL string, firms []sandbox.Firm, embedOrigins []string) (*embeddedSandbox, error) {
+	sb, err := sandbox.New(sandbox.Options{
+		Firms:        firms,
+		EmbedOrigins: embedOrigins,
+		// Its request lines at debug: they would bury the gateway's own, which say the same.
+		Logger:     slog.New(loglevel.Demote(log.Handler())).With("component", "sandbox"),
+		WebhookURL: webhookURL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the embedded sandbox: %w", err)
+	}
+	// The sandbox's usual addresses, so the README's curl and sftp lines work as written; any
+	// free port when something else holds them (another gateway, or tests running in parallel).
+	ln, err := net.Listen("tcp", sandbox.DefaultAddr)
+	if err != nil {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		_ = sb.Close()
+		return nil, fmt.Errorf("listen for the embedded sandbox: %w", err)
+	}
+	sftpSrv, sftpLn, err := sandboxserve.ListenSFTP(sb, sandbox.DefaultSFTPAddr, false)
+	if err != nil {
+		_ = ln.Close()
+		_ = sb.Close()
+		return nil, fmt.Errorf("the embedded sandbox: %w", err)
+	}
+	sessions, sessionLn, err := sandboxserve.ListenSessionHost(sb, sandbox.EnvUAT, sandbox.DefaultSessionAddr, false)
+	var enrollment sandbox.Enrollment
+	if err == nil {
+		// The gateway enrols itself, as an integrator does once at the enrollment host.
+		enrollment, err = sessions.Enroll("advisor-gateway")
+		if err != nil {
+			_ = sessionLn.Close()
+		}
+	}
+	if err != nil {
+		_ = ln.Close()
+		_ = sftpLn.Close()
+		_ = sb.Close()
+		return nil, fmt.Errorf("the embedded sandbox: %w", err)
+	}
+	// Not the signal's context: the gateway drains its in-flight requests after the signal, and
+	// they may still need the sandbox; the caller stops it (stop) once the gateway has stopped.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() {
+		done <- sandboxserve.Servers{Sandbox: sb, HTTP: ln, SFTP: sftpSrv, SFTPListener: sftpLn, Sessions: sessions, SessionListener: sessionLn}.Serve(ctx)
+	}()
+	demoWID, _ := sb.TopAccountWID(sandbox.DemoFamilyExternalID)
+	return &embeddedSandbox{
+		demoWID:     demoWID,
+		url:         "http://" + ln.Addr().String(),
+		sftpAddr:    sftpLn.Addr().String(),
+		fingerprint: sftpSrv.Fingerprint(),
+		sessionURL:  "https://" + sessionLn.Addr().String(),
+		enrollment:  enrollment,
+		stop: func() {
+			cancel()
+			<-done
+			_ = sb.Close()
+		},
+	}, nil
+}
+
+// sandboxFirms are the embedded sandbox's firms as the gateway serves them: the same
+// credentials, on both sides of the loopback.
+func sandboxFirms(firms []sandbox.Firm) []tenant.Firm {
+	out := make([]tenant.Firm, len(firms))
+	for i, f := range firms {
+		user, pass, _ := strings.Cut(f.SFTPCredentials, ":")
+		out[i] = tenant.Firm{
+			ID: f.ID, AccessToken: f.AccessToken, BasicCredentials: f.BasicCredentials, WebhookKey: f.WebhookKey,
+			SFTP: tenant.SFTPLogin{User: user, Password: pass},
+		}
+	}
+	return out
+}
+
+// randomKey is a webhook key for the embedded sandbox, which shares it with the gateway.
+func randomKey() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// loopbackURL is the gateway's address as the embedded sandbox, on this machine, reaches it.
+func loopbackURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return "http://" + a.String()
+	}
+	return "http://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+}
