@@ -43,9 +43,3 @@ func expiredError() *gqlerror.Error {
 		Extensions: map[string]any{"code": apperr.Unauthenticated},
 	}
 }
-
-// sseExpired ends an SSE stream whose caller's token expired: a `next` carrying the error, then
-// `complete`, so that a graphql-sse client does not retry with the same token.
-var sseExpired = append(
-	append([]byte(sseNextPrefix), mustJSON(map[string]any{"errors": gqlerror.List{expiredError()}})...),
-	append([]byte("\n\n"), sseComplete...)...)

@@ -11,6 +11,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/advisorhq/gateway/internal/transport/fanout"
+	"github.com/advisorhq/gateway/internal/transport/socket"
 )
 
 // sseTransport serves operations as Server-Sent Events in the graphql-sse protocol's "distinct
@@ -19,7 +22,7 @@ import (
 type sseTransport struct {
 	keepAlive time.Duration
 	streams   *Streams
-	fanout    *fanout
+	fanout    *fanout.Fanout
 	// writeTimeout bounds each write of a stream that has taken its connection over; the
 	// others write through writeDeadlines.
 	writeTimeout time.Duration
@@ -33,7 +36,7 @@ type sseTransport struct {
 }
 
 // newSSETransport is the SSE transport cfg describes, sharing fan with the WebSockets.
-func newSSETransport(cfg Config, fan *fanout, writeTimeout time.Duration) sseTransport {
+func newSSETransport(cfg Config, fan *fanout.Fanout, writeTimeout time.Duration) sseTransport {
 	return sseTransport{
 		keepAlive:    cfg.KeepAlive,
 		streams:      cfg.Streams,
@@ -154,7 +157,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	emit := func(resp *graphql.Response, _ bool) bool {
 		return write(fmt.Appendf(nil, "event: next\ndata: %s\n\n", mustJSON(resp)))
 	}
-	var outcome streamOutcome
+	var outcome fanout.Outcome
 	if errs != nil {
 		outcome = refuseOperation(ctx, exec, opCtx, errs, emit)
 	} else {
@@ -163,7 +166,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	switch {
 	case credentialsExpired(ctx):
 		write(sseExpired)
-	case outcome != streamGone:
+	case outcome != fanout.Gone:
 		write(sseComplete)
 	}
 }
@@ -182,29 +185,25 @@ func (t sseTransport) params(r *http.Request) (*graphql.RawParams, int, error) {
 	return params, 0, nil
 }
 
-var (
-	sseComplete  = []byte("event: complete\ndata: \n\n")
-	sseKeepAlive = []byte(": keep-alive\n\n")
-)
-
 // sseStream is one SSE subscriber. The request's goroutine writes its results: it holds that
 // goroutine anyway, and results that queue up while it writes go out together, in one flush.
 type sseStream struct {
-	out   outbox
+	out   socket.Outbox[*fanout.Result]
+	quota socket.Quota  // the subscription's results waiting
 	wake  chan struct{} // the outbox's kick
 	ended chan struct{} // closed by end
 	// outcome is how the stream ended; set before ended closes.
-	outcome streamOutcome
+	outcome fanout.Outcome
 	buffer  int
 }
 
-func (st *sseStream) deliver(m *member, r *result) bool {
-	return st.out.pushResult(m, r, st.buffer)
+func (st *sseStream) Deliver(_ *fanout.Member, r *fanout.Result) bool {
+	return st.out.PushResult(&st.quota, r, st.buffer)
 }
 
-func (st *sseStream) end(_ *member, final *result, outcome streamOutcome) {
+func (st *sseStream) End(_ *fanout.Member, final *fanout.Result, outcome fanout.Outcome) {
 	if final != nil {
-		st.out.push(outItem{msg: final.sseEvent()})
+		st.out.Push(socket.Item[*fanout.Result]{Msg: sseEvent(final)})
 	}
 	st.outcome = outcome
 	close(st.ended)
@@ -215,35 +214,35 @@ func (st *sseStream) end(_ *member, final *result, outcome streamOutcome) {
 func (t sseTransport) subscribe(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext,
 	writeRaw func([]byte) bool,
 ) {
-	st := &sseStream{wake: make(chan struct{}, 1), ended: make(chan struct{}), buffer: t.fanout.buffer}
-	st.out.kick = func() {
+	st := &sseStream{wake: make(chan struct{}, 1), ended: make(chan struct{}), buffer: t.fanout.Buffer()}
+	st.out.SetKick(func() {
 		select {
 		case st.wake <- struct{}{}:
 		default:
 		}
-	}
-	defer st.out.close()
-	member := t.fanout.subscribe(ctx, exec, opCtx, st)
-	defer member.leave()
+	})
+	defer st.out.Close()
+	member := t.fanout.Subscribe(ctx, exec, opCtx, st)
+	defer member.Leave()
 	tick := time.NewTicker(t.keepAlive)
 	defer tick.Stop()
 	// flush writes what is queued; false when the client is gone.
 	var buf []byte
 	flush := func() bool {
 		for {
-			batch := st.out.take()
+			batch := st.out.Take()
 			if batch == nil {
 				return true
 			}
 			buf = buf[:0]
 			for _, it := range batch {
-				if it.res != nil {
-					buf = append(buf, it.res.sseEvent()...)
+				if it.IsResult() {
+					buf = append(buf, sseEvent(it.Res)...)
 				} else {
-					buf = append(buf, it.msg...)
+					buf = append(buf, it.Msg...)
 				}
 			}
-			st.out.written(batch)
+			st.out.Written(batch)
 			if !writeRaw(buf) {
 				return false
 			}

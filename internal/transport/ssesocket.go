@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/advisorhq/gateway/internal/transport/fanout"
+	"github.com/advisorhq/gateway/internal/transport/socket"
 )
 
 // sseSocket is an SSE subscription over a hijacked HTTP/1.1 connection. The response is written
@@ -17,11 +20,12 @@ import (
 // without a buffer to learn that the client left) and no buffer; its writer runs only while
 // there is something to write, and its keep-alive and shutdown are timers.
 type sseSocket struct {
-	socket
+	socket.Conn
 	t      sseTransport
 	ctx    context.Context
 	cancel context.CancelFunc
-	out    outbox
+	out    socket.Outbox[*fanout.Result]
+	quota  socket.Quota   // the subscription's results waiting
 	wg     sync.WaitGroup // the writer
 
 	mu        sync.Mutex
@@ -33,12 +37,9 @@ type sseSocket struct {
 func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel context.CancelFunc) *sseSocket {
 	st := &sseSocket{t: t, ctx: ctx, cancel: cancel}
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
-	st.socket.init(nc, t.writeTimeout)
-	cw := &connWriter{
-		sock: &st.socket, out: &st.out, pool: t.streams.writers, frame: st.frame, closed: func() bool { return false }, wg: &st.wg,
-		fail: func() { _ = st.nc.Close() }, // the reader ends, and the stream with it
-	}
-	st.out.kick = cw.kick
+	st.Conn.Init(nc, t.writeTimeout)
+	socket.WriterFor(&st.Conn, &st.out, t.streams.writers, st.frame, func() bool { return false }, &st.wg,
+		func() { _ = nc.Close() }) // the reader ends, and the stream with it
 	return st
 }
 
@@ -47,20 +48,20 @@ var lastChunk = []byte("0\r\n\r\n")
 
 // serve writes the response's head, subscribes, and waits for the client to leave or the stream
 // to end; then it lets everything go. The first and the last are done on goroutines of their
-// own (see onFreshStack): this one only waits, for as long as the stream lasts.
+// own (see socket.OnFreshStack): this one only waits, for as long as the stream lasts.
 func (st *sseSocket) serve(header http.Header, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
 	var undo func()
-	onFreshStack(func() { undo = st.start(header, exec, opCtx) })
+	socket.OnFreshStack(func() { undo = st.start(header, exec, opCtx) })
 	if undo != nil {
 		st.awaitGone()
 	}
-	onFreshStack(func() {
+	socket.OnFreshStack(func() {
 		if undo != nil {
 			undo()
 		}
 		st.cancel()
-		st.out.close()
-		_ = st.nc.Close()
+		st.out.Close()
+		_ = st.NetConn().Close()
 		st.wg.Wait()
 	})
 }
@@ -71,7 +72,7 @@ func (st *sseSocket) start(header http.Header, exec graphql.GraphExecutor, opCtx
 	if err := st.writeHead(header); err != nil {
 		return nil
 	}
-	member := st.t.fanout.subscribe(st.ctx, exec, opCtx, st)
+	member := st.t.fanout.Subscribe(st.ctx, exec, opCtx, st)
 	st.mu.Lock()
 	st.keepAlive = time.AfterFunc(st.t.keepAlive, st.ping)
 	st.mu.Unlock()
@@ -89,7 +90,7 @@ func (st *sseSocket) start(header http.Header, exec graphql.GraphExecutor, opCtx
 		st.mu.Lock()
 		st.keepAlive.Stop()
 		st.mu.Unlock()
-		member.leave()
+		member.Leave()
 	}
 }
 
@@ -105,15 +106,15 @@ func (st *sseSocket) writeHead(header http.Header) error {
 	_ = h.Write(&b)
 	b.WriteString("\r\n")
 	b.Write(appendChunk(nil, []byte(":\n\n")))
-	st.writeMu.Lock()
-	defer st.writeMu.Unlock()
-	return st.writeWaiting(b.Bytes())
+	st.LockWrite()
+	defer st.UnlockWrite()
+	return st.WriteWaiting(b.Bytes())
 }
 
 // awaitGone waits until the connection ends: the client left, or the stream ended and its
 // writer closed it. What a client sends on a stream's connection is read and thrown away.
 func (st *sseSocket) awaitGone() {
-	for st.waitReadable() == nil && st.discard() {
+	for st.WaitReadable() == nil && st.discard() {
 	}
 }
 
@@ -121,7 +122,7 @@ func (st *sseSocket) awaitGone() {
 // buffer is taken here, not in awaitGone, whose frame an idle stream keeps on its stack.
 func (st *sseSocket) discard() bool {
 	buf := make([]byte, 512)
-	_, err := st.nc.Read(buf)
+	_, err := st.NetConn().Read(buf)
 	return err == nil
 }
 
@@ -132,17 +133,17 @@ func (st *sseSocket) ping() {
 	if st.ending || st.keepAlive == nil {
 		return
 	}
-	st.out.push(outItem{msg: sseKeepAlive})
+	st.out.Push(socket.Item[*fanout.Result]{Msg: sseKeepAlive})
 	st.keepAlive.Reset(st.t.keepAlive)
 }
 
-func (st *sseSocket) deliver(m *member, r *result) bool {
-	return st.out.pushResult(m, r, st.t.fanout.buffer)
+func (st *sseSocket) Deliver(_ *fanout.Member, r *fanout.Result) bool {
+	return st.out.PushResult(&st.quota, r, st.t.fanout.Buffer())
 }
 
-func (st *sseSocket) end(_ *member, final *result, _ streamOutcome) {
+func (st *sseSocket) End(_ *fanout.Member, final *fanout.Result, _ fanout.Outcome) {
 	if final != nil {
-		st.out.push(outItem{msg: final.sseEvent()})
+		st.out.Push(socket.Item[*fanout.Result]{Msg: sseEvent(final)})
 	}
 	st.finish(sseComplete)
 }
@@ -157,14 +158,14 @@ func (st *sseSocket) finish(last []byte) {
 	}
 	st.ending = true
 	if last != nil {
-		st.out.push(outItem{msg: last})
+		st.out.Push(socket.Item[*fanout.Result]{Msg: last})
 	}
-	st.out.push(outItem{frame: lastChunk, then: func() { _ = st.nc.Close() }})
+	st.out.Push(socket.Item[*fanout.Result]{Frame: lastChunk, Then: func() { _ = st.NetConn().Close() }})
 }
 
 // frame frames a batch: each run of events as one chunk, whole frames (the last chunk) as they
 // are.
-func (st *sseSocket) frame(buf []byte, batch []outItem) ([]byte, []func()) {
+func (st *sseSocket) frame(buf []byte, batch []socket.Item[*fanout.Result]) ([]byte, []func()) {
 	var thens []func()
 	// A chunk's size comes first: room is kept for it and filled in once the run is in.
 	const sizeRoom = 8 + 2 // hex digits of a chunk up to 4 GiB, CRLF
@@ -187,10 +188,10 @@ func (st *sseSocket) frame(buf []byte, batch []outItem) ([]byte, []func()) {
 	for _, it := range batch {
 		var data []byte
 		switch {
-		case it.res != nil:
-			data = it.res.sseEvent()
-		case it.msg != nil:
-			data = it.msg
+		case it.IsResult():
+			data = sseEvent(it.Res)
+		case it.Msg != nil:
+			data = it.Msg
 		}
 		if data != nil {
 			if start < 0 {
@@ -199,12 +200,12 @@ func (st *sseSocket) frame(buf []byte, batch []outItem) ([]byte, []func()) {
 			}
 			buf = append(buf, data...)
 		}
-		if it.frame != nil {
+		if it.Frame != nil {
 			closeRun()
-			buf = append(buf, it.frame...)
+			buf = append(buf, it.Frame...)
 		}
-		if it.then != nil {
-			thens = append(thens, it.then)
+		if it.Then != nil {
+			thens = append(thens, it.Then)
 		}
 	}
 	closeRun()

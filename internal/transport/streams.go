@@ -4,9 +4,10 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"sync/atomic"
 
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/transport/fanout"
+	"github.com/advisorhq/gateway/internal/transport/socket"
 )
 
 // Streams tracks the open WebSockets and SSE streams, so that shutting down can end them: an
@@ -20,24 +21,28 @@ type Streams struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // the streams, and the executions they share
 	// writers write the streams' connections.
-	writers *writers
-	// subscriptions counts the subscriptions whose stream has begun (their resolvers
-	// subscribed); executions, the executions serving them.
-	subscriptions, executions atomic.Int64
+	writers *socket.Writers
+	// counts counts the subscriptions and the executions of the fan-out that serves them.
+	counts fanout.Counts
 }
 
 // Subscriptions counts the open subscriptions: a subscriber counts from the moment its resolver
 // has subscribed, so an event stored after that reaches it.
-func (s *Streams) Subscriptions() int { return int(s.subscriptions.Load()) }
+func (s *Streams) Subscriptions() int { return s.counts.Subscriptions() }
 
 // Executions counts the executions serving the subscriptions: as many as the subscriptions when
 // none are shared, one for each operation, variables and caller when all are.
-func (s *Streams) Executions() int { return int(s.executions.Load()) }
+func (s *Streams) Executions() int { return s.counts.Executions() }
 
 // NewStreams returns a tracker with no streams, open to new ones.
 func NewStreams() *Streams {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Streams{stopping: ctx.Done(), stopped: ctx, stop: cancel, writers: newWriters()}
+	return &Streams{stopping: ctx.Done(), stopped: ctx, stop: cancel, writers: socket.NewWriters()}
+}
+
+// fanout is a fan-out of subscriptions whose executions these streams count and wait for.
+func (s *Streams) fanout(share Share, buffer int) *fanout.Fanout {
+	return fanout.New(share, buffer, &s.counts, &s.wg)
 }
 
 // open registers a stream; it reports false once shutting down has begun. A true answer must

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -28,7 +27,12 @@ import (
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/diskbudget"
+	"github.com/advisorhq/gateway/internal/transport/fanout"
 )
+
+// Share decides whether a subscription may share its execution with others that ask for it in
+// the same words (see fanout.Share).
+type Share = fanout.Share
 
 // Config is what the transports need.
 type Config struct {
@@ -97,9 +101,6 @@ type Config struct {
 	CountRefused func(context.Context) error
 }
 
-// connectionInitTimeout is how long a WebSocket client has to send connection_init.
-const connectionInitTimeout = 3 * time.Second
-
 // New returns the transports in the order gqlgen must try them: the first whose Supports
 // accepts a request serves it, and the last accepts everything, to answer what no other
 // serves with a status and a message that say what to send instead.
@@ -111,37 +112,18 @@ func New(cfg Config) []graphql.Transport {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	writeTimeout := cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout)
-	fan := newFanout(cfg.Share, cfg.SubscriberBuffer, cfg.Streams)
+	fan := cfg.Streams.fanout(cfg.Share, cfg.SubscriberBuffer)
 	// The WebSocket transport takes its connection over and bounds its writes itself; the
 	// others write through the ResponseWriter, which writeDeadlines bounds.
 	bounded := func(t graphql.Transport) graphql.Transport { return writeDeadlines{t, writeTimeout} }
 	return []graphql.Transport{
 		bounded(gqltransport.Options{}),
-		websocketTransport{
-			allowedOrigins: cfg.AllowedOrigins,
-			initTimeout:    connectionInitTimeout,
-			keepAlive:      cfg.KeepAlive,
-			maxMessage:     cfg.MaxMessageBytes,
-			maxOperations:  cfg.MaxOperationsPerSocket,
-			messageTimeout: cmp.Or(cfg.MessageTimeout, defaultMessageTimeout),
-			log:            cfg.Log,
-			authenticate:   cfg.Authenticate,
-			streams:        cfg.Streams,
-			fanout:         fan,
-			writeTimeout:   writeTimeout,
-		},
+		newWebSocketTransport(cfg, fan, writeTimeout),
 		bounded(newSSETransport(cfg, fan, writeTimeout)),
 		bounded(newJSONTransport(cfg)),
 		bounded(newUploads(cfg)),
 		bounded(unsupported{countRefused: cfg.CountRefused}),
 	}
-}
-
-// IsWebSocket reports whether r asks to open a GraphQL WebSocket. Its credentials may come
-// later, in connection_init, so an HTTP layer that vets headers lets it through to the
-// transport, which vets them there.
-func IsWebSocket(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // WriteError answers with a GraphQL-shaped error that carries code, like every error of the

@@ -92,6 +92,10 @@ func (s *rawSocket) wantClose(code uint16) {
 	}
 }
 
+// deflateTail is the empty stored block a sync flush ends with, which RFC 7692 has the sender
+// of a compressed message drop and its receiver put back.
+var deflateTail = []byte{0x00, 0x00, 0xff, 0xff}
+
 // clientDeflate compresses p as a client would for a message, the sync flush's tail dropped.
 func clientDeflate(t *testing.T, p []byte) []byte {
 	var b bytes.Buffer
@@ -256,32 +260,4 @@ func TestASharedResultIsCompressedOnceForEveryMember(t *testing.T) {
 			}
 		}
 	}
-}
-
-// BenchmarkDeflatedNext compares framing a 3 KB result for one more member: the shared
-// compressed bytes, against compressing the member's whole message.
-func BenchmarkDeflatedNext(b *testing.B) {
-	data := []byte(`{"data":{"clientProgress":{"wid":"w-1","completionPercentage":80,"steps":[` +
-		strings.Repeat(`{"name":"Collect documents","done":true,"at":"2026-11-22T10:00:00Z"},`, 40) + `{}]}}}`)
-	prefix := []byte(`{"id":"0b6c9c1e-7d2a","type":"next","payload":`)
-	b.Run("shared", func(b *testing.B) {
-		r := &result{json: data}
-		r.deflated()
-		b.ReportAllocs()
-		buf := make([]byte, 0, 8192)
-		for b.Loop() {
-			buf = appendDeflatedNext(buf[:0], prefix, r)
-		}
-		b.ReportMetric(float64(len(buf)), "wire-bytes")
-	})
-	b.Run("per-member", func(b *testing.B) {
-		msg := append(append(append([]byte{}, prefix...), data...), '}')
-		b.ReportAllocs()
-		buf := make([]byte, 0, 8192)
-		for b.Loop() {
-			buf = appendDeflatedFrame(buf[:0], msg)
-		}
-		b.ReportMetric(float64(len(buf)), "wire-bytes")
-	})
-	b.ReportMetric(float64(len(data)), "json-bytes")
 }

@@ -1,28 +1,32 @@
-package transport
+package socket
 
 import (
 	"runtime"
 	"sync"
 )
 
-// writers write the connections' outboxes. A connection with something queued is scheduled;
+// Writers write the connections' outboxes. A connection with something queued is scheduled;
 // a few pooled goroutines take the scheduled connections in turn and write what each holds
 // without ever waiting on a socket, so a delivery costs its system call and no goroutine, timer
 // or stack of its own. A socket whose buffer is full is handed to a goroutine of its
-// connection's, which may wait (within writeTimeout): a slow client holds up nobody else. The
-// pooled goroutines exist while there is work and end when there is none.
-type writers struct {
+// connection's, which may wait (within its write timeout): a slow client holds up nobody else.
+// The pooled goroutines exist while there is work and end when there is none.
+type Writers struct {
 	max int
 
 	mu     sync.Mutex
-	ready  []*connWriter
+	ready  []flusher
 	next   int // the first ready writer not yet taken
 	active int
 }
 
-func newWriters() *writers { return &writers{max: 2 * runtime.GOMAXPROCS(0)} }
+// flusher is one connection's Writer, whatever its results.
+type flusher interface{ flush(mayBlock bool) }
 
-func (w *writers) schedule(cw *connWriter) {
+// NewWriters returns a pool of as many writers as there are processors, twice over.
+func NewWriters() *Writers { return &Writers{max: 2 * runtime.GOMAXPROCS(0)} }
+
+func (w *Writers) schedule(cw flusher) {
 	w.mu.Lock()
 	w.ready = append(w.ready, cw)
 	start := w.active < w.max
@@ -36,7 +40,7 @@ func (w *writers) schedule(cw *connWriter) {
 }
 
 // run writes scheduled connections until none is left.
-func (w *writers) run() {
+func (w *Writers) run() {
 	for {
 		w.mu.Lock()
 		if w.next == len(w.ready) {
@@ -53,14 +57,14 @@ func (w *writers) run() {
 	}
 }
 
-// connWriter writes one connection's outbox to its socket.
-type connWriter struct {
-	sock *socket
-	out  *outbox
-	pool *writers
+// Writer writes one connection's outbox to its socket, through the pool.
+type Writer[R any] struct {
+	conn *Conn
+	out  *Outbox[R]
+	pool *Writers
 	// frame appends the batch, framed as the connection's protocol has it, to buf; it returns
 	// what to run once the batch is written.
-	frame func(buf []byte, batch []outItem) ([]byte, []func())
+	frame func(buf []byte, batch []Item[R]) ([]byte, []func())
 	// closed reports whether nothing may be written any more; asked with the write lock held.
 	closed func() bool
 	// wg tracks the connection's goroutines, among them one that writes to a full socket.
@@ -69,46 +73,57 @@ type connWriter struct {
 	fail func()
 }
 
+// WriterFor has pool write out to conn, each batch framed by frame, and returns the writer.
+// Nothing is written once closed reports true (asked with the write lock held). A write that
+// waits runs on a goroutine that wg tracks; fail ends the connection after a write failed.
+func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, frame func(buf []byte, batch []Item[R]) ([]byte, []func()),
+	closed func() bool, wg *sync.WaitGroup, fail func(),
+) *Writer[R] {
+	cw := &Writer[R]{conn: conn, out: out, pool: pool, frame: frame, closed: closed, wg: wg, fail: fail}
+	out.SetKick(cw.kick)
+	return cw
+}
+
 // kick is the outbox's: it schedules the connection.
-func (cw *connWriter) kick() { cw.pool.schedule(cw) }
+func (cw *Writer[R]) kick() { cw.pool.schedule(cw) }
 
 // flush writes batches until the outbox is empty. Without mayBlock it writes only what the
 // socket takes at once, and hands the rest to a goroutine of the connection's, which goes on
 // with mayBlock.
-func (cw *connWriter) flush(mayBlock bool) {
+func (cw *Writer[R]) flush(mayBlock bool) {
 	for {
-		batch := cw.out.take()
+		batch := cw.out.Take()
 		if batch == nil {
 			return
 		}
 		bp := writeBuffers.Get().(*[]byte)
 		buf, thens := cw.frame((*bp)[:0], batch)
-		cw.sock.writeMu.Lock()
+		cw.conn.LockWrite()
 		if cw.closed() {
-			cw.sock.writeMu.Unlock()
+			cw.conn.UnlockWrite()
 			cw.done(bp, buf, batch, nil, nil)
 			continue
 		}
 		n := 0
 		var err error
 		if !mayBlock {
-			n, err = cw.sock.writeNow(buf)
+			n, err = cw.conn.WriteNow(buf)
 		}
 		if err == nil && n < len(buf) {
 			if !mayBlock {
 				// The lock goes with the rest: nothing may come between the two parts.
 				cw.wg.Go(func() {
-					err := cw.sock.writeWaiting(buf[n:])
-					cw.sock.writeMu.Unlock()
+					err := cw.conn.WriteWaiting(buf[n:])
+					cw.conn.UnlockWrite()
 					if cw.done(bp, buf, batch, thens, err) {
 						cw.flush(true)
 					}
 				})
 				return
 			}
-			err = cw.sock.writeWaiting(buf[n:])
+			err = cw.conn.WriteWaiting(buf[n:])
 		}
-		cw.sock.writeMu.Unlock()
+		cw.conn.UnlockWrite()
 		if !cw.done(bp, buf, batch, thens, err) {
 			return
 		}
@@ -117,14 +132,14 @@ func (cw *connWriter) flush(mayBlock bool) {
 
 // done returns a written batch and its buffer, and runs what follows it; it reports whether the
 // connection goes on.
-func (cw *connWriter) done(bp *[]byte, buf []byte, batch []outItem, thens []func(), err error) bool {
+func (cw *Writer[R]) done(bp *[]byte, buf []byte, batch []Item[R], thens []func(), err error) bool {
 	if cap(buf) <= maxPooledWrite {
 		*bp = buf[:0]
 		writeBuffers.Put(bp)
 	}
-	cw.out.written(batch)
+	cw.out.Written(batch)
 	if err != nil {
-		cw.out.close()
+		cw.out.Close()
 		cw.fail()
 		return false
 	}

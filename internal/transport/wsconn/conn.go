@@ -1,4 +1,8 @@
-package transport
+// Package wsconn speaks RFC 6455, as a server, on a connection held by package socket: frames,
+// the close handshake, and permessage-deflate without context takeover. It holds no read buffer
+// while no message is arriving and no writer while nothing is written; the subprotocol spoken
+// in its messages is its user's.
+package wsconn
 
 import (
 	"bufio"
@@ -12,16 +16,18 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+
+	"github.com/advisorhq/gateway/internal/transport/socket"
 )
 
-// wsConn speaks RFC 6455 on one hijacked connection, as a server, for a gateway that holds
+// Conn speaks RFC 6455 on one hijacked connection, as a server, for a gateway that holds
 // tens of thousands of mostly idle sockets: while no message is arriving it holds no read
 // buffer (its reader waits for the socket to become readable with a one-byte peek, and takes
 // a pooled buffer only to read what arrived), and it holds no writer (writes come in batches
 // from whoever has something to send). gobwas/ws does the handshake and the header layouts;
 // the rest is here, since its helpers read through buffers of their own.
-type wsConn struct {
-	socket
+type Conn struct {
+	socket.Conn
 	maxMessage int64
 	// deflate is set when permessage-deflate was negotiated: messages with RSV1 set are
 	// inflated, and large ones sent compressed.
@@ -45,13 +51,9 @@ type wsConn struct {
 	lastSeen atomic.Int64
 }
 
-// Timing of the protocol's edges. A message that begins to arrive must finish within the
-// message timeout (a client cannot hold a read buffer by sending half a frame), and a close
-// handshake the server began ends within closeTimeout whether or not the peer answers.
-const (
-	defaultMessageTimeout = 10 * time.Second
-	closeTimeout          = 3 * time.Second
-)
+// closeTimeout bounds a close handshake the server began: it ends then whether or not the peer
+// answers.
+const closeTimeout = 3 * time.Second
 
 // readBufferSize is the pooled read buffer's size: client messages are small (init,
 // subscribe, complete, pong); larger ones are read through it.
@@ -59,9 +61,22 @@ const readBufferSize = 2048
 
 var readBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
-func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64, messageTimeout, writeTimeout time.Duration) *wsConn {
-	c := &wsConn{maxMessage: maxMessage, messageTimeout: messageTimeout}
-	c.socket.init(nc, writeTimeout)
+// Limits bound what a peer may make a connection hold.
+type Limits struct {
+	// MaxMessage bounds one message, inflated.
+	MaxMessage int64
+	// MessageTimeout bounds how long a message may take to arrive once it has begun to, so
+	// that a client cannot hold a read buffer by sending half a frame.
+	MessageTimeout time.Duration
+	// WriteTimeout bounds each write that waits for the peer to read (positive).
+	WriteTimeout time.Duration
+}
+
+// New speaks RFC 6455 on nc, hijacked after an upgrade that left handshake (nil when it left
+// nothing) and that negotiated permessage-deflate when deflate is set.
+func New(nc net.Conn, handshake *bufio.Reader, deflate bool, l Limits) *Conn {
+	c := &Conn{maxMessage: l.MaxMessage, messageTimeout: l.MessageTimeout, deflate: deflate}
+	c.Conn.Init(nc, l.WriteTimeout)
 	if handshake != nil && handshake.Buffered() > 0 {
 		c.handshake = handshake
 	}
@@ -69,26 +84,36 @@ func newWSConn(nc net.Conn, handshake *bufio.Reader, maxMessage int64, messageTi
 	return c
 }
 
+// Deflate reports whether permessage-deflate was negotiated: large messages may then be sent
+// compressed.
+func (c *Conn) Deflate() bool { return c.deflate }
+
+// CloseSent reports whether the close frame is on its way: nothing is written after it.
+func (c *Conn) CloseSent() bool { return c.closeSent.Load() }
+
+// LastSeen is when a frame last arrived (Unix nanoseconds): the evidence that the peer is there.
+func (c *Conn) LastSeen() int64 { return c.lastSeen.Load() }
+
 // Errors of reading.
 var (
-	errMessageTooBig = errors.New("message too big")
-	errNotText       = errors.New("binary message")
+	ErrMessageTooBig = errors.New("message too big")
+	ErrNotText       = errors.New("binary message")
 )
 
-// protocolViolation is a frame the protocol forbids; the connection closes with 1002.
-type protocolViolation string
+// ProtocolViolation is a frame the protocol forbids; the connection closes with 1002.
+type ProtocolViolation string
 
-func (p protocolViolation) Error() string { return string(p) }
+func (p ProtocolViolation) Error() string { return string(p) }
 
-// peerClosed is the peer's close frame.
-type peerClosed struct{ code ws.StatusCode }
+// PeerClosed is the peer's close frame.
+type PeerClosed struct{ Code ws.StatusCode }
 
-func (p peerClosed) Error() string { return fmt.Sprintf("closed by the peer (%d)", p.code) }
+func (p PeerClosed) Error() string { return fmt.Sprintf("closed by the peer (%d)", p.Code) }
 
-// readMessage returns the next text message. It answers pings, notes pongs, and returns
-// peerClosed for the peer's close frame. After the server's close frame has gone out, data is
+// ReadMessage returns the next text message. It answers pings, notes pongs, and returns
+// PeerClosed for the peer's close frame. After the server's close frame has gone out, data is
 // read and thrown away until the peer's close frame, an error, or the close timeout.
-func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
+func (c *Conn) ReadMessage(ping func(payload []byte)) ([]byte, error) {
 	var msg []byte
 	var op ws.OpCode
 	compressed := false
@@ -129,7 +154,7 @@ func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
 				}
 			case ws.OpClose:
 				code, _ := ws.ParseCloseFrameData(payload)
-				return nil, peerClosed{code}
+				return nil, PeerClosed{code}
 			}
 			if op == 0 { // between messages: the socket may go idle
 				c.release()
@@ -145,7 +170,7 @@ func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
 		}
 		if int64(len(msg))+h.Length > c.maxMessage {
 			c.skip = h.Length
-			return nil, errMessageTooBig
+			return nil, ErrMessageTooBig
 		}
 		start := len(msg)
 		msg = append(msg, make([]byte, h.Length)...)
@@ -158,7 +183,7 @@ func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
 		}
 		c.release()
 		if op != ws.OpText {
-			return nil, errNotText
+			return nil, ErrNotText
 		}
 		if compressed {
 			// The inflated size counts against the limit, so a small message that inflates to
@@ -170,41 +195,41 @@ func (c *wsConn) readMessage(ping func(payload []byte)) ([]byte, error) {
 }
 
 // checkClientHeader refuses what a client may not send: an unmasked frame, reserved bits
-// (readMessage has cleared RSV1 where permessage-deflate allows it), an unknown opcode, a control frame that is long or fragmented, and
+// (ReadMessage has cleared RSV1 where permessage-deflate allows it), an unknown opcode, a control frame that is long or fragmented, and
 // a continuation out of place.
 func checkClientHeader(h ws.Header, midMessage bool) error {
 	switch {
 	case !h.Masked:
-		return protocolViolation("client frames must be masked")
+		return ProtocolViolation("client frames must be masked")
 	case h.Rsv != 0:
-		return protocolViolation("reserved bits are set")
+		return ProtocolViolation("reserved bits are set")
 	case h.OpCode.IsReserved():
-		return protocolViolation("unknown opcode")
+		return ProtocolViolation("unknown opcode")
 	case h.OpCode.IsControl() && (h.Length > 125 || !h.Fin):
-		return protocolViolation("control frames must be short and whole")
+		return ProtocolViolation("control frames must be short and whole")
 	case h.OpCode == ws.OpContinuation && !midMessage:
-		return protocolViolation("a continuation frame without a message")
+		return ProtocolViolation("a continuation frame without a message")
 	case h.OpCode.IsData() && h.OpCode != ws.OpContinuation && midMessage:
-		return protocolViolation("a new message inside a fragmented one")
+		return ProtocolViolation("a new message inside a fragmented one")
 	}
 	return nil
 }
 
-// idle reports whether the reader holds nothing to read: the next message needs a wait.
-func (c *wsConn) idle() bool { return c.br == nil && c.handshake == nil }
+// Idle reports whether the reader holds nothing to read: the next message needs a wait.
+func (c *Conn) Idle() bool { return c.br == nil && c.handshake == nil }
 
-// waitIdle waits, holding no buffer, for the next message to begin arriving when the reader is
+// WaitIdle waits, holding no buffer, for the next message to begin arriving when the reader is
 // idle.
-func (c *wsConn) waitIdle() error {
-	if !c.idle() {
+func (c *Conn) WaitIdle() error {
+	if !c.Idle() {
 		return nil
 	}
-	return c.waitReadable()
+	return c.WaitReadable()
 }
 
 // fill makes sure the reader has a buffer: the handshake's leftovers, or a pooled one once the
 // socket is readable.
-func (c *wsConn) fill() error {
+func (c *Conn) fill() error {
 	if c.br != nil {
 		return nil
 	}
@@ -212,22 +237,22 @@ func (c *wsConn) fill() error {
 		c.br, c.handshake = c.handshake, nil
 		return nil
 	}
-	if err := c.waitReadable(); err != nil {
+	if err := c.WaitReadable(); err != nil {
 		return err
 	}
-	if c.raw != nil && !c.closeSent.Load() {
+	if c.Probes() && !c.closeSent.Load() {
 		// Whatever began to arrive must finish arriving soon. (Without the readiness probe the
 		// read that follows also waits for the message to begin, which may take any time.)
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.messageTimeout))
+		_ = c.NetConn().SetReadDeadline(time.Now().Add(c.messageTimeout))
 	}
 	c.br = readBuffers.Get().(*bufio.Reader)
-	c.br.Reset(c.nc)
+	c.br.Reset(c.NetConn())
 	return nil
 }
 
 // release gives the read buffer back once it holds nothing unread: the socket goes idle
 // holding no buffer.
-func (c *wsConn) release() {
+func (c *Conn) release() {
 	if c.br == nil || c.br.Buffered() > 0 {
 		return
 	}
@@ -237,25 +262,26 @@ func (c *wsConn) release() {
 	}
 	c.br = nil
 	if !c.closeSent.Load() {
-		_ = c.nc.SetReadDeadline(time.Time{})
+		_ = c.NetConn().SetReadDeadline(time.Time{})
 	}
 }
 
-// write writes b, whole frames, within writeTimeout. Nothing is written after the close frame.
-func (c *wsConn) write(b []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+// Write writes b, whole frames, within the write timeout. Nothing is written after the close
+// frame.
+func (c *Conn) Write(b []byte) error {
+	c.LockWrite()
+	defer c.UnlockWrite()
 	if c.closeSent.Load() {
 		return net.ErrClosed
 	}
-	return c.writeWaiting(b)
+	return c.WriteWaiting(b)
 }
 
-// sendClose sends the close frame once, and gives the peer closeTimeout to answer it; the
+// SendClose sends the close frame once, and gives the peer closeTimeout to answer it; the
 // reader then ends. It reports whether this call sent it.
-func (c *wsConn) sendClose(code ws.StatusCode, reason string) bool {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+func (c *Conn) SendClose(code ws.StatusCode, reason string) bool {
+	c.LockWrite()
+	defer c.UnlockWrite()
 	if c.closeSent.Swap(true) {
 		return false
 	}
@@ -263,26 +289,26 @@ func (c *wsConn) sendClose(code ws.StatusCode, reason string) bool {
 	if len(reason) > 123 {
 		reason = reason[:120] + "..."
 	}
-	_ = c.writeWaiting(appendFrame(nil, ws.OpClose, ws.NewCloseFrameBody(code, reason)))
-	_ = c.nc.SetReadDeadline(time.Now().Add(closeTimeout))
+	_ = c.WriteWaiting(AppendFrame(nil, ws.OpClose, ws.NewCloseFrameBody(code, reason)))
+	_ = c.NetConn().SetReadDeadline(time.Now().Add(closeTimeout))
 	return true
 }
 
-// appendFrame appends one unfragmented, unmasked frame of op carrying the parts.
-func appendFrame(b []byte, op ws.OpCode, parts ...[]byte) []byte {
+// AppendFrame appends one unfragmented, unmasked frame of op carrying the parts.
+func AppendFrame(b []byte, op ws.OpCode, parts ...[]byte) []byte {
 	n := 0
 	for _, p := range parts {
 		n += len(p)
 	}
-	b = appendHeader(b, op, n)
+	b = AppendHeader(b, op, n)
 	for _, p := range parts {
 		b = append(b, p...)
 	}
 	return b
 }
 
-// appendHeader appends the header of an unfragmented, unmasked frame of op with n bytes.
-func appendHeader(b []byte, op ws.OpCode, n int) []byte {
+// AppendHeader appends the header of an unfragmented, unmasked frame of op with n bytes.
+func AppendHeader(b []byte, op ws.OpCode, n int) []byte {
 	b = append(b, 0x80|byte(op))
 	switch {
 	case n < 126:

@@ -1,4 +1,4 @@
-package transport
+package wsconn
 
 import (
 	"bytes"
@@ -16,21 +16,22 @@ import (
 // offer has it, and the client must then comply). So every message is compressed and inflated
 // on its own, and an idle socket holds no compression state: a compressor or an inflater
 // (some 40 KB to 600 KB each) is taken from a pool for one batch of writes or one message
-// read, and given back. It also lets a result shared by many subscribers be compressed once
-// (result.deflated) and the same bytes framed for every member that negotiated deflate.
+// read, and given back. It also lets a message shared by many connections be compressed once
+// (Deflate) and the same bytes framed for every connection that negotiated deflate
+// (AppendDeflatedNext).
 
-// deflateMinBytes is the smallest message compressed: below it the saving is a few bytes and
+// DeflateMinBytes is the smallest message compressed: below it the saving is a few bytes and
 // the CPU is not; RFC 7692 lets any message go uncompressed (RSV1 clear).
-const deflateMinBytes = 512
+const DeflateMinBytes = 512
 
 // deflateTail is the empty stored block a sync flush ends with, which RFC 7692 §7.2.1 has the
 // sender drop and the receiver put back.
 var deflateTail = []byte{0x00, 0x00, 0xff, 0xff}
 
-// negotiateDeflate returns the upgrader's Negotiate callback and a report of whether it
+// NegotiateDeflate returns the upgrader's Negotiate callback and a report of whether it
 // accepted permessage-deflate. It declines an offer that asks the server for a window smaller
 // than the 32 KB the compressor uses.
-func negotiateDeflate() (func(httphead.Option) (httphead.Option, error), func() bool) {
+func NegotiateDeflate() (func(httphead.Option) (httphead.Option, error), func() bool) {
 	accepted := false
 	return func(opt httphead.Option) (httphead.Option, error) {
 			if accepted || !bytes.Equal(opt.Name, wsflate.ExtensionNameBytes) {
@@ -61,9 +62,10 @@ var deflaters = sync.Pool{New: func() any {
 	return d
 }}
 
-// deflateRaw compresses p as one message's payload, ending with a sync flush that the caller
-// may keep (inside a message) or drop (its end).
-func deflateRaw(p []byte) []byte {
+// Deflate compresses p as (part of) one message's payload, ending with a sync flush that the
+// caller may keep (inside a message) or drop (its end). Without context takeover the same p
+// compresses to the same blocks for every connection.
+func Deflate(p []byte) []byte {
 	d := deflaters.Get().(*deflater)
 	d.buf.Reset()
 	d.w.Reset(&d.buf)
@@ -77,32 +79,32 @@ func deflateRaw(p []byte) []byte {
 	return out
 }
 
-// appendDeflatedFrame appends p as one text frame, compressed (RSV1 set).
-func appendDeflatedFrame(b []byte, p []byte) []byte {
-	c := deflateRaw(p)
+// AppendDeflatedFrame appends p as one text frame, compressed (RSV1 set).
+func AppendDeflatedFrame(b []byte, p []byte) []byte {
+	c := Deflate(p)
 	c = c[:len(c)-len(deflateTail)]
-	b = appendHeader(b, 0, len(c))
+	b = AppendHeader(b, 0, len(c))
 	b[len(b)-headerLen(len(c))] |= 0x40 | 0x1 // RSV1, text
 	return append(b, c...)
 }
 
-// maxStored is the most a stored deflate block holds.
-const maxStored = 0xffff
+// MaxStored is the most a stored deflate block holds: the longest prefix AppendDeflatedNext
+// takes.
+const MaxStored = 0xffff
 
-// appendStored appends p, at most maxStored bytes, as a non-final stored deflate block; the
+// appendStored appends p, at most MaxStored bytes, as a non-final stored deflate block; the
 // writer is byte-aligned before and after it.
 func appendStored(b, p []byte) []byte {
 	n := len(p)
 	return append(append(b, 0x00, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8)), p...)
 }
 
-// appendDeflatedNext appends a `next` message, prefix + json + "}", compressed: the member's
-// prefix and the closing brace as stored blocks around the result's shared compressed blocks,
-// which a compressor without context takeover makes the same for everyone.
-func appendDeflatedNext(b []byte, prefix []byte, r *result) []byte {
-	shared := r.deflated()
+// AppendDeflatedNext appends a message made of prefix, a shared payload and "}", compressed:
+// the connection's prefix (at most MaxStored bytes) and the closing brace as stored blocks
+// around shared, the payload as Deflate compressed it once for every connection.
+func AppendDeflatedNext(b []byte, prefix, shared []byte) []byte {
 	n := 5 + len(prefix) + len(shared) + 5 + 1 + 1
-	b = appendHeader(b, 0, n)
+	b = AppendHeader(b, 0, n)
 	b[len(b)-headerLen(n)] |= 0x40 | 0x1
 	b = appendStored(b, prefix)
 	b = append(b, shared...)
@@ -121,13 +123,6 @@ func headerLen(n int) int {
 	return 10
 }
 
-// deflated is the result's JSON as deflate blocks ending in a sync flush, made once for all
-// WebSocket members that negotiated permessage-deflate.
-func (r *result) deflated() []byte {
-	r.deflateOnce.Do(func() { r.deflate = deflateRaw(r.json) })
-	return r.deflate
-}
-
 var inflaters = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 
 // inflate decompresses one message's payload, reading at most limit bytes of output: a
@@ -142,10 +137,10 @@ func inflate(p []byte, limit int64) ([]byte, error) {
 	var out bytes.Buffer
 	n, err := out.ReadFrom(io.LimitReader(fr, limit+1))
 	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil, protocolViolation("a compressed message does not inflate")
+		return nil, ProtocolViolation("a compressed message does not inflate")
 	}
 	if n > limit {
-		return nil, errMessageTooBig
+		return nil, ErrMessageTooBig
 	}
 	return out.Bytes(), nil
 }

@@ -1,4 +1,8 @@
-package transport
+// Package fanout runs GraphQL subscriptions for the streaming transports, sharing one execution
+// among the subscribers that ask for the same thing: each response is executed and encoded
+// once, and the same bytes handed to every member's connection, which queues them without
+// waiting. A member that falls behind is ended alone, told where to resume.
+package fanout
 
 import (
 	"context"
@@ -20,117 +24,146 @@ import (
 // the document and its variables shapes the answers: the caller, when resolvers consult it.
 type Share func(ctx context.Context, opCtx *graphql.OperationContext) (scope string, ok bool)
 
-// fanout runs subscriptions. Those that Share allows and that agree in document, operation,
+// Fanout runs subscriptions. Those that Share allows and that agree in document, operation,
 // variables and scope run as one group: executed once, each response encoded once, and the
 // same bytes handed to every member's connection. Executing a selection per subscriber is what
 // bounds a replica at some thousands of subscribers; sharing leaves the cost per subscriber at
 // queueing and writing a frame.
-type fanout struct {
-	share   Share
-	buffer  int
-	streams *Streams // counts the open subscriptions, and tracks the groups' goroutines
+type Fanout struct {
+	share  Share
+	buffer int
+	counts *Counts
+	// running tracks the executions' goroutines, so that shutting down can wait for them.
+	running *sync.WaitGroup
 
 	mu     sync.Mutex
 	groups map[string]*group
 }
 
+// Counts counts the open subscriptions and the executions serving them, for metrics and for
+// shutting down; a fanout adds to it.
+type Counts struct {
+	// subscriptions counts the subscriptions whose stream has begun (their resolvers
+	// subscribed); executions, the executions serving them.
+	subscriptions, executions atomic.Int64
+}
+
+// Subscriptions counts the open subscriptions: a subscriber counts from the moment its resolver
+// has subscribed, so an event stored after that reaches it.
+func (c *Counts) Subscriptions() int { return int(c.subscriptions.Load()) }
+
+// Executions counts the executions serving the subscriptions: as many as the subscriptions when
+// none are shared, one for each operation, variables and caller when all are.
+func (c *Counts) Executions() int { return int(c.executions.Load()) }
+
 // defaultSubscriberBuffer is how many responses a member may have waiting to be written when
 // no buffer is configured; it matches the event hub's.
 const defaultSubscriberBuffer = 256
 
-func newFanout(share Share, buffer int, streams *Streams) *fanout {
+// New returns a fanout that shares the executions share allows, ends a member that has buffer
+// responses waiting (0: 256), counts in counts and runs its executions on goroutines running
+// tracks.
+func New(share Share, buffer int, counts *Counts, running *sync.WaitGroup) *Fanout {
 	if buffer <= 0 {
 		buffer = defaultSubscriberBuffer
 	}
-	return &fanout{share: share, buffer: buffer, streams: streams, groups: map[string]*group{}}
+	return &Fanout{share: share, buffer: buffer, counts: counts, running: running, groups: map[string]*group{}}
 }
 
-// sink is a member's connection: where its results go.
-type sink interface {
-	// deliver queues r for the member without waiting, and reports false when the member
+// Buffer is how many responses a member may have waiting to be written before it is ended as
+// a slow consumer.
+func (f *Fanout) Buffer() int { return f.buffer }
+
+// Sink is a member's connection: where its results go.
+type Sink interface {
+	// Deliver queues r for the member without waiting, and reports false when the member
 	// already has the buffer's worth waiting: it is then ended as a slow consumer.
-	deliver(m *member, r *result) bool
-	// end tells the member that its stream ended with outcome, after final when there is one
+	Deliver(m *Member, r *Result) bool
+	// End tells the member that its stream ended with outcome, after final when there is one
 	// (a response with errors and no data, the stream's last word). It is called once, and
 	// never after the member left.
-	end(m *member, final *result, outcome streamOutcome)
+	End(m *Member, final *Result, outcome Outcome)
 }
 
-// result is one response of a group, encoded once for all its members.
-type result struct {
-	json []byte // the response
-	// errors is the response's errors alone, for a final result: graphql-transport-ws sends
+// Result is one response of a group, encoded once for all its members.
+type Result struct {
+	JSON []byte // the response
+	// Errors is the response's errors alone, for a final result: graphql-transport-ws sends
 	// them as the error message's payload.
-	errors []byte
-	// pos is the stream's position after this response: the id of the event it was made of,
+	Errors []byte
+	// Pos is the stream's position after this response: the id of the event it was made of,
 	// "" for a stream not fed by events.
-	pos string
+	Pos string
 
-	sseOnce sync.Once
-	sse     []byte
-
-	deflateOnce sync.Once
-	deflate     []byte // see deflated
+	// The result as the transports write it, each made once for all the members written so:
+	// a graphql-sse event, and the JSON compressed for WebSockets with permessage-deflate.
+	SSE, Deflated Encoded
 }
 
-// sseEvent is the result as a graphql-sse `next` event, made once for all SSE members.
-func (r *result) sseEvent() []byte {
-	r.sseOnce.Do(func() {
-		b := make([]byte, 0, len(r.json)+len(sseNextPrefix)+2)
-		b = append(b, sseNextPrefix...)
-		b = append(b, r.json...)
-		r.sse = append(b, '\n', '\n')
-	})
-	return r.sse
+// Encoded is one form of a result, made on first use for every member that writes it so.
+type Encoded struct {
+	once sync.Once
+	b    []byte
 }
 
-const sseNextPrefix = "event: next\ndata: "
+// Of returns encode(json), calling encode only the first time.
+func (e *Encoded) Of(json []byte, encode func([]byte) []byte) []byte {
+	e.once.Do(func() { e.b = encode(json) })
+	return e.b
+}
 
-func newResult(resp *graphql.Response, pos string, final bool) *result {
-	r := &result{json: mustJSON(resp), pos: pos}
+// NewResult encodes resp, which leaves its stream at pos; final is set for the stream's last
+// word, whose errors are then encoded alone too.
+func NewResult(resp *graphql.Response, pos string, final bool) *Result {
+	r := &Result{JSON: mustJSON(resp), Pos: pos}
 	if final {
-		r.errors = mustJSON(resp.Errors)
+		r.Errors = mustJSON(resp.Errors)
 	}
 	return r
 }
 
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // the values marshalled here are responses gqlgen built
+	}
+	return b
+}
+
 // group is one execution and the members it serves.
 type group struct {
-	f      *fanout
+	f      *Fanout
 	key    string // "" for a group of one that no one may join
 	cancel context.CancelFunc
 
 	mu         sync.Mutex
-	members    map[*member]struct{}
+	members    map[*Member]struct{}
 	dispatched bool   // the resolvers have subscribed: members count as open
 	ended      bool   // no member may join
 	pos        string // the position after the last result handed out
 }
 
-// member is one subscriber of a group.
-type member struct {
+// Member is one subscriber of a group.
+type Member struct {
 	g    *group
-	sink sink
+	sink Sink
 	// Guarded by g.mu.
 	counted bool
 	left    bool
 	// pos is the position after the last result queued for the member: where it resumes if it
 	// is ended.
 	pos string
-	// pending counts the member's results queued and not yet written; guarded by its
-	// connection's outbox.
-	pending int
 	// gone is set once the member's client left it: its results still queued are not worth
 	// writing (the client may already reuse its operation's id).
 	gone atomic.Bool
 }
 
-// subscribe has sink receive the results of the subscription opCtx describes, run in ctx,
+// Subscribe has s receive the results of the subscription opCtx describes, run in ctx,
 // sharing an execution when Share allows. The stream runs until it ends, or the member leaves
 // (its connection ends it, or it falls behind).
-func (f *fanout) subscribe(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, s sink) *member {
+func (f *Fanout) Subscribe(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, s Sink) *Member {
 	key := f.key(ctx, opCtx)
-	m := &member{sink: s}
+	m := &Member{sink: s}
 	f.mu.Lock()
 	if g := f.groups[key]; key != "" && g != nil && g.join(m) {
 		f.mu.Unlock()
@@ -139,23 +172,23 @@ func (f *fanout) subscribe(ctx context.Context, exec graphql.GraphExecutor, opCt
 	// The execution outlives the member that started it; it carries that member's values (the
 	// caller, which the key includes) and ends when its last member leaves.
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	g := &group{f: f, key: key, cancel: cancel, members: map[*member]struct{}{}}
+	g := &group{f: f, key: key, cancel: cancel, members: map[*Member]struct{}{}}
 	g.join(m)
 	if key != "" {
 		f.groups[key] = g
 	}
 	f.mu.Unlock()
-	// Started from a stream that is open, so the count Streams.Wait waits on is above zero.
-	f.streams.executions.Add(1)
-	f.streams.wg.Go(func() {
-		defer f.streams.executions.Add(-1)
+	// Started from a stream that is open, so the count a shutdown waits on is above zero.
+	f.counts.executions.Add(1)
+	f.running.Go(func() {
+		defer f.counts.executions.Add(-1)
 		g.run(streamend.With(gctx), exec, opCtx)
 	})
 	return m
 }
 
 // key is what subscriptions that may share an execution agree on; "" when opCtx's may not.
-func (f *fanout) key(ctx context.Context, opCtx *graphql.OperationContext) string {
+func (f *Fanout) key(ctx context.Context, opCtx *graphql.OperationContext) string {
 	if f.share == nil {
 		return ""
 	}
@@ -173,7 +206,7 @@ func (f *fanout) key(ctx context.Context, opCtx *graphql.OperationContext) strin
 }
 
 // join adds m, unless the group has ended; called with f.mu held.
-func (g *group) join(m *member) bool {
+func (g *group) join(m *Member) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.ended {
@@ -184,14 +217,18 @@ func (g *group) join(m *member) bool {
 	g.members[m] = struct{}{}
 	if g.dispatched {
 		m.counted = true
-		g.f.streams.subscriptions.Add(1)
+		g.f.counts.subscriptions.Add(1)
 	}
 	return true
 }
 
-// leave takes m out of its group, for its client no longer wants it; the group's execution
+// Gone reports whether m's client left it: its results still queued are not worth writing
+// (the client may already reuse its operation's id).
+func (m *Member) Gone() bool { return m.gone.Load() }
+
+// Leave takes m out of its group, for its client no longer wants it; the group's execution
 // stops when no member is left.
-func (m *member) leave() {
+func (m *Member) Leave() {
 	m.gone.Store(true)
 	g := m.g
 	g.mu.Lock()
@@ -204,14 +241,14 @@ func (m *member) leave() {
 
 // remove takes m out and reports whether it was the last member; called with g.mu held. A
 // group without members takes no more: a member joining now would never be served.
-func (g *group) remove(m *member) bool {
+func (g *group) remove(m *Member) bool {
 	if m.left {
 		return false
 	}
 	m.left = true
 	delete(g.members, m)
 	if m.counted {
-		g.f.streams.subscriptions.Add(-1)
+		g.f.counts.subscriptions.Add(-1)
 	}
 	if len(g.members) > 0 || g.ended {
 		return false
@@ -246,7 +283,7 @@ func (g *group) run(ctx context.Context, exec graphql.GraphExecutor, opCtx *grap
 		m.pos = g.pos
 		if !m.counted {
 			m.counted = true
-			g.f.streams.subscriptions.Add(1)
+			g.f.counts.subscriptions.Add(1)
 		}
 	}
 	g.mu.Unlock()
@@ -256,31 +293,26 @@ func (g *group) run(ctx context.Context, exec graphql.GraphExecutor, opCtx *grap
 			return // every member left
 		}
 		if resp == nil {
-			g.finish(nil, streamDone)
+			g.finish(nil, Done)
 			return
 		}
-		final := len(resp.Data) == 0 && len(resp.Errors) > 0
-		if final {
-			outcome := streamFailed
-			if hasCode(resp.Errors, apperr.EventsUnavailable) {
-				outcome = streamUnavailable
-			}
-			g.finish(newResult(resp, slot.Position(), true), outcome)
+		if outcome, final := Ending(resp); final {
+			g.finish(NewResult(resp, slot.Position(), true), outcome)
 			return
 		}
-		g.broadcast(newResult(resp, slot.Advance(), false))
+		g.broadcast(NewResult(resp, slot.Advance(), false))
 	}
 }
 
 // broadcast queues r for every member; a member that cannot take it is ended as a slow
 // consumer, and nobody waits for it.
-func (g *group) broadcast(r *result) {
-	var slow []*member
+func (g *group) broadcast(r *Result) {
+	var slow []*Member
 	g.mu.Lock()
-	g.pos = r.pos
+	g.pos = r.Pos
 	for m := range g.members {
-		if m.sink.deliver(m, r) {
-			m.pos = r.pos
+		if m.sink.Deliver(m, r) {
+			m.pos = r.Pos
 			continue
 		}
 		slow = append(slow, m)
@@ -288,7 +320,7 @@ func (g *group) broadcast(r *result) {
 	empty := false
 	for _, m := range slow {
 		empty = g.remove(m) || empty
-		m.sink.end(m, slowConsumer(g.f.buffer, m.pos), streamFailed)
+		m.sink.End(m, slowConsumer(g.f.buffer, m.pos), Failed)
 	}
 	g.mu.Unlock()
 	if empty {
@@ -297,10 +329,10 @@ func (g *group) broadcast(r *result) {
 }
 
 // finish ends every member's stream: after final when there is one.
-func (g *group) finish(final *result, outcome streamOutcome) {
+func (g *group) finish(final *Result, outcome Outcome) {
 	g.mu.Lock()
 	g.ended = true
-	members := make([]*member, 0, len(g.members))
+	members := make([]*Member, 0, len(g.members))
 	for m := range g.members {
 		g.remove(m)
 		members = append(members, m)
@@ -308,17 +340,17 @@ func (g *group) finish(final *result, outcome streamOutcome) {
 	g.mu.Unlock()
 	g.stop()
 	for _, m := range members {
-		m.sink.end(m, final, outcome)
+		m.sink.End(m, final, outcome)
 	}
 }
 
 // slowConsumer is the last word to a member that fell buffer responses behind: where to resume
 // without loss when its stream is fed by events.
-func slowConsumer(buffer int, pos string) *result {
+func slowConsumer(buffer int, pos string) *Result {
 	msg := fmt.Sprintf("The subscription fell more than %d events behind and was ended; subscribe again", buffer)
 	if pos != "" {
 		msg = fmt.Sprintf("The subscription fell more than %d events behind and was ended; subscribe again with after: %q (the last event delivered) to resume without loss", buffer, pos)
 	}
 	resp := &graphql.Response{Errors: gqlerror.List{{Message: msg, Extensions: map[string]any{"code": apperr.SlowConsumer}}}}
-	return newResult(resp, pos, true)
+	return NewResult(resp, pos, true)
 }

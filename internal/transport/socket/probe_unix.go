@@ -1,6 +1,6 @@
 //go:build unix
 
-package transport
+package socket
 
 import (
 	"errors"
@@ -13,45 +13,45 @@ const canProbe = true
 // probe peeks at one byte without taking it: false (wait for the socket to be readable) while
 // there is none, true once there is data, the end of the stream, or an error for the read that
 // follows to report.
-func (s *socket) probe(fd uintptr) bool {
+func (c *Conn) probe(fd uintptr) bool {
 	var b [1]byte
 	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR) {
 		return false
 	}
-	s.peeked = true
+	c.peeked = true
 	return true
 }
 
-// writeNow writes as much of b as the socket takes without waiting, and reports how much;
-// called with writeMu held. Without the raw socket it writes nothing, and the caller waits.
-func (s *socket) writeNow(b []byte) (int, error) {
-	if s.raw == nil {
+// WriteNow writes as much of b as the socket takes without waiting, and reports how much;
+// called with the write lock held. Without the raw socket it writes nothing, and the caller waits.
+func (c *Conn) WriteNow(b []byte) (int, error) {
+	if c.raw == nil {
 		return 0, nil
 	}
-	s.wbuf, s.wn, s.werr = b, 0, nil
-	err := s.raw.Write(s.writable)
-	n, werr := s.wn, s.werr
-	s.wbuf = nil
+	c.wbuf, c.wn, c.werr = b, 0, nil
+	err := c.raw.Write(c.writable)
+	n, werr := c.wn, c.werr
+	c.wbuf = nil
 	if err != nil {
 		return n, err
 	}
 	return n, werr
 }
 
-// writeSome is writeNow's system call, given to raw.Write: it never asks to wait.
-func (s *socket) writeSome(fd uintptr) bool {
-	for s.wn < len(s.wbuf) {
-		n, err := syscall.Write(int(fd), s.wbuf[s.wn:])
+// writeSome is WriteNow's system call, given to raw.Write: it never asks to wait.
+func (c *Conn) writeSome(fd uintptr) bool {
+	for c.wn < len(c.wbuf) {
+		n, err := syscall.Write(int(fd), c.wbuf[c.wn:])
 		if n > 0 {
-			s.wn += n
+			c.wn += n
 		}
 		switch {
 		case err == syscall.EINTR:
 		case err == syscall.EAGAIN:
 			return true
 		case err != nil:
-			s.werr = err
+			c.werr = err
 			return true
 		case n == 0:
 			return true

@@ -1,0 +1,121 @@
+package socket
+
+import "sync"
+
+// Outbox is what one connection has to write, in order. Whoever produces a message queues it
+// without waiting; kick has it written, by one writer at a time that runs only while there is
+// something to write, so an idle connection holds no writer and no queue. What queues up while
+// a write is under way goes out in the writer's next batch. R is a result shared among
+// connections, which the connection's writer frames for it.
+type Outbox[R any] struct {
+	kick func() // starts, or wakes, the connection's writer
+
+	mu     sync.Mutex
+	items  []Item[R]
+	spare  []Item[R] // the last batch's array, reused while the connection is busy
+	busy   bool      // a writer has been kicked and has not found the queue empty since
+	closed bool
+}
+
+// Item is one thing to write: bytes made for this connection, a shared result, which the
+// writer frames for the connection, or a whole frame (a WebSocket control frame, the chunked
+// encoding's last chunk).
+type Item[R any] struct {
+	Msg   []byte
+	Frame []byte
+	// Res is a result queued with PushResult; IsResult tells whether the item is one.
+	Res R
+	// Then runs once the item is written, such as closing the socket after a last word.
+	Then func()
+	// quota is the share of the queue the result counts against; nil for what is not one.
+	quota *Quota
+}
+
+// IsResult reports whether it is a result queued with PushResult.
+func (it *Item[R]) IsResult() bool { return it.quota != nil }
+
+// Quota counts one producer's results queued on a connection and not yet written (one
+// subscription's), so that a producer that outpaces its client is stopped alone. It is guarded
+// by the outbox it is used with.
+type Quota struct{ pending int }
+
+// SetKick sets what has the outbox written, before anything is queued.
+func (o *Outbox[R]) SetKick(kick func()) { o.kick = kick }
+
+// Push queues it, and reports false when the connection is closed.
+func (o *Outbox[R]) Push(it Item[R]) bool {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return false
+	}
+	o.append(it)
+	return true
+}
+
+// append queues it, and has it written; called with o.mu held, which it releases.
+func (o *Outbox[R]) append(it Item[R]) {
+	o.items = append(o.items, it)
+	kick := !o.busy
+	o.busy = true
+	o.mu.Unlock()
+	if kick {
+		o.kick()
+	}
+}
+
+// PushResult queues r against q, unless q already has limit waiting to be written: it reports
+// false then, and the caller ends q's producer as a slow consumer. A closed connection takes
+// anything, to drop it: its producers are leaving.
+func (o *Outbox[R]) PushResult(q *Quota, r R, limit int) bool {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return true
+	}
+	if q.pending >= limit {
+		o.mu.Unlock()
+		return false
+	}
+	q.pending++
+	o.append(Item[R]{Res: r, quota: q})
+	return true
+}
+
+// Take returns what is waiting to be written, or nil once nothing is, when the writer stops;
+// the queue's memory is let go with it.
+func (o *Outbox[R]) Take() []Item[R] {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.items) == 0 || o.closed {
+		o.busy = false
+		o.items, o.spare = nil, nil
+		return nil
+	}
+	batch := o.items
+	o.items, o.spare = o.spare, nil
+	return batch
+}
+
+// Written returns a batch that Take gave, once it is written.
+func (o *Outbox[R]) Written(batch []Item[R]) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, it := range batch {
+		if it.quota != nil {
+			it.quota.pending--
+		}
+	}
+	clear(batch)
+	if !o.closed {
+		o.spare = batch[:0]
+	}
+}
+
+// Close drops what is waiting and refuses more: the connection is gone.
+func (o *Outbox[R]) Close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	o.items, o.spare = nil, nil
+}

@@ -1,0 +1,111 @@
+// Package socket holds a hijacked connection open for long and mostly idle, as a WebSocket or
+// an HTTP/1.1 event stream holds one among tens of thousands on a replica: its reader waits for
+// the socket to become readable holding no buffer, what the connection has to write is queued
+// in an Outbox, and a small pool of Writers writes the queues without ever waiting on a socket.
+// The protocols spoken over the connection (WebSocket frames, chunked events) are their users'.
+package socket
+
+import (
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Conn is a hijacked connection that a stream holds open for long, mostly idle: it can be
+// waited on for readability without a read buffer (a one-byte MSG_PEEK through
+// syscall.RawConn, where the system has it), and it is written to by one writer at a time,
+// within writeTimeout.
+type Conn struct {
+	nc net.Conn
+	// writeTimeout bounds each write that waits for the peer to read.
+	writeTimeout time.Duration
+	raw          syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
+	// readable is the readiness probe given to raw.Read, made once.
+	readable func(fd uintptr) bool
+	// peeked is what the probe saw: data (or the end of the stream) to read.
+	peeked bool
+
+	writeMu sync.Mutex
+	// The write in progress, for writable, made once like readable; guarded by writeMu.
+	writable func(fd uintptr) bool
+	wbuf     []byte
+	wn       int
+	werr     error
+}
+
+// Init makes c the connection nc, whose writes wait at most writeTimeout (positive) for the
+// peer. It is a method, not a constructor, so that a connection type can embed Conn by value.
+func (c *Conn) Init(nc net.Conn, writeTimeout time.Duration) {
+	c.nc, c.writeTimeout = nc, writeTimeout
+	// A listener that bounds connections wraps them; the socket is the one it wraps.
+	sock := nc
+	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		sock = u.NetConn()
+	}
+	if sc, ok := sock.(syscall.Conn); ok && canProbe {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw = raw
+			c.readable = c.probe
+			c.writable = c.writeSome
+		}
+	}
+}
+
+// NetConn is the connection c holds.
+func (c *Conn) NetConn() net.Conn { return c.nc }
+
+// Probes reports whether c can be waited on without a buffer: when it cannot, WaitReadable
+// returns at once and the read that follows waits.
+func (c *Conn) Probes() bool { return c.raw != nil }
+
+// WaitReadable waits, holding no buffer, until the socket has something to read, has ended, or
+// its read deadline passes. Without the probe it returns at once, and the read that follows
+// waits.
+func (c *Conn) WaitReadable() error {
+	if c.raw == nil {
+		return nil
+	}
+	c.peeked = false
+	for !c.peeked {
+		if err := c.raw.Read(c.readable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LockWrite takes the write lock, which every write holds: nothing may come between the parts
+// of one batch, nor after a last word its protocol sent.
+func (c *Conn) LockWrite() { c.writeMu.Lock() }
+
+// UnlockWrite gives the write lock back.
+func (c *Conn) UnlockWrite() { c.writeMu.Unlock() }
+
+// WriteWaiting writes b, waiting for the socket within writeTimeout; called with the write lock
+// held. The deadline is cleared after, for WriteNow, which a passed deadline would refuse.
+func (c *Conn) WriteWaiting(b []byte) error {
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout)); err != nil {
+		return err
+	}
+	_, err := c.nc.Write(b)
+	if derr := c.nc.SetWriteDeadline(time.Time{}); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// OnFreshStack runs f on a goroutine of its own and waits for it. A connection's reader lives
+// as long as the connection and mostly waits; what it does between waits (reading, decoding and
+// acting on a message, or setting a stream up) grows a stack to 4 KiB or more, and the runtime
+// never shrinks that back to 2 KiB for a parked reader, whose frames, with the guard the runtime
+// keeps, take over a quarter of it: 2 KiB more for each of thousands of idle sockets. A
+// goroutine that ends gives its stack back.
+func OnFreshStack(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
+}

@@ -1,0 +1,636 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/gobwas/ws"
+
+	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/callerauth"
+	"github.com/advisorhq/gateway/internal/transport/fanout"
+	"github.com/advisorhq/gateway/internal/transport/socket"
+	"github.com/advisorhq/gateway/internal/transport/wsconn"
+)
+
+// Close codes both subprotocols' sessions use: graphql-transport-ws's for a client that never
+// initialises (the legacy protocol has none of its own), and RFC 6455's registry's 1012 and
+// 1013, which clients retry.
+const (
+	closeInitTimeout    ws.StatusCode = 4408
+	closeServiceRestart ws.StatusCode = 1012
+	closeTryAgainLater  ws.StatusCode = 1013
+)
+
+// wsSettings are what a WebSocket session needs of the transport's configuration.
+type wsSettings struct {
+	// initTimeout is how long a client has to send connection_init.
+	initTimeout time.Duration
+	// keepAlive is the interval of the server's keep-alive messages and pings.
+	keepAlive time.Duration
+	// authenticate vets connection_init's credentials, merged into the upgrade request's
+	// headers; an error refuses the connection. nil accepts every connection, as the HTTP
+	// endpoint does.
+	authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
+	// streams is told when the server shuts down, and its writers write the sockets.
+	streams *Streams
+	// maxMessage bounds one client message.
+	maxMessage int64
+	// maxOperations bounds the operations running at once on one socket; 0 is
+	// defaultMaxOperations.
+	maxOperations int
+	log           *slog.Logger
+	// fanout runs the subscriptions, sharing executions where it may.
+	fanout *fanout.Fanout
+	// messageTimeout bounds how long a message may take to arrive once it has begun to.
+	messageTimeout time.Duration
+	// writeTimeout bounds each write that waits for the client to read: a client that stops
+	// reading does not hold a goroutine and its queue forever.
+	writeTimeout time.Duration
+}
+
+// defaultMaxOperations bounds the operations of one socket when no limit is set: each holds a
+// goroutine and buffers, and one socket once held 20,000.
+const defaultMaxOperations = 100
+
+func (t wsSettings) operationLimit() int {
+	if t.maxOperations <= 0 {
+		return defaultMaxOperations
+	}
+	return t.maxOperations
+}
+
+// wsProtocol is a subprotocol's part of a session: what its messages mean, and how it says what
+// the session's shared machinery cannot say alone.
+type wsProtocol interface {
+	// act acts on one message.
+	act(m wsMessage)
+	// refuse answers a message that breaks the protocol: id's, or the connection's when id is
+	// "".
+	refuse(id, message string)
+	// nextType is the type of the messages that carry an operation's results.
+	nextType() string
+	// lastWord sends an operation's final result, errors and no data, which ends its stream;
+	// false when the connection is closed.
+	lastWord(op *wsOperation, final *fanout.Result) bool
+	// completes reports whether an operation whose stream ended with outcome (Done or Failed)
+	// is followed by complete.
+	completes(outcome fanout.Outcome) bool
+}
+
+// wsSession is one connection, whichever its subprotocol. While idle it holds one goroutine,
+// its reader, and no buffer; a writer runs while there is something to write, and one goroutine
+// per query or mutation while it runs. Its subscriptions are members of the fanout's groups.
+// Timers do the rest: the initialisation timeout, the keep-alive, the end of the caller's
+// credentials and the server's shutdown each act when they fire, holding no goroutine until
+// then.
+type wsSession struct {
+	t       wsSettings
+	c       *wsconn.Conn
+	proto   wsProtocol
+	exec    graphql.GraphExecutor
+	headers http.Header
+	// authed is the context authenticate returned, carrying the caller; the operations run in
+	// it. Only the reading goroutine touches it.
+	authed context.Context
+
+	// ctx is the connection's; cancel ends it when the connection ends.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// wg tracks the writer and the queries and mutations running; serve waits for them.
+	wg  sync.WaitGroup
+	out socket.Outbox[wsResult]
+
+	mu        sync.Mutex
+	inited    bool
+	acked     bool
+	ops       map[string]*wsOperation
+	closed    bool
+	keepAlive *time.Timer // running once the connection is acknowledged
+	// keepAliveType is the type of the protocol's keep-alive message.
+	keepAliveType string
+	initTimer     *time.Timer // running until connection_init arrives
+	lastPing      int64       // when the last keep-alive ping went out (Unix nanoseconds)
+	// stops undoes what waits on the connection: timers and context callbacks.
+	stops []func() bool
+}
+
+// wsResult is a subscription's result queued for its operation's socket.
+type wsResult struct {
+	op  *wsOperation
+	m   *fanout.Member
+	res *fanout.Result
+}
+
+// newWSSession is a session on c, upgraded from a request with headers; ctx ends when cancel
+// is called, which the session does when it ends.
+func newWSSession(t wsSettings, c *wsconn.Conn, exec graphql.GraphExecutor, headers http.Header,
+	ctx context.Context, cancel context.CancelFunc,
+) *wsSession {
+	s := &wsSession{t: t, c: c, exec: exec, headers: headers, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel}
+	socket.WriterFor(&c.Conn, &s.out, t.streams.writers, s.frame, c.CloseSent, &s.wg,
+		func() { _ = c.NetConn().Close() }) // the reader ends, and the session with it
+	return s
+}
+
+// wsOperation is one running operation of a session, by its id: a subscription's membership,
+// or the cancellation of a query or mutation.
+type wsOperation struct {
+	s    *wsSession
+	id   string
+	stop func()
+	// next starts a message carrying one of this operation's results, up to its payload.
+	next []byte
+	// quota counts the operation's results waiting to be written.
+	quota socket.Quota
+}
+
+type wsMessage struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// serve reads and handles messages in protocol p until the connection ends, then undoes
+// everything the session holds.
+func (s *wsSession) serve(p wsProtocol) {
+	s.proto = p
+	defer s.end()
+	initTimer := time.AfterFunc(s.t.initTimeout, func() {
+		s.mu.Lock()
+		inited := s.inited
+		s.mu.Unlock()
+		if !inited {
+			s.close(closeInitTimeout, "Connection initialisation timeout")
+		}
+	})
+	s.mu.Lock()
+	s.initTimer = initTimer
+	s.mu.Unlock()
+	s.after(context.AfterFunc(s.t.streams.stopped, func() {
+		s.close(closeServiceRestart, "The gateway is restarting: reconnect")
+	}))
+	// The wait for the next message is made from here, this shallow, and the messages are read
+	// elsewhere, so that an idle connection's goroutine keeps the smallest stack.
+	for s.c.WaitIdle() == nil && s.readOnFreshStack() {
+	}
+}
+
+// readOnFreshStack reads and acts on what arrived on a goroutine of its own (see
+// socket.OnFreshStack).
+func (s *wsSession) readOnFreshStack() (goOn bool) {
+	socket.OnFreshStack(func() { goOn = s.readAvailable() })
+	return goOn
+}
+
+// readAvailable reads and acts on messages, one at least, until the connection would wait,
+// and reports whether it goes on.
+func (s *wsSession) readAvailable() bool {
+	for first := true; ; first = false {
+		if !first && s.c.Idle() {
+			return true
+		}
+		data, err := s.c.ReadMessage(s.pong)
+		var closed wsconn.PeerClosed
+		var violation wsconn.ProtocolViolation
+		switch {
+		case err == nil:
+		case errors.Is(err, wsconn.ErrMessageTooBig):
+			// The rest of the message is read and thrown away while the peer answers the close.
+			s.close(ws.StatusMessageTooBig, "A message is larger than "+bytesize.Format(s.t.maxMessage))
+			continue
+		case errors.Is(err, wsconn.ErrNotText):
+			s.proto.refuse("", "Messages must be JSON text")
+			continue
+		case errors.As(err, &violation):
+			s.close(ws.StatusProtocolError, violation.Error())
+			continue
+		case errors.As(err, &closed):
+			// The peer closed: answer with its code, as the protocol asks, and end.
+			code := closed.Code
+			if code == 0 || code == ws.StatusNoStatusRcvd {
+				code = ws.StatusNormalClosure
+			}
+			s.c.SendClose(code, "")
+			return false
+		case errors.Is(err, os.ErrDeadlineExceeded) && !s.isClosed():
+			// A message began and stalled: say why, and let go without waiting for an answer.
+			s.c.SendClose(ws.StatusPolicyViolation, "A message took longer than "+s.t.messageTimeout.String()+" to arrive")
+			return false
+		default:
+			return false // the connection ended, or the close handshake timed out
+		}
+		if s.isClosed() {
+			continue // closing: read on until the peer answers
+		}
+		var m wsMessage
+		if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+			s.proto.refuse("", "Invalid message received: expected a JSON object with a type")
+			continue
+		}
+		s.proto.act(m)
+	}
+}
+
+// after registers stop to be called when the session ends.
+func (s *wsSession) after(stop func() bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stops = append(s.stops, stop)
+}
+
+// end undoes what the session holds, in order: its timers and callbacks, its operations, its
+// queue and its socket, then waits for its writer and its queries.
+func (s *wsSession) end() {
+	s.mu.Lock()
+	stops := s.stops
+	s.stops = nil
+	if s.keepAlive != nil {
+		s.keepAlive.Stop()
+	}
+	if s.initTimer != nil {
+		s.initTimer.Stop()
+	}
+	s.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
+	s.cancel()
+	s.stopAll()
+	s.out.Close()
+	_ = s.c.NetConn().Close()
+	s.wg.Wait()
+}
+
+// pong answers a ping frame at once, from the reader.
+func (s *wsSession) pong(payload []byte) {
+	_ = s.c.Write(wsconn.AppendFrame(nil, ws.OpPong, payload))
+}
+
+// firstInit notes that connection_init arrived, and reports whether it is the first.
+func (s *wsSession) firstInit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	again := s.inited
+	s.inited = true
+	if s.initTimer != nil {
+		s.initTimer.Stop()
+		s.initTimer = nil // its memory goes with it: the connection may live for days
+	}
+	return !again
+}
+
+// authenticate vets connection_init's payload, raw, merged into the upgrade's headers, and
+// reports whether the session goes on. Credentials refused, or that run out later, are
+// forbidden as the protocol has it.
+func (s *wsSession) authenticate(raw json.RawMessage, forbid func(reason string)) bool {
+	var payload map[string]any
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &payload); err != nil {
+			s.proto.refuse("", "Invalid message received: connection_init's payload must be an object")
+			return false
+		}
+	}
+	s.headers = initHeaders(s.headers, payload)
+	if s.t.authenticate == nil {
+		return true
+	}
+	authed, err := s.t.authenticate(s.ctx, s.headers)
+	if err != nil {
+		forbid("Forbidden")
+		return false
+	}
+	s.authed = authed
+	// Credentials that run out (a token's exp: the context's deadline) end the connection,
+	// whose subscriptions would otherwise outlive them.
+	if _, ok := authed.Deadline(); ok {
+		s.after(context.AfterFunc(authed, func() {
+			if s.ctx.Err() == nil {
+				forbid("Forbidden: " + callerauth.ErrCredentialsExpired.Error())
+			}
+		}))
+	}
+	return true
+}
+
+// acknowledged notes that connection_ack went out: operations may start, and the keep-alive,
+// a message of keepAliveType and a ping, runs.
+func (s *wsSession) acknowledged(keepAliveType string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.acked = true
+	s.keepAliveType = keepAliveType
+	s.keepAlive = time.AfterFunc(s.t.keepAlive, s.ping)
+}
+
+func (s *wsSession) isAcked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acked
+}
+
+// ping is the keep-alive, every keepAlive once the connection is acknowledged. The protocol's
+// message (ping, or the legacy ka) keeps proxies from closing a quiet socket; a WebSocket ping,
+// which browsers answer by themselves, finds a peer that is gone without closing (a sleeping
+// laptop, a dropped network): a peer from which nothing arrived since the last ping is gone,
+// and its subscriptions end now rather than when TCP gives up minutes later.
+func (s *wsSession) ping() {
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	last := s.lastPing
+	s.lastPing = now
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.keepAlive.Reset(s.t.keepAlive)
+	kind := s.keepAliveType
+	s.mu.Unlock()
+	if last != 0 && s.c.LastSeen() < last {
+		s.t.log.Debug("websocket peer did not answer a ping; closing")
+		_ = s.c.NetConn().Close() // the reader ends, and the session with it
+		return
+	}
+	s.send(wsMessage{Type: kind})
+	s.out.Push(socket.Item[wsResult]{Frame: pingFrame})
+}
+
+// pingFrame is a WebSocket ping with no payload.
+var pingFrame = wsconn.AppendFrame(nil, ws.OpPing)
+
+// Refusals of start, which each protocol answers in its own way.
+var errOperationTaken = errors.New("an operation with this id is already running")
+
+// badOperation is a subscribe (legacy: start) message that cannot start an operation.
+type badOperation struct{ id, message string }
+
+func (e *badOperation) Error() string { return e.message }
+
+// operationLimit is the limit on the operations one socket runs at once, reached.
+type operationLimit struct{ limit int }
+
+func (e *operationLimit) Error() string {
+	return fmt.Sprintf("This WebSocket already runs %d operations, the most one socket may run at once (MAX_SUBSCRIPTIONS_PER_SOCKET): complete one, or open another WebSocket", e.limit)
+}
+
+// start starts the operation m asks for, once the connection is acknowledged: a subscription
+// joins the fanout, a query or mutation runs on a goroutine of its own. It refuses with
+// errOperationTaken, a *badOperation or an *operationLimit, which the protocol answers.
+func (s *wsSession) start(m wsMessage) error {
+	if m.ID == "" {
+		return &badOperation{"", "Invalid message received: subscribe needs an id"}
+	}
+	var raw rawParams
+	if err := json.Unmarshal(m.Payload, &raw); err != nil {
+		return &badOperation{m.ID, "Invalid message received: the payload must be an object with a query"}
+	}
+	p, err := raw.params()
+	if err != nil {
+		return &badOperation{m.ID, "Invalid message received: " + err.Error()}
+	}
+	params := *p
+	params.Headers = s.headers
+	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
+
+	ctx := s.ctx
+	if s.authed != nil {
+		ctx = s.authed
+	}
+	op := &wsOperation{s: s, id: m.ID, next: fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, mustJSON(m.ID), s.proto.nextType())}
+	s.mu.Lock()
+	if _, taken := s.ops[m.ID]; taken {
+		s.mu.Unlock()
+		return errOperationTaken
+	}
+	if limit := s.t.operationLimit(); len(s.ops) >= limit {
+		s.mu.Unlock()
+		return &operationLimit{limit}
+	}
+	// Held while the operation is set up, so that a complete arriving meanwhile finds a way to
+	// stop it.
+	stopped := make(chan struct{})
+	var stopOnce sync.Once
+	op.stop = func() { stopOnce.Do(func() { close(stopped) }) }
+	s.ops[m.ID] = op
+	s.mu.Unlock()
+
+	opCtx, errs := s.exec.CreateOperationContext(ctx, &params)
+	switch {
+	case errs != nil:
+		s.finish(op, s.runEmitted(func(emit func(*graphql.Response, bool) bool) fanout.Outcome {
+			return refuseOperation(ctx, s.exec, opCtx, errs, emit)
+		}, op))
+	case isSubscription(opCtx):
+		member := s.t.fanout.Subscribe(ctx, s.exec, opCtx, op)
+		s.mu.Lock()
+		op.stop = member.Leave
+		s.mu.Unlock()
+		select {
+		case <-stopped: // completed while it was set up
+			member.Leave()
+		default:
+		}
+	default:
+		runCtx, cancel := context.WithCancel(ctx)
+		s.mu.Lock()
+		op.stop = cancel
+		s.mu.Unlock()
+		select {
+		case <-stopped:
+			cancel()
+		default:
+		}
+		s.wg.Go(func() {
+			defer cancel()
+			s.finish(op, s.runEmitted(func(emit func(*graphql.Response, bool) bool) fanout.Outcome {
+				return runCreated(runCtx, s.exec, opCtx, emit)
+			}, op))
+		})
+	}
+	return nil
+}
+
+// runEmitted runs an operation whose responses are sent as they come, as op's messages.
+func (s *wsSession) runEmitted(run func(emit func(*graphql.Response, bool) bool) fanout.Outcome, op *wsOperation) fanout.Outcome {
+	return run(func(resp *graphql.Response, final bool) bool {
+		if final {
+			return s.proto.lastWord(op, fanout.NewResult(resp, "", true))
+		}
+		return s.out.Push(socket.Item[wsResult]{Msg: op.frame(mustJSON(resp))})
+	})
+}
+
+// frame is a message of op carrying one of its results, payload.
+func (op *wsOperation) frame(payload []byte) []byte {
+	b := make([]byte, 0, len(op.next)+len(payload)+1)
+	b = append(b, op.next...)
+	b = append(b, payload...)
+	return append(b, '}')
+}
+
+// Deliver queues one result of op's subscription.
+func (op *wsOperation) Deliver(m *fanout.Member, r *fanout.Result) bool {
+	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, op.s.t.fanout.Buffer())
+}
+
+// End sends the last word of op's subscription and how it ended.
+func (op *wsOperation) End(_ *fanout.Member, final *fanout.Result, outcome fanout.Outcome) {
+	if final != nil {
+		op.s.proto.lastWord(op, final)
+	}
+	op.s.finish(op, outcome)
+}
+
+// finish forgets op once its stream ended with outcome, and says so to the client as the
+// protocol asks.
+func (s *wsSession) finish(op *wsOperation, outcome fanout.Outcome) {
+	s.mu.Lock()
+	mine := s.ops[op.id] == op
+	if mine {
+		delete(s.ops, op.id)
+	}
+	s.mu.Unlock()
+	switch outcome {
+	case fanout.Unavailable:
+		// After the error that says so has been written.
+		s.out.Push(socket.Item[wsResult]{Then: func() { s.close(closeTryAgainLater, "The event store is unavailable; try again later") }})
+	case fanout.Done, fanout.Failed:
+		if mine && s.proto.completes(outcome) {
+			s.send(wsMessage{ID: op.id, Type: "complete"})
+		}
+	}
+}
+
+// stop stops the operation id, which the client completed.
+func (s *wsSession) stop(id string) {
+	s.mu.Lock()
+	var stop func()
+	if op := s.ops[id]; op != nil {
+		stop = op.stop
+		delete(s.ops, id)
+	}
+	s.mu.Unlock()
+	if stop != nil {
+		stop() // outside the lock: a subscription's group takes its own
+	}
+}
+
+// stopAll stops every operation still running, when the connection ends.
+func (s *wsSession) stopAll() {
+	s.mu.Lock()
+	stops := make([]func(), 0, len(s.ops))
+	for _, op := range s.ops {
+		stops = append(stops, op.stop)
+	}
+	clear(s.ops)
+	s.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
+}
+
+// send queues m, and reports false when the connection is closed.
+func (s *wsSession) send(m wsMessage) bool {
+	return s.out.Push(socket.Item[wsResult]{Msg: mustJSON(m)})
+}
+
+// frame frames a batch: each message and result as a text frame, control frames as they are.
+func (s *wsSession) frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []func()) {
+	var thens []func()
+	deflate := s.c.Deflate()
+	for _, it := range batch {
+		switch {
+		case it.IsResult():
+			if it.Res.m.Gone() {
+				continue
+			}
+			next, res := it.Res.op.next, it.Res.res
+			if deflate && len(next)+len(res.JSON)+1 >= wsconn.DeflateMinBytes {
+				if len(next) > wsconn.MaxStored {
+					// An id too long for one stored block (a client may choose one): the
+					// whole message is compressed for this member alone.
+					buf = wsconn.AppendDeflatedFrame(buf, append(append(append([]byte(nil), next...), res.JSON...), '}'))
+					break
+				}
+				buf = wsconn.AppendDeflatedNext(buf, next, res.Deflated.Of(res.JSON, wsconn.Deflate))
+				break
+			}
+			buf = wsconn.AppendHeader(buf, ws.OpText, len(next)+len(res.JSON)+1)
+			buf = append(append(append(buf, next...), res.JSON...), '}')
+		case it.Msg != nil:
+			if deflate && len(it.Msg) >= wsconn.DeflateMinBytes {
+				buf = wsconn.AppendDeflatedFrame(buf, it.Msg)
+				break
+			}
+			buf = wsconn.AppendFrame(buf, ws.OpText, it.Msg)
+		case it.Frame != nil:
+			buf = append(buf, it.Frame...)
+		}
+		if it.Then != nil {
+			thens = append(thens, it.Then)
+		}
+	}
+	return buf, thens
+}
+
+// close sends the close frame with code and reason, drops what is still queued, and ends the
+// operations; the reader reads on until the peer answers or the close times out.
+func (s *wsSession) close(code ws.StatusCode, reason string) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.out.Close()
+	s.c.SendClose(code, reason)
+	s.cancel()
+}
+
+func (s *wsSession) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// initHeaders turns a connection_init payload into request headers, so that credentials sent
+// there reach resolvers as they would in an HTTP request: {"Authorization": "..."} or
+// {"headers": {"Authorization": "..."}}.
+// The handshake's own headers, which say nothing to an operation, are left out: the result
+// lives as long as the connection.
+func initHeaders(base http.Header, payload map[string]any) http.Header {
+	h := make(http.Header, len(base))
+	for k, v := range base {
+		if _, handshake := handshakeHeaders[k]; !handshake {
+			h[k] = v
+		}
+	}
+	set := func(m map[string]any) {
+		for k, v := range m {
+			if s, ok := v.(string); ok && k != "headers" {
+				h.Set(k, s)
+			}
+		}
+	}
+	set(payload)
+	if inner, ok := payload["headers"].(map[string]any); ok {
+		set(inner)
+	}
+	return h
+}
+
+// handshakeHeaders are the upgrade request's headers that only the handshake reads.
+var handshakeHeaders = map[string]struct{}{
+	"Connection": {}, "Upgrade": {}, "Sec-Websocket-Key": {}, "Sec-Websocket-Version": {},
+	"Sec-Websocket-Extensions": {}, "Sec-Websocket-Protocol": {}, "Accept-Encoding": {},
+	"Cache-Control": {}, "Pragma": {},
+}
