@@ -114,7 +114,9 @@ type bulkRow struct {
 	line    int
 	id      string // "" when the row has no usable id or repeats an earlier row's
 	invalid bool
-	cards   []advisorspec.RowRef // the person, trust or entity ids it names, but its own
+	// own says the row is invalid for what it says itself, not only for naming an invalid row.
+	own   bool
+	cards []advisorspec.RowRef // the person, trust or entity ids it names, but its own
 }
 
 // bulkCheck is what checking a file found: its rows, their errors and which are invalid.
@@ -185,6 +187,7 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 			}
 		}
 		row.invalid = c.invalid[l.no]
+		row.own = row.invalid
 		if id != "" {
 			firstRow[id] = len(rows)
 			if !row.invalid {
@@ -235,6 +238,7 @@ func (c *bulkCheck) resolve(rows []bulkRow, firstRow map[string]int, exists func
 				}
 			case !exists(ref.Kind, ref.ID):
 				c.fail(row.line, row.id, ref.Field, fmt.Sprintf("%s %q names no row of this file and no existing %s", ref.Field, ref.ID, ref.Kind))
+				row.own = true
 				c.spoil(row, &spoilt, i)
 			}
 		}
@@ -248,6 +252,11 @@ func (c *bulkCheck) resolve(rows []bulkRow, firstRow map[string]int, exists func
 		}
 		for _, i := range by {
 			row := &rows[i]
+			if row.invalid && !target.own {
+				// Blame flows one way: a row already invalid is not told that a row is invalid
+				// for naming it, or for naming one that names it, round a circle.
+				continue
+			}
 			for _, ref := range row.cards {
 				if ref.ID == target.id {
 					c.fail(row.line, row.id, ref.Field, fmt.Sprintf("%s %q names the row on line %d, which is invalid", ref.Field, ref.ID, target.line))
