@@ -5,10 +5,11 @@ import (
 	"strconv"
 )
 
-// TopAccountUpdate is a checked Update Top Account body; nil means the field was not sent.
+// TopAccountUpdate is an Update Top Account body (and an Add Top Account body, which needs
+// both fields); nil means the field was not sent.
 type TopAccountUpdate struct {
-	ExternalID *string
-	Name       *string
+	ExternalID *string `json:"external_id,omitzero"`
+	Name       *string `json:"name,omitzero"`
 }
 
 // CheckNewTopAccount checks an Add Top Account body and returns its external_id and name.

@@ -1,7 +1,6 @@
 package family
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -12,21 +11,20 @@ import (
 	"github.com/advisorhq/gateway/internal/apperr"
 )
 
-// Inputs are the request bodies of the service: each field carries the service's name as its
-// JSON tag, so a checked input is encoded as it is. omitzero leaves out what the caller did not
-// send, while an empty list (which clears a role) is still sent. The GraphQL names are the
-// outputs': a reference is set by the external ids under the name of the output field that reads
-// it back (trustCreators, owners, party), and advisor.SchemaPath maps the service's names to
-// these for messages.
+// Inputs are the GraphQL inputs of the family graph's mutations. Each converts to the request
+// body advisorspec shapes (a ContactBody or a TopAccountUpdate), which is what is checked and
+// sent. The GraphQL names are the outputs': a reference is set by the external ids under the
+// name of the output field that reads it back (trustCreators, owners, party), and
+// advisor.SchemaPath maps the service's names to these for messages.
 
-// CreateTopAccountInput is the body of Add Top Account.
+// CreateTopAccountInput is a new top account.
 type CreateTopAccountInput struct {
-	ExternalID string `json:"external_id"`
-	Name       string `json:"name"`
+	ExternalID string
+	Name       string
 }
 
 func (in CreateTopAccountInput) check() error {
-	body, _ := json.Marshal(in)
+	body, _ := json.Marshal(advisorspec.TopAccountUpdate{ExternalID: &in.ExternalID, Name: &in.Name})
 	_, _, err := advisorspec.CheckNewTopAccount(body)
 	if err != nil && err.Field == "" && err.Kind == advisorspec.Invalid {
 		// The service's "Missing required parameters" for both: through GraphQL, both blank.
@@ -35,50 +33,50 @@ func (in CreateTopAccountInput) check() error {
 	return inputError("input", err)
 }
 
-// UpdateTopAccountInput is the body of Update Top Account.
+// UpdateTopAccountInput changes a top account; nil leaves a field as it is.
 type UpdateTopAccountInput struct {
-	ExternalID *string `json:"external_id,omitzero"`
-	Name       *string `json:"name,omitzero"`
+	ExternalID *string
+	Name       *string
 }
 
 func (in UpdateTopAccountInput) check() error {
-	body, _ := json.Marshal(in)
+	body, _ := json.Marshal(advisorspec.TopAccountUpdate{ExternalID: in.ExternalID, Name: in.Name})
 	_, err := advisorspec.CheckTopAccountUpdate(body)
 	return inputError("input", err)
 }
 
 // IndividualInput is a new Individual.
 type IndividualInput struct {
-	ExternalID string  `json:"external_id"`
-	FirstName  *string `json:"first_name,omitzero"`
-	MiddleName *string `json:"middle_name,omitzero"`
-	LastName   *string `json:"last_name,omitzero"`
-	Dob        *string `json:"dob,omitzero"`
+	ExternalID string
+	FirstName  *string
+	MiddleName *string
+	LastName   *string
+	Dob        *string
 }
 
 // TrustInput is a new Trust.
 type TrustInput struct {
-	ExternalID        string     `json:"external_id"`
-	LegalName         string     `json:"legal_name"`
-	TrustType         *TrustType `json:"trust_type,omitzero"`
-	TrustCreators     []string   `json:"trust_creator,omitzero"`
-	InitialTrustees   []string   `json:"initial_trustee,omitzero"`
-	GoverningState    *string    `json:"governing_state,omitzero"`
-	TrustCreationDate *string    `json:"trust_creation_date,omitzero"`
+	ExternalID        string
+	LegalName         string
+	TrustType         *TrustType
+	TrustCreators     []string
+	InitialTrustees   []string
+	GoverningState    *string
+	TrustCreationDate *string
 }
 
 // EntityInput is a new Entity.
 type EntityInput struct {
-	ExternalID         string             `json:"external_id"`
-	LegalName          string             `json:"legal_name"`
-	IncorporationState *string            `json:"incorporation_state,omitzero"`
-	IncorporationForm  *IncorporationForm `json:"incorporation_form,omitzero"`
-	Ownership          []*OwnershipInput  `json:"ownership,omitzero"`
+	ExternalID         string
+	LegalName          string
+	IncorporationState *string
+	IncorporationForm  *IncorporationForm
+	Ownership          []*OwnershipInput
 }
 
 // OwnershipInput is one share of an entity: its owners, and whether they hold it jointly (nil:
 // when there is more than one). The service keeps a single owner in owner_id and joint owners in
-// subowners; MarshalJSON writes the one that applies.
+// subowners; spec writes the one that applies.
 type OwnershipInput struct {
 	Percentage float64
 	Owners     []string
@@ -90,25 +88,6 @@ func (o OwnershipInput) joint() bool {
 		return *o.Joint
 	}
 	return len(o.Owners) != 1
-}
-
-// MarshalJSON writes the share as the service's ownership entry.
-func (o OwnershipInput) MarshalJSON() ([]byte, error) {
-	type entry struct {
-		Percentage float64  `json:"percentage"`
-		OwnerID    *string  `json:"owner_id,omitzero"`
-		Subowners  []string `json:"subowners,omitzero"`
-	}
-	e := entry{Percentage: o.Percentage}
-	switch {
-	case o.joint():
-		e.Subowners = append([]string{}, o.Owners...) // sent even when empty, for the service's message
-	case len(o.Owners) == 1:
-		e.OwnerID = &o.Owners[0]
-	default:
-		return nil, fmt.Errorf("a share that is not joint has %d owners", len(o.Owners))
-	}
-	return json.Marshal(e)
 }
 
 // checkOwnership refuses what the service's ownership entry cannot say: a share that is said
@@ -126,105 +105,105 @@ func checkOwnership(prefix string, shares []*OwnershipInput) error {
 
 // CharityInput is a new Charity.
 type CharityInput struct {
-	ExternalID       string  `json:"external_id"`
-	LegalName        string  `json:"legal_name"`
-	Ein              *int64  `json:"ein,omitzero"`
-	City             string  `json:"city"`
-	State            string  `json:"state"`
-	AddressFormatted *string `json:"address_formatted,omitzero"`
-	Notes            *string `json:"notes,omitzero"`
+	ExternalID       string
+	LegalName        string
+	Ein              *int64
+	City             string
+	State            string
+	AddressFormatted *string
+	Notes            *string
 }
 
 // WillInput is a new Will.
 type WillInput struct {
-	ExternalID       string   `json:"external_id"`
-	LegalName        string   `json:"legal_name"`
-	WillType         WillType `json:"will_type"`
-	GoverningState   *string  `json:"governing_state,omitzero"`
-	WillCreationDate *string  `json:"will_creation_date,omitzero"`
-	Testators        []string `json:"testator,omitzero"`
-	Executors        []string `json:"executor,omitzero"`
+	ExternalID       string
+	LegalName        string
+	WillType         WillType
+	GoverningState   *string
+	WillCreationDate *string
+	Testators        []string
+	Executors        []string
 }
 
 // ClassInput is a new Class.
 type ClassInput struct {
-	ExternalID     string             `json:"external_id"`
-	LegalName      string             `json:"legal_name"`
-	Notes          *string            `json:"notes,omitzero"`
-	CurrentParties *ClassPartiesInput `json:"current_parties,omitzero"`
+	ExternalID     string
+	LegalName      string
+	Notes          *string
+	CurrentParties *ClassPartiesInput
 }
 
 // ClassPartiesInput is a class's current parties.
 type ClassPartiesInput struct {
-	IsDistributedEvenly *bool              `json:"is_distributed_evenly,omitzero"`
-	ShareAmount         *string            `json:"share_amount,omitzero"`
-	Parties             []*ClassPartyInput `json:"parties"`
+	IsDistributedEvenly *bool
+	ShareAmount         *string
+	Parties             []*ClassPartyInput
 }
 
 // ClassPartyInput is one party of a class.
 type ClassPartyInput struct {
-	Party                  string         `json:"contact_id"`
-	DistributionPercentage *float64       `json:"distribution_percentage,omitzero"`
-	Fraction               *FractionInput `json:"fraction,omitzero"`
+	Party                  string
+	DistributionPercentage *float64
+	Fraction               *FractionInput
 }
 
 // FractionInput is a share as numerator over denominator.
 type FractionInput struct {
-	Numerator   int64 `json:"numerator"`
-	Denominator int64 `json:"denominator"`
+	Numerator   int64
+	Denominator int64
 }
 
 // IndividualPatch changes an Individual.
 type IndividualPatch struct {
-	FirstName  *string `json:"first_name,omitzero"`
-	MiddleName *string `json:"middle_name,omitzero"`
-	LastName   *string `json:"last_name,omitzero"`
-	Dob        *string `json:"dob,omitzero"`
+	FirstName  *string
+	MiddleName *string
+	LastName   *string
+	Dob        *string
 }
 
 // TrustPatch changes a Trust.
 type TrustPatch struct {
-	LegalName         *string    `json:"legal_name,omitzero"`
-	TrustType         *TrustType `json:"trust_type,omitzero"`
-	TrustCreators     []string   `json:"trust_creator,omitzero"`
-	InitialTrustees   []string   `json:"initial_trustee,omitzero"`
-	GoverningState    *string    `json:"governing_state,omitzero"`
-	TrustCreationDate *string    `json:"trust_creation_date,omitzero"`
+	LegalName         *string
+	TrustType         *TrustType
+	TrustCreators     []string
+	InitialTrustees   []string
+	GoverningState    *string
+	TrustCreationDate *string
 }
 
 // EntityPatch changes an Entity.
 type EntityPatch struct {
-	LegalName          *string            `json:"legal_name,omitzero"`
-	IncorporationState *string            `json:"incorporation_state,omitzero"`
-	IncorporationForm  *IncorporationForm `json:"incorporation_form,omitzero"`
-	Ownership          []*OwnershipInput  `json:"ownership,omitzero"`
+	LegalName          *string
+	IncorporationState *string
+	IncorporationForm  *IncorporationForm
+	Ownership          []*OwnershipInput
 }
 
 // CharityPatch changes a Charity.
 type CharityPatch struct {
-	LegalName        *string `json:"legal_name,omitzero"`
-	Ein              *int64  `json:"ein,omitzero"`
-	City             *string `json:"city,omitzero"`
-	State            *string `json:"state,omitzero"`
-	AddressFormatted *string `json:"address_formatted,omitzero"`
-	Notes            *string `json:"notes,omitzero"`
+	LegalName        *string
+	Ein              *int64
+	City             *string
+	State            *string
+	AddressFormatted *string
+	Notes            *string
 }
 
 // WillPatch changes a Will.
 type WillPatch struct {
-	LegalName        *string   `json:"legal_name,omitzero"`
-	WillType         *WillType `json:"will_type,omitzero"`
-	GoverningState   *string   `json:"governing_state,omitzero"`
-	WillCreationDate *string   `json:"will_creation_date,omitzero"`
-	Testators        []string  `json:"testator,omitzero"`
-	Executors        []string  `json:"executor,omitzero"`
+	LegalName        *string
+	WillType         *WillType
+	GoverningState   *string
+	WillCreationDate *string
+	Testators        []string
+	Executors        []string
 }
 
 // ClassPatch changes a Class.
 type ClassPatch struct {
-	LegalName      *string            `json:"legal_name,omitzero"`
-	Notes          *string            `json:"notes,omitzero"`
-	CurrentParties *ClassPartiesInput `json:"current_parties,omitzero"`
+	LegalName      *string
+	Notes          *string
+	CurrentParties *ClassPartiesInput
 }
 
 // ContactInput is a new card: exactly one member, named for its type.
@@ -251,7 +230,13 @@ type ContactPatch struct {
 type member struct {
 	name  string // the GraphQL member name
 	typ   advisorspec.ContactType
-	value any
+	value contactBody
+}
+
+// contactBody is a member of ContactInput or ContactPatch: a typed pointer, which says itself
+// as the service's body.
+type contactBody interface {
+	spec() advisorspec.ContactBody
 }
 
 // given returns the one member of a @oneOf input that is set. GraphQL validation holds a literal
@@ -292,9 +277,11 @@ func (in ContactInput) body(scope advisorspec.Scope) ([]byte, string, error) {
 			return nil, "", err
 		}
 	}
-	body, err := withType(m.typ, m.value)
+	b := m.value.spec()
+	b.Type = m.typ
+	body, err := json.Marshal(b)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("encode the contact: %w", err)
 	}
 	_, _, verr := advisorspec.CheckNewContact(body, scope, nil)
 	return body, prefix, inputError(prefix, verr)
@@ -320,24 +307,11 @@ func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, string, error) {
 			return nil, "", err
 		}
 	}
-	body, err := json.Marshal(m.value)
+	body, err := json.Marshal(m.value.spec())
 	if err != nil {
 		return nil, "", fmt.Errorf("encode the contact patch: %w", err)
 	}
 	return body, prefix, inputError(prefix, advisorspec.CheckContactUpdate(body, scope, m.typ, "", nil))
-}
-
-// withType encodes a member and adds the card's type to it.
-func withType(typ advisorspec.ContactType, v any) ([]byte, error) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode the contact: %w", err)
-	}
-	head := fmt.Sprintf(`{"type":%q`, typ)
-	if rest := bytes.TrimPrefix(body, []byte("{")); len(bytes.TrimSpace(rest)) > 1 {
-		return append([]byte(head+","), rest...), nil
-	}
-	return []byte(head + "}"), nil
 }
 
 // inputError turns a broken rule into BAD_USER_INPUT naming the GraphQL field at fault, in the
