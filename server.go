@@ -1,5 +1,6 @@
 // Command gateway is the Advisor GraphQL gateway. With no configuration it runs against an
-// embedded sandbox of the Advisor service; `gateway sandbox` serves that sandbox alone.
+// embedded sandbox of the Advisor service; `gateway sandbox` serves that sandbox alone, and
+// `gateway bulk` loads files through a running gateway (internal/command).
 package main
 
 import (
@@ -7,155 +8,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/advisorhq/gateway/internal/bulkcli"
-	"github.com/advisorhq/gateway/internal/config"
-	gw "github.com/advisorhq/gateway/internal/gateway"
-	"github.com/advisorhq/gateway/internal/sandbox"
-	"github.com/advisorhq/gateway/internal/sandbox/sandboxserve"
-	"github.com/advisorhq/gateway/internal/tracing"
+	"github.com/advisorhq/gateway/internal/command"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := command.Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
-}
-
-// run starts what args ask for and serves until ctx ends. Configuration comes from args and
-// getenv only, so tests run the real thing on 127.0.0.1:0 and read its address from stdout.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "sandbox" {
-		return runSandbox(ctx, args[1:], getenv, stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "bulk" {
-		return bulkcli.Run(ctx, args[1:], getenv, stdout, stderr)
-	}
-	if len(args) > 0 {
-		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\" or \"bulk\"", args[0])
-	}
-	return runGateway(ctx, getenv, stdout, stderr, nil)
-}
-
-func runSandbox(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "enroll" {
-		return runEnroll(args[1:], stdout, stderr)
-	}
-	cfg, err := sandbox.ParseFlags(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
-	cfg.Options.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	sb, err := sandbox.New(cfg.Options)
-	if err != nil {
-		return fmt.Errorf("start the sandbox: %w", err)
-	}
-	defer sb.Close()
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on -addr %s: %w", cfg.Addr, err)
-	}
-	// A credential set in the environment is the user's secret: say where it is, not what.
-	token, creds := sandbox.DefaultAccessToken, sandbox.DefaultBasicCredentials
-	if cfg.TokenFromEnv {
-		token = "$SANDBOX_ACCESS_TOKEN"
-	}
-	if cfg.CredentialsFromEnv {
-		creds = "$SANDBOX_BASIC_CREDENTIALS"
-	}
-	sftpLogin := "user and password " + sandbox.DefaultSFTPCredentials
-	if cfg.SFTPCredentialsFromEnv {
-		sftpLogin = "user and password $SANDBOX_SFTP_CREDENTIALS"
-	}
-	referralLogin := "x-api-key " + sandbox.DefaultReferralAPIKey + ", signing secret " + sandbox.DefaultReferralSecret
-	if cfg.ReferralFromEnv {
-		referralLogin = "x-api-key $SANDBOX_REFERRAL_API_KEY, signing secret $SANDBOX_REFERRAL_SECRET"
-	}
-	sftpSrv, sftpLn, err := sandboxserve.ListenSFTP(sb, cfg.SFTPAddr, cfg.SFTPAddr != sandbox.DefaultSFTPAddr)
-	if err != nil {
-		_ = ln.Close()
-		return err
-	}
-	sessions, sessionLn, err := sandboxserve.ListenSessionHost(sb, cfg.SessionEnv, cfg.SessionAddr, cfg.SessionAddr != sandbox.DefaultSessionAddr)
-	if err != nil {
-		_ = ln.Close()
-		_ = sftpLn.Close()
-		return err
-	}
-	fmt.Fprintf(stdout, `Advisor sandbox serving http://%[1]s
-  v2 paths: Authorization: Bearer %[2]s
-  v1 paths: Basic credentials %[3]s
-  try:      curl -H "Authorization: Bearer %[2]s" http://%[1]s/v2/top-accounts/
-  bulk:     sftp://%[4]s (%[5]s), host key %[6]s
-  referral: POST /v1/refer/{%[7]s} (%[8]s)
-  sessions: https://%[9]s (mutual TLS, HTTP/2; %[10]s certificates: go run . sandbox enroll -file-dir %[11]s -env %[10]s -out DIR)
-  firms:    %[12]s with the credentials above; %[13]s with Bearer %[14]s, Basic and SFTP %[15]s, webhook key %[16]s
-`, ln.Addr(), token, creds, sftpLn.Addr(), sftpLogin, sftpSrv.Fingerprint(), strings.Join(cfg.Options.Partners, ","), referralLogin,
-		sessionLn.Addr(), sessions.Env, sessions.Dir,
-		sandbox.DemoFirmID, sandbox.SecondFirmID, sandbox.SecondAccessToken, sandbox.SecondBasicCredentials, sandbox.SecondWebhookKey)
-	return sandboxserve.Servers{Sandbox: sb, HTTP: ln, SFTP: sftpSrv, SFTPListener: sftpLn, Sessions: sessions, SessionListener: sessionLn}.Serve(ctx)
-}
-
-// runEnroll issues a client certificate of the sandbox's session host (`sandbox enroll`).
-func runEnroll(args []string, stdout, stderr io.Writer) error {
-	cfg, err := sandbox.ParseEnrollFlags(args, stderr)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	e, err := sandbox.Enroll(cfg.FileDir, cfg.Env, cfg.Name, now.Add(-time.Minute), now.Add(cfg.TTL))
-	if err != nil {
-		return fmt.Errorf("sandbox enroll: %w", err)
-	}
-	if err := sandbox.WriteEnrollment(e, cfg.Out); err != nil {
-		return fmt.Errorf("sandbox enroll: %w", err)
-	}
-	fmt.Fprintf(stdout, "Enrolled %q for %s until %s: %s/client.crt, client.key and the host's CA ca.crt\n",
-		cfg.Name, cfg.Env, e.NotAfter.UTC().Format(time.RFC3339), cfg.Out)
-	return nil
-}
-
-// runGateway serves the gateway. Its spans go to tp, or, when tp is nil, where the OTEL_*
-// settings say (tests pass an in-memory one).
-func runGateway(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, tp trace.TracerProvider) error {
-	cfg, err := config.Load(getenv)
-	if err != nil {
-		return err
-	}
-	if tp == nil {
-		var shutdown func(context.Context) error
-		tp, shutdown, err = tracing.Setup(ctx, getenv)
-		if err != nil {
-			return err
-		}
-		// Deferred first, so it runs last: the spans of the draining requests are flushed too.
-		defer func() {
-			// Not ctx, which has ended by now.
-			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := shutdown(flushCtx); err != nil {
-				gw.NewLogger(cfg.LogFormat, stderr).Warn("flush the last spans", "error", err)
-			}
-		}()
-	}
-	g, err := gw.New(ctx, cfg, gw.Output(stdout), gw.LogTo(stderr), gw.Tracer(tp))
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	return g.Serve(ctx)
 }

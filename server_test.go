@@ -12,8 +12,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/command"
+	"github.com/advisorhq/gateway/internal/config"
+	gw "github.com/advisorhq/gateway/internal/gateway"
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
+
+// run is the command line, as main runs it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return command.Run(ctx, args, getenv, stdout, stderr)
+}
+
+// serveGateway runs a gateway configured by getenv until ctx ends, printing to stdout and
+// logging to logs, as the command does but for tracing, which opts may add.
+func serveGateway(ctx context.Context, getenv func(string) string, stdout, logs io.Writer, opts ...gw.Option) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	g, err := gw.New(ctx, cfg, append([]gw.Option{gw.Output(stdout), gw.LogTo(logs)}, opts...)...)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	return g.Serve(ctx)
+}
 
 // started runs the program with args and environment until the test ends, and returns the
 // first URL printed on a line that contains marker.

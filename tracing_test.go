@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	gw "github.com/advisorhq/gateway/internal/gateway"
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
@@ -65,13 +66,13 @@ func startTracedGateway(t *testing.T, up *upstream, env map[string]string) *trac
 	out, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- runGateway(ctx, func(k string) string { return settings[k] }, outW, tg.log, tp)
+		done <- serveGateway(ctx, func(k string) string { return settings[k] }, outW, tg.log, gw.Tracer(tp))
 		outW.Close()
 	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("runGateway returned %v after cancel, want nil", err)
+			t.Errorf("the gateway returned %v after cancel, want nil", err)
 		}
 	})
 	found := make(chan string, 1)
