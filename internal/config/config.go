@@ -1,60 +1,22 @@
-// Package config reads the gateway's settings. Defaults are declared once,
-// here, and an invalid setting stops start-up with a message that names it.
+// Package config reads the gateway's settings. Each is declared once, in settings.go, with
+// its default, its meaning and its parser: Load reads the settings through those declarations
+// and Reference prints them as the configuration reference, so the two cannot disagree. An
+// invalid setting stops start-up with a message that names it.
 package config
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/redisconn"
 	"github.com/advisorhq/gateway/internal/tenant"
 )
 
-// Defaults of the gateway's settings.
-const (
-	DefaultAddr             = ":8080"
-	DefaultUpstreamTimeout  = 10 * time.Second
-	DefaultMaxRequestBytes  = 2 << 20
-	DefaultMaxUploadBytes   = advisorspec.MaxFileSize
-	DefaultMaxUploadFiles   = 10
-	DefaultMaxTokens        = 5000
-	DefaultMaxDepth         = 12
-	DefaultMaxAliases       = 30
-	DefaultMaxRootFields    = 20
-	DefaultMaxCost          = 20000
-	DefaultMaxResponseBytes = 16 << 20
-	DefaultUpstreamBudget   = 50
-	DefaultUpstreamConns    = 64
-	DefaultMaxSubscriptions = 100
-	DefaultUploadDiskBudget = 10 << 30
-	DefaultBodyTimeout      = 30 * time.Second
-	DefaultWriteTimeout     = 30 * time.Second
-	DefaultMaxRequestDepth  = 32
-	DefaultMaxRequestValues = 10000
-	DefaultMaxHeaderBytes   = 64 << 10
-	DefaultRedisKeyPrefix   = "advisor-gateway:"
-	DefaultEventHistory     = 100000
-	DefaultDedupWindow      = 72 * time.Hour
-	DefaultSubscriberBuffer = 256
-	DefaultKeepAlive        = 15 * time.Second
-	DefaultOutageGrace      = 30 * time.Second
-	DefaultPersistedTTL     = 7 * 24 * time.Hour
-	DefaultPersistedMaxAge  = time.Minute
-	// The bounds of automatic persisted queries: all callers' documents in Redis, and what one
-	// caller may register an hour.
-	DefaultPersistedMaxBytes        = 64 << 20
-	DefaultPersistedCallerDocuments = 200
-	DefaultPersistedCallerBytes     = 4 << 20
-	DefaultLogFormat                = LogText
-)
+// DefaultMaxHeaderBytes bounds a request's headers; it is not a setting.
+const DefaultMaxHeaderBytes = 64 << 10
 
 // The formats of the gateway's log lines (LOG_FORMAT).
 const (
@@ -273,14 +235,6 @@ type Auth struct {
 	Disabled bool
 }
 
-// Defaults of the caller authentication settings.
-const (
-	DefaultAuthAdvisorClaim = "sub"
-	DefaultAuthFirmClaim    = "firm_id"
-	DefaultAuthTeamClaim    = "team_id"
-	DefaultAuthRolesClaim   = "roles"
-)
-
 // Configured reports whether bulk uploads have a server.
 func (b BulkSFTP) Configured() bool { return b.Addr != "" }
 
@@ -291,146 +245,56 @@ const DefaultBulkDir = "."
 // Sandboxed reports whether the gateway runs against its embedded sandbox.
 func (g Gateway) Sandboxed() bool { return g.AdvisorBaseURL == "" }
 
-// Load reads the gateway's configuration from the environment. Every problem is reported, each
-// naming its setting.
+// Load reads the gateway's configuration from the environment: every setting of settings(),
+// from its default, then the settings together. Every problem is reported, each naming its
+// setting.
 func Load(getenv func(string) string) (Gateway, error) {
-	cfg := Gateway{
-		Addr:                          DefaultAddr,
-		UpstreamTimeout:               DefaultUpstreamTimeout,
-		MaxRequestBytes:               DefaultMaxRequestBytes,
-		MaxUploadBytes:                DefaultMaxUploadBytes,
-		MaxUploadFiles:                DefaultMaxUploadFiles,
-		Introspection:                 true,
-		IDE:                           true,
-		MaxTokens:                     DefaultMaxTokens,
-		MaxDepth:                      DefaultMaxDepth,
-		MaxAliases:                    DefaultMaxAliases,
-		MaxRootFields:                 DefaultMaxRootFields,
-		MaxCost:                       DefaultMaxCost,
-		MaxResponseBytes:              DefaultMaxResponseBytes,
-		UpstreamBudget:                DefaultUpstreamBudget,
-		UpstreamConnections:           DefaultUpstreamConns,
-		MaxSubscriptionsPerSocket:     DefaultMaxSubscriptions,
-		UploadDiskBudget:              DefaultUploadDiskBudget,
-		BodyTimeout:                   DefaultBodyTimeout,
-		WriteTimeout:                  DefaultWriteTimeout,
-		RedisKeyPrefix:                DefaultRedisKeyPrefix,
-		EventHistory:                  DefaultEventHistory,
-		DedupWindow:                   DefaultDedupWindow,
-		SubscriberBuffer:              DefaultSubscriberBuffer,
-		KeepAlive:                     DefaultKeepAlive,
-		PersistedQueries:              true,
-		PersistedQueryTTL:             DefaultPersistedTTL,
-		PersistedQueryMaxAge:          DefaultPersistedMaxAge,
-		PersistedQueryMaxBytes:        DefaultPersistedMaxBytes,
-		PersistedQueryCallerDocuments: DefaultPersistedCallerDocuments,
-		PersistedQueryCallerBytes:     DefaultPersistedCallerBytes,
-		LogFormat:                     DefaultLogFormat,
-		Bulk:                          BulkSFTP{Dir: DefaultBulkDir},
-		Auth: Auth{AdvisorClaim: DefaultAuthAdvisorClaim, FirmClaim: DefaultAuthFirmClaim,
-			TeamClaim: DefaultAuthTeamClaim, RolesClaim: DefaultAuthRolesClaim},
-	}
+	var cfg Gateway
 	var errs []error
-	set := func(name string, parse func(string) error) {
-		if v := getenv(name); v != "" {
-			if err := parse(strings.TrimSpace(v)); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	for _, sec := range settings(&cfg) {
+		for _, s := range sec.settings {
+			if s.parse == nil {
+				continue // read elsewhere
+			}
+			if s.value != "" {
+				if err := s.parse(s.value); err != nil {
+					errs = append(errs, fmt.Errorf("%s: the default %q: %w", s.name, s.value, err))
+				}
+			}
+			if v := getenv(s.name); v != "" {
+				if err := s.parse(strings.TrimSpace(v)); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+				}
 			}
 		}
 	}
-	set("ADDR", func(v string) error {
-		if _, _, err := net.SplitHostPort(v); err != nil {
-			return fmt.Errorf("%q is not a host:port such as :8080 or 127.0.0.1:8080", v)
-		}
-		cfg.Addr = v
-		return nil
-	})
-	set("ADVISOR_BASE_URL", baseURLSetting(&cfg.AdvisorBaseURL, "https://api.advisor.example"))
-	set("ADVISOR_ACCESS_TOKEN", func(v string) error {
-		if strings.ContainsAny(v, " \t\r\n") {
-			return errors.New("must not contain spaces")
-		}
-		cfg.AdvisorAccessToken = v
-		return nil
-	})
-	set("ADVISOR_BASIC_CREDENTIALS", func(v string) error {
-		if user, pass, ok := strings.Cut(v, ":"); !ok || user == "" || pass == "" {
-			return errors.New(`must have the form "user:password"`)
-		}
-		cfg.AdvisorBasicCredentials = v
-		return nil
-	})
-	set("ADVISOR_FIRM", func(v string) error { cfg.AdvisorFirm = v; return nil })
-	set("FIRMS_FILE", func(v string) error { cfg.FirmsFile = v; return nil })
-	set("UPSTREAM_TIMEOUT", durationSetting(&cfg.UpstreamTimeout))
-	set("CORS_ALLOWED_ORIGINS", func(v string) error {
-		for _, o := range strings.Split(v, ",") {
-			o = strings.TrimSpace(o)
-			if o == "" {
-				continue
-			}
-			if o == "*" { // any page, without credentials (httpserver warns at start-up)
-				cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
-				continue
-			}
-			u, err := url.Parse(o)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
-				return fmt.Errorf("%q is not an origin such as https://app.example.com", o)
-			}
-			cfg.AllowedOrigins = append(cfg.AllowedOrigins, o)
-		}
-		return nil
-	})
-	set("MAX_REQUEST_BYTES", sizeSetting(&cfg.MaxRequestBytes))
-	set("MAX_UPLOAD_BYTES", sizeSetting(&cfg.MaxUploadBytes))
-	set("MAX_UPLOAD_FILES", intSetting(&cfg.MaxUploadFiles))
-	set("GRAPHQL_INTROSPECTION", boolSetting(&cfg.Introspection))
-	set("GRAPHQL_IDE", boolSetting(&cfg.IDE))
-	set("LOG_FORMAT", func(v string) error {
-		if v != LogText && v != LogJSON {
-			return fmt.Errorf("%q is not a log format: use %s or %s", v, LogText, LogJSON)
-		}
-		cfg.LogFormat = v
-		return nil
-	})
-	set("GRAPHQL_MAX_TOKENS", intSetting(&cfg.MaxTokens))
-	set("GRAPHQL_MAX_DEPTH", intSetting(&cfg.MaxDepth))
-	set("GRAPHQL_MAX_ALIASES", intSetting(&cfg.MaxAliases))
-	set("GRAPHQL_MAX_ROOT_FIELDS", intSetting(&cfg.MaxRootFields))
-	set("GRAPHQL_MAX_COST", intSetting(&cfg.MaxCost))
-	set("MAX_RESPONSE_BYTES", sizeSetting(&cfg.MaxResponseBytes))
-	set("UPSTREAM_REQUEST_BUDGET", intSetting(&cfg.UpstreamBudget))
-	set("UPSTREAM_MAX_CONNECTIONS", intSetting(&cfg.UpstreamConnections))
-	set("MAX_SUBSCRIPTIONS_PER_SOCKET", intSetting(&cfg.MaxSubscriptionsPerSocket))
-	set("UPLOAD_DISK_BUDGET", sizeSetting(&cfg.UploadDiskBudget))
-	set("REQUEST_BODY_TIMEOUT", durationSetting(&cfg.BodyTimeout))
-	set("WRITE_TIMEOUT", durationSetting(&cfg.WriteTimeout))
-	set("MAX_REQUEST_DEPTH", intSetting(&cfg.MaxRequestDepth))
-	set("MAX_REQUEST_VALUES", intSetting(&cfg.MaxRequestValues))
-	set("MAX_CONNECTIONS", intSetting(&cfg.MaxConnections))
-	set("GRAPHQL_BATCH_LIMIT", func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q is not a whole number of operations, 0 to refuse batches", v)
-		}
-		cfg.BatchLimit = n
-		return nil
-	})
-	for _, rl := range []struct {
-		name string
-		dst  *int
-	}{{"RATE_LIMIT", &cfg.RateLimit}, {"RATE_LIMIT_BURST", &cfg.RateLimitBurst},
-		{"RATE_LIMIT_SUBSCRIPTIONS", &cfg.RateLimitSubscriptions}, {"RATE_LIMIT_COST", &cfg.RateLimitCost}} {
-		dst := rl.dst
-		set(rl.name, func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return fmt.Errorf("%q is not a whole number, or 0 for no limit", v)
-			}
-			*dst = n
-			return nil
-		})
+	errs = append(errs, checkRateLimits(&cfg)...)
+	if cfg.PersistedOperationsOnly && cfg.PersistedOperationsFile == "" {
+		errs = append(errs, errors.New("PERSISTED_OPERATIONS_ONLY: true needs PERSISTED_OPERATIONS_FILE, the trusted documents it allows"))
 	}
+	if getenv("REDIS_URL") != "" {
+		// Read here rather than by its parser, because REDIS_CLUSTER says how to read it.
+		if _, err := redisconn.Parse(cfg.RedisURL, cfg.RedisCluster); err != nil {
+			errs = append(errs, errors.New("REDIS_URL: must be a Redis URL such as redis://localhost:6379/0 or rediss://user:password@host:6380, or a cluster's: redis://host1:7000?addr=host2:7001&addr=host3:7002"))
+			cfg.RedisURL = ""
+		}
+	}
+	errs = append(errs, checkBulk(getenv, &cfg)...)
+	errs = append(errs, loadFirms(getenv, &cfg)...)
+	errs = append(errs, checkAuth(getenv, &cfg)...)
+	errs = append(errs, checkReferral(&cfg)...)
+	errs = append(errs, checkAssistantSession(getenv, &cfg)...)
+	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
+		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
+			bytesize.Format(cfg.UploadDiskBudget), bytesize.Format(cfg.MaxUploadBytes)))
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// checkRateLimits returns what is wrong with the rate limits together, and makes the burst
+// the rate when it is not set.
+func checkRateLimits(cfg *Gateway) []error {
+	var errs []error
 	switch {
 	case cfg.RateLimitBurst > 0 && cfg.RateLimit == 0:
 		errs = append(errs, errors.New("RATE_LIMIT_BURST: needs RATE_LIMIT, the rate it is a burst of"))
@@ -441,104 +305,15 @@ func Load(getenv func(string) string) (Gateway, error) {
 		errs = append(errs, fmt.Errorf("RATE_LIMIT_COST: %d a minute is less than GRAPHQL_MAX_COST (%d): an operation the gateway allows could never be afforded",
 			cfg.RateLimitCost, cfg.MaxCost))
 	}
-	set("PERSISTED_QUERIES", boolSetting(&cfg.PersistedQueries))
-	set("PERSISTED_QUERY_TTL", durationSetting(&cfg.PersistedQueryTTL))
-	set("PERSISTED_QUERY_MAX_BYTES", sizeSetting(&cfg.PersistedQueryMaxBytes))
-	set("PERSISTED_QUERY_CALLER_DOCUMENTS", intSetting(&cfg.PersistedQueryCallerDocuments))
-	set("PERSISTED_QUERY_CALLER_BYTES", sizeSetting(&cfg.PersistedQueryCallerBytes))
-	set("PERSISTED_QUERY_MAX_AGE", func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || d%time.Second != 0 {
-			return fmt.Errorf("%q is not a whole number of seconds such as 60s, or 0s to cache nothing", v)
-		}
-		cfg.PersistedQueryMaxAge = d
-		return nil
-	})
-	set("PERSISTED_OPERATIONS_FILE", func(v string) error { cfg.PersistedOperationsFile = v; return nil })
-	set("PERSISTED_OPERATIONS_ONLY", boolSetting(&cfg.PersistedOperationsOnly))
-	if cfg.PersistedOperationsOnly && cfg.PersistedOperationsFile == "" {
-		errs = append(errs, errors.New("PERSISTED_OPERATIONS_ONLY: true needs PERSISTED_OPERATIONS_FILE, the trusted documents it allows"))
-	}
-	if getenv("GRAPHQL_COMPLEXITY_LIMIT") != "" {
-		errs = append(errs, errors.New("GRAPHQL_COMPLEXITY_LIMIT: replaced by GRAPHQL_MAX_COST, whose cost multiplies what lists select by their size"))
-	}
-	set("REDIS_CLUSTER", boolSetting(&cfg.RedisCluster))
-	set("REDIS_URL", func(v string) error {
-		if _, err := redisconn.Parse(v, cfg.RedisCluster); err != nil {
-			return errors.New("must be a Redis URL such as redis://localhost:6379/0 or rediss://user:password@host:6380, or a cluster's: redis://host1:7000?addr=host2:7001&addr=host3:7002")
-		}
-		cfg.RedisURL = v
-		return nil
-	})
-	set("REDIS_KEY_PREFIX", func(v string) error {
-		// The keys' hash tags ({events}, {bulk}) keep each script on one slot of a cluster; a
-		// brace in the prefix would move or empty the tag ("x{}" hashes whole keys).
-		if strings.ContainsAny(v, "{}") {
-			return errors.New("may not contain { or }: the gateway's keys carry hash tags of their own")
-		}
-		cfg.RedisKeyPrefix = v
-		return nil
-	})
-	set("WEBHOOK_API_KEY", func(v string) error {
-		if len(v) < 16 {
-			return errors.New("must be at least 16 characters: it is the only thing that authenticates deliveries")
-		}
-		cfg.WebhookAPIKey = v
-		return nil
-	})
-	set("EVENT_HISTORY", intSetting(&cfg.EventHistory))
-	set("EVENT_DEDUP_WINDOW", durationSetting(&cfg.DedupWindow))
-	set("SUBSCRIBER_BUFFER", intSetting(&cfg.SubscriberBuffer))
-	set("STREAM_KEEPALIVE", durationSetting(&cfg.KeepAlive))
-	set("EVENTS_OUTAGE_GRACE", durationSetting(&cfg.EventsOutageGrace))
-
-	errs = append(errs, loadBulk(getenv, set, &cfg)...)
-	errs = append(errs, loadFirms(getenv, &cfg)...)
-	errs = append(errs, loadAuth(getenv, set, &cfg)...)
-
-	set("ASSISTANT_EMBED_URL", func(v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return errors.New("must be an absolute http or https URL without credentials or query, such as https://embed.advisor.example")
-		}
-		cfg.AssistantEmbedURL = strings.TrimSuffix(v, "/")
-		return nil
-	})
-
-	errs = append(errs, loadReferral(set, &cfg)...)
-	errs = append(errs, loadAssistantSession(getenv, set, &cfg)...)
-
-	if cfg.UploadDiskBudget < cfg.MaxUploadBytes {
-		errs = append(errs, fmt.Errorf("UPLOAD_DISK_BUDGET: %s is less than MAX_UPLOAD_BYTES (%s): the largest upload allowed could never be stored",
-			bytesize.Format(cfg.UploadDiskBudget), bytesize.Format(cfg.MaxUploadBytes)))
-	}
-	return cfg, errors.Join(errs...)
+	return errs
 }
 
-// loadAuth reads the caller authentication settings through set and returns what is wrong
-// with them as a whole. Against the Advisor service every caller must be authenticated: by
-// tokens of AUTH_JWKS_URL's identity provider, or, with AUTH_DISABLED=true, by something in
-// front of the gateway. A gateway that would act for anyone with its upstream credentials does
-// not start.
-func loadAuth(getenv func(string) string, set func(string, func(string) error), cfg *Gateway) []error {
+// checkAuth returns what is wrong with the caller authentication settings as a whole. Against
+// the Advisor service every caller must be authenticated: by tokens of AUTH_JWKS_URL's identity
+// provider, or, with AUTH_DISABLED=true, by something in front of the gateway. A gateway that
+// would act for anyone with its upstream credentials does not start.
+func checkAuth(getenv func(string) string, cfg *Gateway) []error {
 	a := &cfg.Auth
-	set("AUTH_JWKS_URL", func(v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return errors.New("must be an absolute http or https URL without credentials, such as https://idp.example/.well-known/jwks.json")
-		}
-		a.JWKSURL = v
-		return nil
-	})
-	set("AUTH_ISSUER", func(v string) error { a.Issuer = v; return nil })
-	set("AUTH_AUDIENCE", func(v string) error { a.Audience = v; return nil })
-	set("AUTH_ADVISOR_CLAIM", func(v string) error { a.AdvisorClaim = v; return nil })
-	set("AUTH_FIRM_CLAIM", func(v string) error { a.FirmClaim = v; return nil })
-	set("AUTH_TEAM_CLAIM", func(v string) error { a.TeamClaim = v; return nil })
-	set("AUTH_ROLES_CLAIM", func(v string) error { a.RolesClaim = v; return nil })
-	set("AUTH_FIRM_ADMIN_ROLE", func(v string) error { a.FirmAdminRole = v; return nil })
-	set("AUTH_DISABLED", boolSetting(&a.Disabled))
-
 	var errs []error
 	if a.AdvisorClaim == a.FirmClaim {
 		errs = append(errs, fmt.Errorf("AUTH_FIRM_CLAIM: names the claim %q, as AUTH_ADVISOR_CLAIM does; an advisor and a firm are different ids", a.FirmClaim))
@@ -574,34 +349,11 @@ func loadAuth(getenv func(string) string, set func(string, func(string) error), 
 var bulkSettings = []string{"BULK_SFTP_ADDR", "BULK_SFTP_USER", "BULK_SFTP_PASSWORD", "BULK_SFTP_KEY_FILE",
 	"BULK_SFTP_DIR", "BULK_SFTP_KNOWN_HOSTS", "BULK_SFTP_HOST_KEY_FINGERPRINT"}
 
-// loadBulk reads the bulk SFTP settings through set and returns what is wrong with them as a
-// whole: against the Advisor service, a server needs a login and a host key; against the
-// embedded sandbox, its own server is used and none may be set.
-func loadBulk(getenv func(string) string, set func(string, func(string) error), cfg *Gateway) []error {
+// checkBulk returns what is wrong with the bulk SFTP settings as a whole: against the Advisor
+// service, a server needs a login and a host key; against the embedded sandbox, its own server
+// is used and none may be set.
+func checkBulk(getenv func(string) string, cfg *Gateway) []error {
 	b := &cfg.Bulk
-	set("BULK_SFTP_ADDR", func(v string) error {
-		if host, port, err := net.SplitHostPort(v); err != nil || host == "" || port == "" {
-			return fmt.Errorf("%q is not a host:port such as sftp.advisor.example:22", v)
-		}
-		b.Addr = v
-		return nil
-	})
-	text := func(dst *string) func(string) error {
-		return func(v string) error { *dst = v; return nil }
-	}
-	set("BULK_SFTP_USER", text(&b.User))
-	set("BULK_SFTP_PASSWORD", text(&b.Password))
-	set("BULK_SFTP_KEY_FILE", text(&b.KeyFile))
-	set("BULK_SFTP_DIR", text(&b.Dir))
-	set("BULK_SFTP_KNOWN_HOSTS", text(&b.KnownHosts))
-	set("BULK_SFTP_HOST_KEY_FINGERPRINT", func(v string) error {
-		if !isSHA256Fingerprint(v) {
-			return errors.New(`must be a SHA256 fingerprint as ssh-keygen -lf prints it, such as "SHA256:" and 43 characters of base64`)
-		}
-		b.HostKeyFingerprint = v
-		return nil
-	})
-
 	var given []string
 	for _, name := range bulkSettings {
 		if getenv(name) != "" {
@@ -646,60 +398,6 @@ func loadBulk(getenv func(string) string, set func(string, func(string) error), 
 	return errs
 }
 
-// isSHA256Fingerprint reports whether s is "SHA256:" and the unpadded base64 of 32 bytes.
-func isSHA256Fingerprint(s string) bool {
-	b64, ok := strings.CutPrefix(s, "SHA256:")
-	if !ok || len(b64) != 43 {
-		return false
-	}
-	_, err := base64.RawStdEncoding.DecodeString(b64)
-	return err == nil
-}
-
-func durationSetting(dst *time.Duration) func(string) error {
-	return func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("%q is not a positive duration such as 10s", v)
-		}
-		*dst = d
-		return nil
-	}
-}
-
-func sizeSetting(dst *int64) func(string) error {
-	return func(v string) error {
-		n, err := bytesize.Parse(v)
-		if err != nil {
-			return err
-		}
-		*dst = n
-		return nil
-	}
-}
-
-func intSetting(dst *int) func(string) error {
-	return func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("%q is not a positive whole number", v)
-		}
-		*dst = n
-		return nil
-	}
-}
-
-func boolSetting(dst *bool) func(string) error {
-	return func(v string) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", v)
-		}
-		*dst = b
-		return nil
-	}
-}
-
 // AssistantSession is where and as whom the gateway mints assistant session tokens.
 type AssistantSession struct {
 	// URL is the session host, https (ASSISTANT_SESSION_URL).
@@ -720,21 +418,10 @@ func (a AssistantSession) Configured() bool { return a.URL != "" }
 // reported.
 var assistantSessionSettings = []string{"ASSISTANT_SESSION_URL", "ASSISTANT_CLIENT_CERT", "ASSISTANT_CLIENT_KEY", "ASSISTANT_SERVER_CA"}
 
-// loadAssistantSession reads the session host's settings: none, or the address with the
-// client certificate and its key; against the embedded sandbox, none.
-func loadAssistantSession(getenv func(string) string, set func(string, func(string) error), cfg *Gateway) []error {
+// checkAssistantSession returns what is wrong with the session host's settings: none, or the
+// address with the client certificate and its key; against the embedded sandbox, none.
+func checkAssistantSession(getenv func(string) string, cfg *Gateway) []error {
 	a := &cfg.AssistantSession
-	set("ASSISTANT_SESSION_URL", func(v string) error {
-		u, err := url.Parse(v)
-		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" {
-			return errors.New("must be an absolute https URL without credentials or query, such as https://session.advisor.example: the session host speaks only mutual TLS")
-		}
-		a.URL = strings.TrimSuffix(v, "/")
-		return nil
-	})
-	set("ASSISTANT_CLIENT_CERT", func(v string) error { a.CertFile = v; return nil })
-	set("ASSISTANT_CLIENT_KEY", func(v string) error { a.KeyFile = v; return nil })
-	set("ASSISTANT_SERVER_CA", func(v string) error { a.ServerCAFile = v; return nil })
 	var given []string
 	for _, name := range assistantSessionSettings {
 		if getenv(name) != "" {
@@ -760,21 +447,9 @@ func loadAssistantSession(getenv func(string) string, set func(string, func(stri
 	return errs
 }
 
-// loadReferral reads the referral service's settings: its address and, with it, both
-// credentials; credentials without an address are a mistake, not a default.
-func loadReferral(set func(string, func(string) error), cfg *Gateway) []error {
-	set("REFERRAL_URL", baseURLSetting(&cfg.ReferralURL, "https://referrals.advisor.example"))
-	secret := func(dst *string) func(string) error {
-		return func(v string) error {
-			if strings.ContainsAny(v, " \t\r\n") {
-				return errors.New("must not contain spaces")
-			}
-			*dst = v
-			return nil
-		}
-	}
-	set("REFERRAL_API_KEY", secret(&cfg.ReferralAPIKey))
-	set("REFERRAL_SIGNING_SECRET", secret(&cfg.ReferralSigningSecret))
+// checkReferral returns what is wrong with the referral service's settings: its address
+// goes with both credentials; credentials without an address are a mistake, not a default.
+func checkReferral(cfg *Gateway) []error {
 	var errs []error
 	if cfg.ReferralURL != "" {
 		if cfg.ReferralAPIKey == "" {
@@ -787,17 +462,4 @@ func loadReferral(set func(string, func(string) error), cfg *Gateway) []error {
 		errs = append(errs, errors.New("REFERRAL_URL: required when REFERRAL_API_KEY or REFERRAL_SIGNING_SECRET is set"))
 	}
 	return errs
-}
-
-// baseURLSetting reads a service's base address: absolute http or https, without credentials
-// or query, kept without a trailing slash.
-func baseURLSetting(dst *string, example string) func(string) error {
-	return func(v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
-			return errors.New("must be an absolute http or https URL without credentials or query, such as " + example)
-		}
-		*dst = strings.TrimSuffix(v, "/")
-		return nil
-	}
 }
