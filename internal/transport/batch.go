@@ -32,7 +32,7 @@ var (
 // run has a response of errors in its place; the others run anyway.
 func (t jsonTransport) batch(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, body []byte) {
 	if t.batchLimit <= 0 {
-		t.refuse(w, r, http.StatusBadRequest, errBatchesOff)
+		refuse(w, r, t.countRefused, http.StatusBadRequest, errBatchesOff)
 		return
 	}
 	// The bytes first: a batch of more than batchLimit operations is refused at the first one
@@ -41,16 +41,16 @@ func (t jsonTransport) batch(w http.ResponseWriter, r *http.Request, exec graphq
 		if errors.Is(err, errNotJSON) {
 			err = errBadBatch
 		}
-		t.refuse(w, r, http.StatusBadRequest, err)
+		refuse(w, r, t.countRefused, http.StatusBadRequest, err)
 		return
 	}
 	var items []json.RawMessage
 	if err := decodeJSON(bytes.NewReader(body), &items); err != nil {
-		t.refuse(w, r, http.StatusBadRequest, errBadBatch)
+		refuse(w, r, t.countRefused, http.StatusBadRequest, errBadBatch)
 		return
 	}
 	if len(items) == 0 {
-		t.refuse(w, r, http.StatusBadRequest, errEmptyBatch)
+		refuse(w, r, t.countRefused, http.StatusBadRequest, errEmptyBatch)
 		return
 	}
 	ops := make([]batchOp, len(items))
@@ -133,12 +133,4 @@ func runBatchItem(r *http.Request, exec graphql.GraphExecutor, opCtx *graphql.Op
 		resp = mergeDeferred(ctx, resp, responses)
 	}
 	return resp
-}
-
-// notExecuted is the response of an operation that did not run: errors, each with a code, and
-// no "data" entry, as GraphQL over HTTP answers a request that was not executed.
-func notExecuted(errs gqlerror.List) any {
-	return struct {
-		Errors gqlerror.List `json:"errors"`
-	}{withCodes(errs)}
 }

@@ -3,9 +3,12 @@ package transport
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
+
+	"github.com/advisorhq/gateway/internal/bytesize"
 )
 
 // tooLargeError is a body past the transport's bound on its size.
@@ -74,4 +77,10 @@ func bodyStatus(err error) int {
 	default:
 		return http.StatusBadRequest
 	}
+}
+
+// TooLarge is the message of a request refused for its size, the same from the server's
+// limit on JSON bodies and from the upload transport's on multipart ones.
+func TooLarge(limit int64) string {
+	return fmt.Sprintf("The request body is larger than the limit of %s", bytesize.Format(limit))
 }

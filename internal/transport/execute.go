@@ -1,9 +1,10 @@
 package transport
 
 import (
-	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -88,30 +89,20 @@ func setCaching(h http.Header, method string, op ast.Operation, byID, clean bool
 	}
 }
 
-// StatusError is an error that says how HTTP answers it, such as a rate limit's refusal (429
-// with Retry-After).
-type StatusError interface {
-	Status() int
-	Header() http.Header
-}
-
-// statusOf finds, among the errors that kept an operation from running, one that says how
-// HTTP answers it.
-func statusOf(errs gqlerror.List) (StatusError, bool) {
-	for _, e := range errs {
-		var se StatusError
-		if errors.As(e, &se) {
-			return se, true
+// responseMedia picks the response's media type from the Accept header: the first of the two
+// GraphQL types it names, application/json for */* or no Accept at all.
+func responseMedia(accept string) string {
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case mediaGraphQLResponse:
+			return mediaGraphQLResponse
+		case mediaJSON, "application/*", "*/*":
+			return mediaJSON
 		}
 	}
-	return nil, false
-}
-
-// answerStatus answers a request refused with se: its status and headers, and the errors.
-func answerStatus(w http.ResponseWriter, se StatusError, errs gqlerror.List) {
-	for k, v := range se.Header() {
-		w.Header()[k] = v
-	}
-	w.Header().Set("Content-Type", mediaJSON+"; charset=utf-8")
-	requestError(w, se.Status(), errs)
+	return mediaJSON
 }

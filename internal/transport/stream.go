@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -14,19 +13,6 @@ import (
 // isSubscription reports whether opCtx is a subscription, which streams.
 func isSubscription(opCtx *graphql.OperationContext) bool {
 	return opCtx.Operation != nil && opCtx.Operation.Operation == ast.Subscription
-}
-
-// runOperation executes one operation and passes each response to emit until the stream ends,
-// emit refuses (the client is gone) or ctx ends. A response with errors and no data ends the
-// stream: it is the operation's last word.
-func runOperation(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams,
-	emit func(resp *graphql.Response, final bool) bool,
-) fanout.Outcome {
-	opCtx, errs := exec.CreateOperationContext(ctx, params)
-	if errs != nil {
-		return refuseOperation(ctx, exec, opCtx, errs, emit)
-	}
-	return runCreated(ctx, exec, opCtx, emit)
 }
 
 // refuseOperation answers an operation that cannot be executed with errs, its only response.
@@ -61,12 +47,4 @@ func runCreated(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.
 			return outcome
 		}
 	}
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // the values marshalled here are built by this package
-	}
-	return b
 }

@@ -6,17 +6,22 @@
 //
 // Streams are built for tens of thousands of mostly idle subscribers on one replica. A
 // WebSocket or an HTTP/1.1 SSE stream takes its connection over and holds, while idle, one
-// goroutine waiting without a buffer (socket.go, wsconn.go, ssesocket.go); subscribers of the
-// same operation, variables and caller share one execution whose answers are encoded once
-// (fanout.go); and what each connection has to write is queued (outbox.go) and written by a
-// small pool that never waits on a socket (writer.go).
+// goroutine waiting without a buffer (package socket, and wsconn for the WebSocket protocol);
+// subscribers of the same operation, variables and caller share one execution whose answers
+// are encoded once (package fanout); and what each connection has to write is queued in an
+// outbox and written by a small pool that never waits on a socket (package socket).
+//
+// One file per protocol, each above what it uses: transport.go assembles json.go (with
+// batch.go), multipart.go, sse.go (ssesocket.go, ssestream.go, sseevent.go), websocket.go
+// (graphqltransportws.go and legacyws.go over wssession.go), unsupported.go and
+// writedeadline.go; below them are what they share: execute.go, incremental.go, response.go,
+// stream.go, streams.go, params.go, bodyread.go, bodyscan.go, diskbudget.go, expiry.go and
+// answer.go. No file calls into one above it (TestFilesReadTopDown).
 package transport
 
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -24,8 +29,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 
-	"github.com/advisorhq/gateway/internal/apperr"
-	"github.com/advisorhq/gateway/internal/bytesize"
 	"github.com/advisorhq/gateway/internal/diskbudget"
 	"github.com/advisorhq/gateway/internal/transport/fanout"
 )
@@ -124,33 +127,4 @@ func New(cfg Config) []graphql.Transport {
 		bounded(newUploads(cfg)),
 		bounded(unsupported{countRefused: cfg.CountRefused}),
 	}
-}
-
-// WriteError answers with a GraphQL-shaped error that carries code, like every error of the
-// gateway, whichever layer refuses the request.
-func WriteError(w http.ResponseWriter, status int, code apperr.Code, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	writeJSON(w, map[string]any{"errors": []map[string]any{{
-		"message":    message,
-		"extensions": map[string]any{"code": code},
-	}}})
-}
-
-// TooLarge is the message of a request refused for its size, the same from the server's
-// limit on JSON bodies and from the upload transport's on multipart ones.
-func TooLarge(limit int64) string {
-	return fmt.Sprintf("The request body is larger than the limit of %s", bytesize.Format(limit))
-}
-
-// writeError answers a request the client got wrong.
-func writeError(w http.ResponseWriter, status int, message string) {
-	WriteError(w, status, apperr.BadUserInput, message)
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	if w.Header().Get("Content-Type") == "" {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	_ = json.NewEncoder(w).Encode(v) // the client went away; nothing to tell it
 }

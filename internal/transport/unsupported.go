@@ -2,13 +2,11 @@ package transport
 
 import (
 	"context"
-	"errors"
 	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // unsupported answers what no other transport takes, with a status and a message that say
@@ -45,28 +43,4 @@ func (t unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphE
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type "+strings.ToLower(mt)+
 			" is not served: send application/json (or multipart/form-data for uploads)")
 	}
-}
-
-// pastBudget counts a request refused before it became an operation against its caller's
-// rate limit, as jsonTransport.refuse does, and reports whether the caller is past its budget,
-// having then answered so (429 with Retry-After) in place of the refusal, so that it backs off.
-// The refusal is the caller's to answer otherwise.
-func pastBudget(w http.ResponseWriter, r *http.Request, count func(context.Context) error) bool {
-	if count == nil {
-		return false
-	}
-	err := count(r.Context())
-	if err == nil {
-		return false
-	}
-	var gerr *gqlerror.Error
-	if !errors.As(err, &gerr) {
-		gerr = gqlerror.WrapPath(nil, err)
-	}
-	se, ok := statusOf(gqlerror.List{gerr})
-	if !ok {
-		return false // the rate limit could not say: the refusal stands, as for an operation
-	}
-	answerStatus(w, se, gqlerror.List{gerr})
-	return true
 }

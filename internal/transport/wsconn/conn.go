@@ -6,9 +6,6 @@ package wsconn
 
 import (
 	"bufio"
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -93,22 +90,6 @@ func (c *Conn) CloseSent() bool { return c.closeSent.Load() }
 
 // LastSeen is when a frame last arrived (Unix nanoseconds): the evidence that the peer is there.
 func (c *Conn) LastSeen() int64 { return c.lastSeen.Load() }
-
-// Errors of reading.
-var (
-	ErrMessageTooBig = errors.New("message too big")
-	ErrNotText       = errors.New("binary message")
-)
-
-// ProtocolViolation is a frame the protocol forbids; the connection closes with 1002.
-type ProtocolViolation string
-
-func (p ProtocolViolation) Error() string { return string(p) }
-
-// PeerClosed is the peer's close frame.
-type PeerClosed struct{ Code ws.StatusCode }
-
-func (p PeerClosed) Error() string { return fmt.Sprintf("closed by the peer (%d)", p.Code) }
 
 // ReadMessage returns the next text message. It answers pings, notes pongs, and returns
 // PeerClosed for the peer's close frame. After the server's close frame has gone out, data is
@@ -292,30 +273,4 @@ func (c *Conn) SendClose(code ws.StatusCode, reason string) bool {
 	_ = c.WriteWaiting(AppendFrame(nil, ws.OpClose, ws.NewCloseFrameBody(code, reason)))
 	_ = c.NetConn().SetReadDeadline(time.Now().Add(closeTimeout))
 	return true
-}
-
-// AppendFrame appends one unfragmented, unmasked frame of op carrying the parts.
-func AppendFrame(b []byte, op ws.OpCode, parts ...[]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	b = AppendHeader(b, op, n)
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return b
-}
-
-// AppendHeader appends the header of an unfragmented, unmasked frame of op with n bytes.
-func AppendHeader(b []byte, op ws.OpCode, n int) []byte {
-	b = append(b, 0x80|byte(op))
-	switch {
-	case n < 126:
-		return append(b, byte(n))
-	case n <= 0xffff:
-		return binary.BigEndian.AppendUint16(append(b, 126), uint16(n))
-	default:
-		return binary.BigEndian.AppendUint64(append(b, 127), uint64(n))
-	}
 }

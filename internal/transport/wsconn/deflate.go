@@ -112,17 +112,6 @@ func AppendDeflatedNext(b []byte, prefix, shared []byte) []byte {
 	return append(b, 0x00) // the empty stored block's header; its LEN and NLEN are dropped
 }
 
-// headerLen is the length of an unmasked frame header for a payload of n bytes.
-func headerLen(n int) int {
-	switch {
-	case n < 126:
-		return 2
-	case n <= 0xffff:
-		return 4
-	}
-	return 10
-}
-
 var inflaters = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 
 // inflate decompresses one message's payload, reading at most limit bytes of output: a
