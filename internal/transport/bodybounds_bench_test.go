@@ -2,15 +2,10 @@ package transport
 
 import (
 	"bytes"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/99designs/gqlgen/graphql/handler"
-
-	"github.com/advisorhq/gateway/internal/apperr"
 )
 
 // bomb is a JSON body of about size bytes: head, then as many empty objects as fit, then tail.
@@ -49,13 +44,7 @@ func bombs() map[string][]byte {
 
 // bombHandler is the JSON transport as the gateway serves it, batches on.
 func bombHandler() http.Handler {
-	log := slog.New(slog.DiscardHandler)
-	h := handler.New(probeExecutor())
-	for _, tr := range New(Config{BatchLimit: 10, MaxRequestBytes: 2 << 20, Log: log, Streams: NewStreams()}) {
-		h.AddTransport(tr)
-	}
-	h.SetErrorPresenter(apperr.Presenter(log))
-	return h
+	return testHandler(testExecutor(), Config{BatchLimit: 10, MaxRequestBytes: 2 << 20, Streams: NewStreams()})
 }
 
 // BenchmarkRefuseBomb measures what refusing a 2 MiB body full of values costs: the CPU of one

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -225,24 +223,19 @@ func TestEveryRefusedRequestCountsAgainstTheRateLimit(t *testing.T) {
 	}
 }
 
-// limitedServer serves probeSchema with the operation limits installed, counting the
+// limitedServer serves testSchema with the operation limits installed, counting the
 // operations that run.
 func limitedServer(t *testing.T, limits oplimit.Limits) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var ran atomic.Int64
-	es := probeExecutor().(*graphql.ExecutableSchemaMock)
+	es := testExecutor().(*graphql.ExecutableSchemaMock)
 	exec := es.ExecFunc
 	es.ExecFunc = func(ctx context.Context) graphql.ResponseHandler {
 		ran.Add(1)
 		return exec(ctx)
 	}
-	log := slog.New(slog.DiscardHandler)
-	h := handler.New(es)
-	for _, tr := range New(Config{BatchLimit: 10, Log: log, Streams: NewStreams()}) {
-		h.AddTransport(tr)
-	}
+	h := testHandler(es, Config{BatchLimit: 10, Streams: NewStreams()})
 	oplimit.Install(h, limits)
-	h.SetErrorPresenter(apperr.Presenter(log))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, &ran

@@ -2,82 +2,16 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/vektah/gqlparser/v2"
-	"github.com/vektah/gqlparser/v2/ast"
-
-	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/callerauth"
 )
 
-// lifetimeSchema answers as large as a test asks, and defers a part until the operation ends,
-// for the tests of what bounds an answer's and a stream's life.
-const lifetimeSchema = `
-type Query {
-  "A string of size bytes."
-  big(size: Int!): String
-  "A first part of size bytes that says more follows; the rest never comes, until the operation ends."
-  deferred(size: Int!): String
-}
-type Subscription {
-  hold: Boolean
-  ticks(n: Int!, size: Int!, every: Int!): String
-}
-`
-
-func lifetimeExecutor() graphql.ExecutableSchema {
-	schema := gqlparser.MustLoadSchema(&ast.Source{Name: "lifetime.graphqls", Input: lifetimeSchema})
-	return &graphql.ExecutableSchemaMock{
-		SchemaFunc:     func() *ast.Schema { return schema },
-		ComplexityFunc: func(context.Context, string, string, int, map[string]any) (int, bool) { return 0, false },
-		ExecFunc: func(ctx context.Context) graphql.ResponseHandler {
-			opCtx := graphql.GetOperationContext(ctx)
-			f, _ := opCtx.Operation.SelectionSet[0].(*ast.Field)
-			args := f.ArgumentMap(opCtx.Variables)
-			switch f.Name {
-			case "big":
-				data, _ := json.Marshal(map[string]string{"big": strings.Repeat("x", int(args["size"].(int64)))})
-				return graphql.OneShot(&graphql.Response{Data: data})
-			case "deferred":
-				first := true
-				return func(ctx context.Context) *graphql.Response {
-					if !first {
-						<-ctx.Done() // as the generated executor waits for a deferred part
-						return nil
-					}
-					first = false
-					data, _ := json.Marshal(map[string]string{"deferred": strings.Repeat("x", int(args["size"].(int64)))})
-					hasNext := true
-					return &graphql.Response{Data: data, HasNext: &hasNext}
-				}
-			case "ticks":
-				return ticks(int(args["n"].(int64)), int(args["size"].(int64)), time.Duration(args["every"].(int64))*time.Millisecond)
-			default: // hold
-				sent := false
-				return func(ctx context.Context) *graphql.Response {
-					if !sent {
-						sent = true
-						return &graphql.Response{Data: json.RawMessage(`{"hold":true}`)}
-					}
-					<-ctx.Done()
-					return nil
-				}
-			}
-		},
-	}
-}
-
-// lifetimeServer serves lifetimeSchema through the transports with cfg, over HTTP/1.1 or, with
+// lifetimeServer serves testSchema through the transports with cfg, over HTTP/1.1 or, with
 // h2, HTTP/2 over TLS. Its requests run in contexts that expire, as Authenticate's do, after
 // expireAfter when it is not zero. inFlight counts the handlers that have not returned.
 type lifetimeServer struct {
@@ -94,20 +28,13 @@ func newLifetimeServer(t *testing.T, cfg Config, h2 bool, expireAfter time.Durat
 	if cfg.MaxMessageBytes == 0 {
 		cfg.MaxMessageBytes = 1 << 20
 	}
-	log := slog.New(slog.DiscardHandler)
-	cfg.Log = log
 	cfg.Streams = NewStreams()
 	if expireAfter > 0 && cfg.Authenticate == nil {
 		cfg.Authenticate = func(ctx context.Context, _ http.Header) (context.Context, error) {
 			return expiring(ctx, expireAfter), nil
 		}
 	}
-	gql := handler.New(lifetimeExecutor())
-	for _, tr := range New(cfg) {
-		gql.AddTransport(tr)
-	}
-	gql.SetErrorPresenter(apperr.Presenter(log))
-	gql.SetRecoverFunc(apperr.Recover(log))
+	gql := testHandler(testExecutor(), cfg)
 	s := &lifetimeServer{streams: cfg.Streams}
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +15,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/advisorhq/gateway/internal/apperr"
@@ -171,14 +169,8 @@ func multipartBombs(t testing.TB) map[string]multipartRequest {
 // multipartBombHandler is the upload transport as the gateway serves it by default, batches
 // on: a 2 MiB JSON body, and so a 2 MiB operations part.
 func multipartBombHandler(count func(context.Context) error) http.Handler {
-	log := slog.New(slog.DiscardHandler)
-	h := handler.New(probeExecutor())
-	for _, tr := range New(Config{BatchLimit: 10, MaxRequestBytes: 2 << 20, MaxUploadBytes: 8 << 20, MaxUploadFiles: 10,
-		Log: log, Streams: NewStreams(), CountRefused: count}) {
-		h.AddTransport(tr)
-	}
-	h.SetErrorPresenter(apperr.Presenter(log))
-	return h
+	return testHandler(testExecutor(), Config{BatchLimit: 10, MaxRequestBytes: 2 << 20, MaxUploadBytes: 8 << 20, MaxUploadFiles: 10,
+		Streams: NewStreams(), CountRefused: count})
 }
 
 // A 2 MiB bomb in a multipart body is refused unread: refusing it allocates a few hundred

@@ -24,11 +24,24 @@ import (
 	"github.com/advisorhq/gateway/internal/apperr"
 )
 
-// probeSchema is a schema small enough to reason about in transport tests: uploads that report
-// what they read, and a subscription that stays open until its client completes it.
-const probeSchema = `
+// testSchema is a schema small enough to reason about in transport tests, served by
+// testExecutor without generated code: uploads that report what they read, answers as large
+// as a test asks, deferred parts that come or never do, and subscriptions that stay open until
+// their client completes them or tick and end.
+const testSchema = `
 scalar Upload
-type Query { ok: Boolean }
+type Query {
+  ok: Boolean
+  "value, as the operation's variables gave it."
+  echo(value: String): String
+  "A string of size bytes."
+  big(size: Int!): String
+  "A first part of size bytes that says more follows; the rest never comes, until the operation ends."
+  deferred(size: Int!): String
+  "{a: 1} first, then b deferred: {b: 2} at path [split] labelled b."
+  split: Split
+}
+type Split { a: Int, b: Int }
 type Mutation {
   "Reads every file and reports, for each, its size, its SHA-256 and the upload descriptors open meanwhile."
   read(files: [Upload!]!): [String!]!
@@ -41,22 +54,53 @@ type Subscription {
 }
 `
 
-// probeExecutor executes probeSchema without generated code.
-func probeExecutor() graphql.ExecutableSchema {
-	schema := gqlparser.MustLoadSchema(&ast.Source{Name: "probe.graphqls", Input: probeSchema})
+// testExecutor executes testSchema, answering each operation by its first field.
+func testExecutor() graphql.ExecutableSchema {
+	schema := gqlparser.MustLoadSchema(&ast.Source{Name: "test.graphqls", Input: testSchema})
 	return &graphql.ExecutableSchemaMock{
 		SchemaFunc:     func() *ast.Schema { return schema },
 		ComplexityFunc: func(context.Context, string, string, int, map[string]any) (int, bool) { return 0, false },
 		ExecFunc: func(ctx context.Context) graphql.ResponseHandler {
 			opCtx := graphql.GetOperationContext(ctx)
-			switch opCtx.Operation.Operation {
-			case ast.Mutation:
-				return graphql.OneShot(readUploads(opCtx.Variables["files"]))
-			case ast.Subscription:
-				if f, ok := opCtx.Operation.SelectionSet[0].(*ast.Field); ok && f.Name == "ticks" {
-					args := f.ArgumentMap(opCtx.Variables)
-					return ticks(int(args["n"].(int64)), int(args["size"].(int64)), time.Duration(args["every"].(int64))*time.Millisecond)
+			f, _ := opCtx.Operation.SelectionSet[0].(*ast.Field)
+			args := f.ArgumentMap(opCtx.Variables)
+			switch f.Name {
+			case "read":
+				return graphql.OneShot(readUploads(args["files"]))
+			case "echo":
+				data, _ := json.Marshal(map[string]any{"echo": args["value"]})
+				return graphql.OneShot(&graphql.Response{Data: data})
+			case "big":
+				data, _ := json.Marshal(map[string]string{"big": strings.Repeat("x", int(args["size"].(int64)))})
+				return graphql.OneShot(&graphql.Response{Data: data})
+			case "deferred":
+				first := true
+				return func(ctx context.Context) *graphql.Response {
+					if !first {
+						<-ctx.Done() // as the generated executor waits for a deferred part
+						return nil
+					}
+					first = false
+					data, _ := json.Marshal(map[string]string{"deferred": strings.Repeat("x", int(args["size"].(int64)))})
+					return &graphql.Response{Data: data, HasNext: ptr(true)}
 				}
+			case "split":
+				parts := []*graphql.Response{
+					// The deferred field's place is held by a null, as gqlrun's placeholders hold it.
+					{Data: json.RawMessage(`{"split":{"a":1,"b":null}}`), HasNext: ptr(true)},
+					{Data: json.RawMessage(`{"b":2}`), Path: ast.Path{ast.PathName("split")}, Label: "b", HasNext: ptr(false)},
+				}
+				return func(context.Context) *graphql.Response {
+					if len(parts) == 0 {
+						return nil
+					}
+					next := parts[0]
+					parts = parts[1:]
+					return next
+				}
+			case "ticks":
+				return ticks(int(args["n"].(int64)), int(args["size"].(int64)), time.Duration(args["every"].(int64))*time.Millisecond)
+			case "hold":
 				sent := false
 				return func(ctx context.Context) *graphql.Response {
 					if !sent {
@@ -72,6 +116,8 @@ func probeExecutor() graphql.ExecutableSchema {
 		},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // ticks answers the ticks subscription: n responses of size bytes, "<i>:xxx...", every apart.
 func ticks(n, size int, every time.Duration) graphql.ResponseHandler {
@@ -151,7 +197,21 @@ func eventually(cond func() bool) bool {
 	return true
 }
 
-// probeServer serves probeSchema through the transports with cfg, whose zero sizes get small
+// testHandler serves es through the transports with cfg as the gateway's handler wires them:
+// gqlgen's executor with the gateway's error presenter and recovery.
+func testHandler(es graphql.ExecutableSchema, cfg Config) *handler.Server {
+	log := slog.New(slog.DiscardHandler)
+	cfg.Log = log
+	h := handler.New(es)
+	for _, tr := range New(cfg) {
+		h.AddTransport(tr)
+	}
+	h.SetErrorPresenter(apperr.Presenter(log))
+	h.SetRecoverFunc(apperr.Recover(log))
+	return h
+}
+
+// probeServer serves testSchema through the transports with cfg, whose zero sizes get small
 // working values, as the gateway's handler wires them: gqlgen's executor with the gateway's
 // error presenter.
 func probeServer(t *testing.T, cfg Config) *httptest.Server {
@@ -175,17 +235,9 @@ func probeServerOn(t *testing.T, cfg Config, wrap func(net.Listener) net.Listene
 	if cfg.KeepAlive == 0 {
 		cfg.KeepAlive = time.Minute
 	}
-	log := slog.New(slog.DiscardHandler)
-	cfg.Log = log
 	cfg.Streams = NewStreams()
-	h := handler.New(probeExecutor())
-	for _, tr := range New(cfg) {
-		h.AddTransport(tr)
-	}
-	h.SetErrorPresenter(apperr.Presenter(log))
-	h.SetRecoverFunc(apperr.Recover(log))
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", h)
+	mux.Handle("/graphql", testHandler(testExecutor(), cfg))
 	srv := httptest.NewUnstartedServer(mux)
 	if wrap != nil {
 		srv.Listener = wrap(srv.Listener)
