@@ -13,6 +13,7 @@ import (
 // and a copy of every field each time it is written; a family query writes 3,500 objects.
 // Deferred fields keep gqlgen's field set, which its incremental delivery needs.
 type FieldSet struct {
+	// fields are the object's fields as it writes them (see written).
 	fields []graphql.CollectedField
 	// Values are the fields' values, in fields' order, as the executor resolves them.
 	Values []graphql.Marshaler
@@ -31,7 +32,7 @@ type delayed struct {
 // NewFieldSet is an object with the fields CollectFields gave for it.
 func NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	fs := &FieldSet{}
-	fs.init(fields)
+	fs.init(written(fields))
 	return fs
 }
 
@@ -61,6 +62,9 @@ func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 		s.sets = nil
 	}
 	s.mu.Unlock()
+	if s.repeats {
+		fields = written(fields)
+	}
 	fs.init(fields)
 	return fs
 }
@@ -101,14 +105,14 @@ func (m *FieldSet) Dispatch(ctx context.Context) {
 }
 
 // MarshalGQL writes the object. Field aliases are GraphQL names, which JSON needs no escapes
-// for, and CollectFields merged the fields of one alias into one. A deferred field is left
-// out: it comes in a later part.
+// for. A field whose alias an earlier field has is left out, as gqlgen leaves it out (see
+// written); so is a deferred field: it comes in a later part.
 func (m *FieldSet) MarshalGQL(w io.Writer) {
 	io.WriteString(w, "{")
 	first := true
 	for i := range m.fields {
 		v := m.Values[i]
-		if v == Deferred {
+		if v == Deferred || m.fields[i].Field == nil {
 			continue
 		}
 		if first {

@@ -54,8 +54,12 @@ type State struct {
 	// Begin sets these for each response.
 	guard        Guard
 	placeholders bool
-	done         <-chan struct{}
-	stopped      atomic.Bool
+	// repeats says whether the operation may select an alias twice on one object (see
+	// mayRepeat), of doc, the operation's document.
+	repeats bool
+	doc     *ast.QueryDocument
+	done    <-chan struct{}
+	stopped atomic.Bool
 	// size adds up the charges, of which the guard has seen forwarded.
 	size, forwarded atomic.Int64
 }
@@ -79,6 +83,11 @@ func key(sel ast.SelectionSet, on string) selection {
 func (s *State) Begin(ctx context.Context) {
 	s.guard = GuardOf(ctx)
 	s.placeholders, _ = ctx.Value(placeholdersKey{}).(bool)
+	if !graphql.HasOperationContext(ctx) {
+		s.repeats, s.doc = true, nil
+	} else if doc := graphql.GetOperationContext(ctx).Doc; doc != s.doc || doc == nil {
+		s.repeats, s.doc = doc == nil || mayRepeat(doc), doc
+	}
 	s.done = ctx.Done()
 	s.stopped.Store(false)
 	s.size.Store(0)

@@ -73,18 +73,24 @@ func TestFieldSetWritesTheObject(t *testing.T) {
 		{"no fields", nil, `{}`},
 		{"a null value", fields("a", "b"), `{"a":"x","b":null}`},
 		{"more fields than fit beside it", fields("a", "b", "c", "d", "e", "f", "g", "h"), `{"a":"x","b":null,"c":"x","d":null,"e":"x","f":null,"g":"x","h":null}`},
+		// CollectFields keeps apart __typename selected on a union and on one of its members.
+		{"an alias twice, written once as gqlgen writes it", fields("__typename", "b", "__typename"), `{"__typename":"x","b":null}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := NewFieldSet(tc.fields)
-			for i := range fs.Values {
-				if i%2 == 0 {
-					fs.Values[i] = graphql.MarshalString("x")
+			// Alone, and twice from an execution's state, which remembers how the fields are written.
+			var state State
+			state.Begin(context.Background()) // no operation to tell it that no alias repeats
+			for _, fs := range []*FieldSet{NewFieldSet(tc.fields), state.NewFieldSet(tc.fields), state.NewFieldSet(tc.fields)} {
+				for i := range fs.Values {
+					if i%2 == 0 {
+						fs.Values[i] = graphql.MarshalString("x")
+					}
 				}
-			}
-			var buf bytes.Buffer
-			fs.MarshalGQL(&buf)
-			if buf.String() != tc.want {
-				t.Fatalf("got %s, want %s", buf.String(), tc.want)
+				var buf bytes.Buffer
+				fs.MarshalGQL(&buf)
+				if buf.String() != tc.want {
+					t.Fatalf("got %s, want %s", buf.String(), tc.want)
+				}
 			}
 		})
 	}
