@@ -333,3 +333,35 @@ func TestOperationsOverThePerSocketLimitAreRefusedAndTheSocketStaysOpen(t *testi
 		})
 	}
 }
+
+// wsStep is one step of a conversation over a raw socket: a message to send, or what to
+// receive next, as "<type> <id> <payload>" (a prefix of it), or "close <code>".
+type wsStep struct{ send, want string }
+
+// converse upgrades a socket to srv in protocol and goes through the steps.
+func converse(t *testing.T, srv *httptest.Server, protocol string, steps []wsStep) {
+	t.Helper()
+	s := dialRaw(t, srv, protocol)
+	defer s.conn.Close()
+	_ = s.conn.SetDeadline(time.Now().Add(3 * time.Second)) // an answer that does not come fails soon
+	for i, step := range steps {
+		if step.send != "" {
+			s.send(0x1, []byte(step.send))
+			continue
+		}
+		op, payload := s.receive()
+		got := ""
+		if op == 0x8 && len(payload) >= 2 {
+			got = fmt.Sprintf("close %d", binary.BigEndian.Uint16(payload))
+		} else {
+			var m wsMessage
+			if err := json.Unmarshal(payload, &m); err != nil {
+				t.Fatalf("step %d: got frame %#x %q, want %s", i, op, payload, step.want)
+			}
+			got = strings.TrimSpace(fmt.Sprintf("%s %s %s", m.Type, m.ID, m.Payload))
+		}
+		if !strings.HasPrefix(got, step.want) {
+			t.Fatalf("step %d: got %s, want %s", i, got, step.want)
+		}
+	}
+}

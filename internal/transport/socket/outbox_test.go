@@ -1,0 +1,61 @@
+package socket
+
+import (
+	"slices"
+	"testing"
+)
+
+// An outbox wakes its writer once per busy spell, gives each batch in order, stops a producer
+// at its quota without stopping the others, frees the quota as results are written, and once
+// closed refuses messages and drops results.
+func TestAnOutboxQueuesInOrderWithinEachQuota(t *testing.T) {
+	var o Outbox[string]
+	kicks := 0
+	o.SetKick(func() { kicks++ })
+	var fast, slow Quota
+	steps := []struct {
+		name string
+		push func() bool
+		want bool
+	}{
+		{"a message", func() bool { return o.Push(Item[string]{Msg: []byte("hello")}) }, true},
+		{"the slow producer's first", func() bool { return o.PushResult(&slow, "s1", 2) }, true},
+		{"the slow producer's second", func() bool { return o.PushResult(&slow, "s2", 2) }, true},
+		{"the slow producer past its quota", func() bool { return o.PushResult(&slow, "s3", 2) }, false},
+		{"the fast producer beside it", func() bool { return o.PushResult(&fast, "f1", 2) }, true},
+	}
+	for _, s := range steps {
+		if got := s.push(); got != s.want {
+			t.Fatalf("%s: got %v, want %v", s.name, got, s.want)
+		}
+	}
+	if kicks != 1 {
+		t.Fatalf("got %d kicks, want 1 for the busy spell", kicks)
+	}
+	batch := o.Take()
+	var got []string
+	for _, it := range batch {
+		if it.IsResult() {
+			got = append(got, it.Res)
+		} else {
+			got = append(got, string(it.Msg))
+		}
+	}
+	if want := []string{"hello", "s1", "s2", "f1"}; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	o.Written(batch)
+	if !o.PushResult(&slow, "s3", 2) {
+		t.Fatal("the slow producer is still past its quota once its results were written")
+	}
+	if o.Take() == nil || o.Take() != nil {
+		t.Fatal("want the one result, then nothing: the writer stops")
+	}
+	if !o.PushResult(&slow, "s4", 2) || kicks != 2 {
+		t.Fatalf("got %d kicks, want a second once the writer stopped", kicks)
+	}
+	o.Close()
+	if o.Push(Item[string]{Msg: []byte("late")}) || !o.PushResult(&fast, "f2", 2) || o.Take() != nil {
+		t.Fatal("a closed outbox must refuse messages, drop results and give nothing to write")
+	}
+}
