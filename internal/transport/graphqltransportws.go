@@ -63,11 +63,8 @@ func (p transportWS) subscribe(m wsMessage) {
 		p.close(closeUnauthorized, "Unauthorized")
 		return
 	}
-	var bad *badOperation
 	var limit *operationLimit
 	switch err := p.start(m); {
-	case errors.As(err, &bad):
-		p.refuse(bad.id, bad.message)
 	case errors.Is(err, errOperationTaken):
 		p.close(closeSubscriberTaken, fmt.Sprintf("Subscriber for %s already exists", m.ID))
 	case errors.As(err, &limit):

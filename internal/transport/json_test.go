@@ -95,9 +95,9 @@ func do(t *testing.T, req *http.Request) answer {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	if _, err := io.Copy(&b, resp.Body); err != nil {
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return answer{resp.StatusCode, resp.Header, []byte(b.String())}
+	return answer{resp.StatusCode, resp.Header, b}
 }

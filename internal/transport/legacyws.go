@@ -60,11 +60,8 @@ func (p legacyWS) subscribe(m wsMessage) {
 		p.refuse(m.ID, "Send connection_init before starting an operation")
 		return
 	}
-	var bad *badOperation
 	var limit *operationLimit
 	switch err := p.start(m); {
-	case errors.As(err, &bad):
-		p.refuse(bad.id, bad.message)
 	case errors.Is(err, errOperationTaken):
 		p.refuse(m.ID, fmt.Sprintf("An operation with id %q is already running", m.ID))
 	case errors.As(err, &limit):

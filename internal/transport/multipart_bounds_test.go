@@ -242,13 +242,7 @@ func send(t *testing.T, srv *httptest.Server, method, contentType, accept string
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, resp.Header, b}
+	return do(t, req)
 }
 
 // Every refusal of the multipart, SSE and fallback transports counts against the caller's rate

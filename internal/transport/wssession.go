@@ -369,11 +369,6 @@ var pingFrame = wsconn.AppendFrame(nil, ws.OpPing)
 // Refusals of start, which each protocol answers in its own way.
 var errOperationTaken = errors.New("an operation with this id is already running")
 
-// badOperation is a subscribe (legacy: start) message that cannot start an operation.
-type badOperation struct{ id, message string }
-
-func (e *badOperation) Error() string { return e.message }
-
 // operationLimit is the limit on the operations one socket runs at once, reached.
 type operationLimit struct{ limit int }
 
@@ -382,19 +377,24 @@ func (e *operationLimit) Error() string {
 }
 
 // start starts the operation m asks for, once the connection is acknowledged: a subscription
-// joins the fanout, a query or mutation runs on a goroutine of its own. It refuses with
-// errOperationTaken, a *badOperation or an *operationLimit, which the protocol answers.
+// joins the fanout, a query or mutation runs on a goroutine of its own. A message that breaks
+// the protocol is refused as the protocol refuses such; an id already running is
+// errOperationTaken, and an operation past the socket's limit an *operationLimit, which the
+// protocol answers in its own way.
 func (s *wsSession) start(m wsMessage) error {
 	if m.ID == "" {
-		return &badOperation{"", "Invalid message received: subscribe needs an id"}
+		s.proto.refuse("", "Invalid message received: subscribe needs an id")
+		return nil
 	}
 	var raw rawParams
 	if err := json.Unmarshal(m.Payload, &raw); err != nil {
-		return &badOperation{m.ID, "Invalid message received: the payload must be an object with a query"}
+		s.proto.refuse(m.ID, "Invalid message received: the payload must be an object with a query")
+		return nil
 	}
 	p, err := raw.params()
 	if err != nil {
-		return &badOperation{m.ID, "Invalid message received: " + err.Error()}
+		s.proto.refuse(m.ID, "Invalid message received: "+err.Error())
+		return nil
 	}
 	params := *p
 	params.Headers = s.headers

@@ -84,6 +84,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func shareAll(context.Context, *graphql.OperationContext) (string, bool) { return "", true }
 
+// newFanout is a fanout with a buffer of 4 over a feed, whose goroutines the test waits for
+// when it ends.
+func newFanout(t *testing.T, share Share) (*Fanout, *Counts, *feed) {
+	var counts Counts
+	var running sync.WaitGroup
+	t.Cleanup(running.Wait)
+	exec := &feed{responses: make(chan *graphql.Response)}
+	return New(share, 4, &counts, &running), &counts, exec
+}
+
 // subscribe starts n members of the same subscription on f and waits until they count.
 func subscribe(t *testing.T, f *Fanout, counts *Counts, exec graphql.GraphExecutor, sinks ...*sink) []*Member {
 	t.Helper()
@@ -108,13 +118,9 @@ func TestSubscribersShareAnExecutionWhenShareAllows(t *testing.T) {
 		{"not shared", nil, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var counts Counts
-			var running sync.WaitGroup
-			defer running.Wait()
-			exec := &feed{responses: make(chan *graphql.Response)}
-			f := New(tt.share, 4, &counts, &running)
+			f, counts, exec := newFanout(t, tt.share)
 			a, b := newSink(false), newSink(false)
-			subscribe(t, f, &counts, exec, a, b)
+			subscribe(t, f, counts, exec, a, b)
 			if counts.Executions() != tt.executions {
 				t.Fatalf("got %d executions, want %d", counts.Executions(), tt.executions)
 			}
@@ -140,13 +146,9 @@ func TestSubscribersShareAnExecutionWhenShareAllows(t *testing.T) {
 // A member that cannot take a result is ended alone as a slow consumer, told where to resume;
 // the others go on. The execution stops when its last member leaves.
 func TestASlowMemberIsEndedAloneAndTheLastToLeaveStopsTheExecution(t *testing.T) {
-	var counts Counts
-	var running sync.WaitGroup
-	defer running.Wait()
-	exec := &feed{responses: make(chan *graphql.Response)}
-	f := New(shareAll, 4, &counts, &running)
+	f, counts, exec := newFanout(t, shareAll)
 	slow, fast := newSink(true), newSink(false)
-	members := subscribe(t, f, &counts, exec, slow, fast)
+	members := subscribe(t, f, counts, exec, slow, fast)
 	exec.responses <- &graphql.Response{Data: json.RawMessage(`{"s":1}`)}
 	<-slow.ended
 	if slow.outcome != Failed || slow.final == nil || !strings.Contains(string(slow.final.Errors), string(apperr.SlowConsumer)) {
@@ -171,13 +173,9 @@ func TestALastWordEndsEveryMember(t *testing.T) {
 		{apperr.Internal, Failed},
 	} {
 		t.Run(string(tt.code), func(t *testing.T) {
-			var counts Counts
-			var running sync.WaitGroup
-			defer running.Wait()
-			exec := &feed{responses: make(chan *graphql.Response)}
-			f := New(shareAll, 4, &counts, &running)
+			f, counts, exec := newFanout(t, shareAll)
 			a, b := newSink(false), newSink(false)
-			subscribe(t, f, &counts, exec, a, b)
+			subscribe(t, f, counts, exec, a, b)
 			exec.responses <- &graphql.Response{Errors: gqlerror.List{{Message: "no", Extensions: map[string]any{"code": tt.code}}}}
 			for _, s := range []*sink{a, b} {
 				<-s.ended
