@@ -31,7 +31,7 @@ func (e *existing) Exists(_ context.Context, kind advisorspec.RefKind, id string
 
 func sample(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/bulk/" + name)
+	data, err := os.ReadFile("../../docs/examples/bulk/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

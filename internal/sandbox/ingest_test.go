@@ -49,7 +49,7 @@ func (b *bulkFixture) load(t *testing.T, kind sftpd.Kind, data []byte, rows, app
 
 func readSample(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/bulk/" + name)
+	data, err := os.ReadFile("../../docs/examples/bulk/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

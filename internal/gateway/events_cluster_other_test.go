@@ -1,0 +1,8 @@
+//go:build !linux
+
+package gateway_test
+
+import "os/exec"
+
+// dieWithParent does nothing here: only Linux kills a child with its parent.
+func dieWithParent(*exec.Cmd) {}
