@@ -441,7 +441,7 @@ func mergeKeys[V any](a, b map[int]V) map[int]bool {
 
 func readSample(t *testing.T, name string) string {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/bulk/" + name)
+	data, err := os.ReadFile("../../docs/examples/bulk/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
