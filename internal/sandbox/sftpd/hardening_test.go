@@ -14,7 +14,6 @@ import (
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/advisorhq/gateway/internal/clock"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 )
 
@@ -36,7 +35,7 @@ func tryLogin(s *server, user, password string) error {
 // Wrong passwords from one address block it for a while, even with the right password: the
 // issue measured 751 guesses a second with nothing in the way.
 func TestFailedLoginsAreThrottledPerAddress(t *testing.T) {
-	clk := clock.NewSettable(time.Now())
+	clk := sftpd.NewFakeClock(time.Now())
 	s := startServer(t, sftpd.Config{MaxLoginFailures: 3, LoginFailureWindow: time.Minute, LoginBlock: 5 * time.Minute, Now: clk.Now})
 	fail := func(n int) {
 		t.Helper()

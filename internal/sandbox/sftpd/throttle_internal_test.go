@@ -5,8 +5,6 @@ import (
 	"net"
 	"testing"
 	"time"
-
-	"github.com/advisorhq/gateway/internal/clock"
 )
 
 func tcpAddr(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000} }
@@ -14,7 +12,7 @@ func tcpAddr(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port
 // An attacker with many addresses costs the throttle a bounded table, and cannot push a
 // blocked address out of it with addresses that are not blocked.
 func TestTheThrottleTableIsBounded(t *testing.T) {
-	clk := clock.NewSettable(time.Unix(1e9, 0))
+	clk := NewFakeClock(time.Unix(1e9, 0))
 	th := newThrottle(3, time.Minute, 5*time.Minute, clk.Now, slog.New(slog.DiscardHandler))
 	blocked := tcpAddr("192.0.2.1")
 	for range 3 {
@@ -38,7 +36,7 @@ func TestTheThrottleTableIsBounded(t *testing.T) {
 }
 
 func TestTheThrottleCountsAnIPv6Slash64AsOneAddress(t *testing.T) {
-	clk := clock.NewSettable(time.Unix(1e9, 0))
+	clk := NewFakeClock(time.Unix(1e9, 0))
 	th := newThrottle(3, time.Minute, time.Minute, clk.Now, slog.New(slog.DiscardHandler))
 	for _, ip := range []string{"2001:db8::1", "2001:db8::2", "2001:db8::ffff:1"} {
 		th.fail(tcpAddr(ip))
