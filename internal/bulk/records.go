@@ -12,9 +12,8 @@ import (
 // Records is the service's records as one load's validation asks about them, through the
 // Advisor API. A client exists when its contacts can be listed; its cards are then known too,
 // since a People row names cards of its own client. A top account is found by its external_id
-// in the list of top accounts, read once, and its cards with it. A card exists when it is a
-// card of a client or top account the load has named so far: rows name their owner before
-// anything else, so the owner has been looked up by then.
+// in the list of top accounts, read once, and its cards with it. A card is found among the
+// cards of its owner, by external_id.
 //
 // A Records serves one validation: it keeps what it learned, and it is not safe for
 // concurrent use, as bulk.Validate does not need it to be. Its context must carry the
@@ -25,17 +24,19 @@ type Records struct {
 	api *advisor.Client
 	// topAccounts maps the top accounts' external_ids to their wids, once listed.
 	topAccounts map[string]string
-	cards       map[string]bool // the external_ids of the cards of the owners looked up
+	// cards maps each owner found to the types of its cards, by external_id.
+	cards map[advisorspec.RowRef]map[string]advisorspec.ContactType
 }
 
 // NewRecords asks api.
 func NewRecords(api *advisor.Client) *Records {
-	return &Records{api: api, cards: map[string]bool{}}
+	return &Records{api: api, cards: map[advisorspec.RowRef]map[string]advisorspec.ContactType{}}
 }
 
 // topAccountPage is as many top accounts as the API lists at once.
 const topAccountPage = 100
 
+// Exists reports whether a client or top account exists, and learns its cards.
 func (r *Records) Exists(ctx context.Context, kind advisorspec.RefKind, id string) (bool, error) {
 	switch kind {
 	case advisorspec.RefClient:
@@ -46,7 +47,7 @@ func (r *Records) Exists(ctx context.Context, kind advisorspec.RefKind, id strin
 		if err != nil {
 			return false, err
 		}
-		r.learn(contacts)
+		r.learn(kind, id, contacts)
 		return true, nil
 	case advisorspec.RefTopAccount:
 		if r.topAccounts == nil {
@@ -62,20 +63,36 @@ func (r *Records) Exists(ctx context.Context, kind advisorspec.RefKind, id strin
 		if err != nil {
 			return false, err
 		}
-		r.learn(contacts)
+		r.learn(kind, id, contacts)
 		return true, nil
-	case advisorspec.RefCard:
-		return r.cards[id], nil
 	}
-	return false, fmt.Errorf("unknown kind of record %s", kind)
+	return false, fmt.Errorf("unknown kind of owner %s", kind)
 }
 
-func (r *Records) learn(contacts []advisorspec.Contact) {
+// Card reports whether owner has a card that id names, and its type; an owner not looked up
+// yet is looked up first.
+func (r *Records) Card(ctx context.Context, owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool, error) {
+	key := advisorspec.RowRef{Kind: owner.Kind, ID: owner.ID}
+	cards, ok := r.cards[key]
+	if !ok {
+		found, err := r.Exists(ctx, owner.Kind, owner.ID)
+		if err != nil || !found {
+			return "", false, err
+		}
+		cards = r.cards[key]
+	}
+	typ, found := cards[id]
+	return typ, found, nil
+}
+
+func (r *Records) learn(kind advisorspec.RefKind, id string, contacts []advisorspec.Contact) {
+	cards := make(map[string]advisorspec.ContactType, len(contacts))
 	for _, c := range contacts {
 		if c.ExternalID != "" {
-			r.cards[c.ExternalID] = true
+			cards[c.ExternalID] = advisorspec.ContactType(c.Type)
 		}
 	}
+	r.cards[advisorspec.RowRef{Kind: kind, ID: id}] = cards
 }
 
 func (r *Records) listTopAccounts(ctx context.Context) error {

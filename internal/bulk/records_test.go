@@ -11,8 +11,8 @@ import (
 	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
 
-// Records asks the service (here the sandbox with its demo data) what exists, and learns an
-// owner's cards when it looks the owner up.
+// Records asks the service (here the sandbox with its demo data) what exists, and knows a card
+// by its owner.
 func TestRecordsAskTheServiceWhatExists(t *testing.T) {
 	t.Parallel()
 	up := sandboxtest.Start(t, sandbox.Options{Seed: 3})
@@ -27,17 +27,31 @@ func TestRecordsAskTheServiceWhatExists(t *testing.T) {
 		id   string
 		want bool
 	}{
-		{advisorspec.RefCard, "hw-eleanor", false}, // no owner of it looked up yet
 		{advisorspec.RefClient, "CL-1001", true},
 		{advisorspec.RefClient, "CL-404", false},
 		{advisorspec.RefTopAccount, "HARTWELL-001", true},
 		{advisorspec.RefTopAccount, "NOBODY-001", false},
-		{advisorspec.RefCard, "hw-eleanor", true}, // a card of HARTWELL-001
-		{advisorspec.RefCard, "hw-nobody", false},
 	} {
 		got, err := r.Exists(ctx, tc.kind, tc.id)
 		if err != nil || got != tc.want {
 			t.Errorf("%s %s: got %v, %v; want %v", tc.kind, tc.id, got, err, tc.want)
+		}
+	}
+	hartwell := advisorspec.RowRef{Kind: advisorspec.RefTopAccount, ID: "HARTWELL-001"}
+	for _, tc := range []struct {
+		owner    advisorspec.RowRef
+		id       string
+		wantType advisorspec.ContactType
+		want     bool
+	}{
+		{hartwell, "hw-eleanor", advisorspec.Individual, true},
+		{hartwell, "hw-nobody", "", false},
+		{advisorspec.RowRef{Kind: advisorspec.RefTopAccount, ID: "OKAFOR-002"}, "hw-eleanor", "", false}, // another owner's
+		{advisorspec.RowRef{Kind: advisorspec.RefClient, ID: "CL-404"}, "hw-eleanor", "", false},
+	} {
+		typ, got, err := bulk.NewRecords(api).Card(ctx, tc.owner, tc.id)
+		if err != nil || got != tc.want || typ != tc.wantType {
+			t.Errorf("card %s of %s: got %q, %v, %v; want %q, %v", tc.id, tc.owner.ID, typ, got, err, tc.wantType, tc.want)
 		}
 	}
 	up.Close() // the service gone: an error, not "does not exist"

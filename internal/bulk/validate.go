@@ -15,9 +15,14 @@ import (
 )
 
 // Existing answers whether an id the upload does not define names something the service
-// already has: a client, a top account (in the deprecated model) or a card.
+// already has.
 type Existing interface {
+	// Exists reports whether a client, or a top account (in the deprecated model), exists.
 	Exists(ctx context.Context, kind advisorspec.RefKind, id string) (bool, error)
+	// Card reports whether owner, a client or top account Exists has found, has a card that id
+	// names, and the card's type: a People row may name only its own client's cards, and may
+	// not change a card's type.
+	Card(ctx context.Context, owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool, error)
 }
 
 // Input is the files of one load; a nil reader is a file not given.
@@ -80,19 +85,12 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 	}
 	look := &lookups{ctx: ctx, existing: existing, known: map[lookup]bool{}, max: max}
 	var current string // the kind of the file being read, for Progress
-	bopts := bulkfile.Options{Exists: look.exists}
+	bopts := bulkfile.Options{Exists: look.exists, Card: look.card}
 	if opts.Progress != nil {
 		bopts.Progress = func(p bulkfile.Progress) { opts.Progress(current, p) }
 	}
 	up := bulkfile.NewUpload(bopts)
 	rep := &Report{}
-	people := bulkfile.People(in.Model)
-	check := people.Check
-	people.Check = func(line []byte) bulkfile.Line {
-		l := check(line)
-		look.ownerOf(l.Refs)
-		return l
-	}
 	files := []struct {
 		kind   string
 		r      io.Reader
@@ -101,7 +99,7 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 		into   **FileReport
 	}{
 		{advisorspec.BulkKindClients, in.Clients, bulkfile.Clients(), opts.ValidClients, &rep.Clients},
-		{advisorspec.BulkKindPeople, in.People, people, opts.ValidPeople, &rep.People},
+		{advisorspec.BulkKindPeople, in.People, bulkfile.People(in.Model), opts.ValidPeople, &rep.People},
 	}
 	for _, f := range files {
 		if f.r == nil {
@@ -128,39 +126,21 @@ type lookup struct {
 	id   string
 }
 
-// lookups asks Existing about each id once. bulkfile asks synchronously and cannot fail, so
-// the first failure is kept, every later id answered "no", and Validate reports the failure
-// when the file ends.
+// lookups asks Existing about each client and top account once. bulkfile asks synchronously
+// and cannot fail, so the first failure is kept, every later id answered "no", and Validate
+// reports the failure when the file ends. Cards are not counted against the bound: Existing
+// learns an owner's cards with the owner, so asking about one costs no request.
 type lookups struct {
 	ctx      context.Context
 	existing Existing
 	known    map[lookup]bool
 	max      int
 	err      error
-	// owner is the client or top account the row being checked belongs to: the card ids it
-	// names are that owner's, and the owner is asked about first even when the upload
-	// defines it (a Clients file may update a client whose existing cards its rows name).
-	owner lookup
-}
-
-// ownerOf notes the owner a row's references name first.
-func (l *lookups) ownerOf(refs []advisorspec.RowRef) {
-	l.owner = lookup{}
-	for _, r := range refs {
-		if r.Kind == advisorspec.RefClient || r.Kind == advisorspec.RefTopAccount {
-			l.owner = lookup{r.Kind, r.ID}
-			return
-		}
-	}
 }
 
 func (l *lookups) exists(kind advisorspec.RefKind, id string) bool {
 	if l.err != nil || l.existing == nil {
 		return false
-	}
-	if kind == advisorspec.RefCard && l.owner.id != "" {
-		// The owner first: asking about it is what lets Existing know its cards.
-		l.exists(l.owner.kind, l.owner.id)
 	}
 	k := lookup{kind, id}
 	if found, ok := l.known[k]; ok {
@@ -177,4 +157,18 @@ func (l *lookups) exists(kind advisorspec.RefKind, id string) bool {
 	}
 	l.known[k] = found
 	return found
+}
+
+// card asks about a card of owner, which is looked up first (even when the upload defines it:
+// a Clients file may update a client whose existing cards its People rows name).
+func (l *lookups) card(owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool) {
+	if !l.exists(owner.Kind, owner.ID) {
+		return "", false
+	}
+	typ, found, err := l.existing.Card(l.ctx, owner, id)
+	if err != nil {
+		l.err = fmt.Errorf("look up card %q of %s %q: %w", id, owner.Kind, owner.ID, err)
+		return "", false
+	}
+	return typ, found
 }

@@ -14,11 +14,22 @@ import (
 	"github.com/advisorhq/gateway/internal/bulkfile"
 )
 
-// existing is the service's records as a test sets them, counting the questions asked.
+// existing is the service's records as a test sets them, counting the questions that cost the
+// service a request: a card is answered from its owner's lookup.
 type existing struct {
-	ids   map[string]bool // "client:C-9", "card:P-7", ...
+	ids   map[string]bool // "client:C-9", "card:C-9/P-7" (a card of client C-9), ...
 	asked int
 	fail  error
+}
+
+func (e *existing) Card(_ context.Context, owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool, error) {
+	if e.fail != nil {
+		return "", false, e.fail
+	}
+	if e.ids[advisorspec.RefCard.String()+":"+owner.ID+"/"+id] {
+		return advisorspec.Individual, true, nil
+	}
+	return "", false, nil
 }
 
 func (e *existing) Exists(_ context.Context, kind advisorspec.RefKind, id string) (bool, error) {
@@ -38,10 +49,15 @@ func sample(t *testing.T, name string) []byte {
 	return data
 }
 
+// trustNaming is a People row: trust T-9 of client, created by the card id.
+func trustNaming(client, id string) string {
+	return fmt.Sprintf(`{"type":"Trust","id":"T-9","client_id":%q,"legal_name":"T","trust_type":"DynastyTrust","trust_creator":%q}`, client, id)
+}
+
 func TestValidateChecksBothFilesAndTheirReferences(t *testing.T) {
 	t.Parallel()
 	clients, people := sample(t, "clients.jsonl"), sample(t, "people.jsonl")
-	clientKind := advisorspec.RefClient.String()
+	clientKind, cardKind := advisorspec.RefClient.String(), advisorspec.RefCard.String()
 	for _, tc := range []struct {
 		name            string
 		clients, people string
@@ -55,6 +71,14 @@ func TestValidateChecksBothFilesAndTheirReferences(t *testing.T) {
 		{"people of an unknown client", "", `{"type":"Individual","id":"P-9","client_id":"C-404","first_name":"A","last_name":"B"}`,
 			nil, false, "C-404"},
 		{"an empty People file", string(clients), "\n\n", nil, false, bulkfile.ErrEmpty.Error()},
+		{"a card of the row's own client", "", trustNaming("C-9", "P-7"),
+			map[string]bool{clientKind + ":C-9": true, cardKind + ":C-9/P-7": true}, true, ""},
+		{"a card of another client", "", trustNaming("C-8", "P-7"),
+			map[string]bool{clientKind + ":C-8": true, clientKind + ":C-9": true, cardKind + ":C-9/P-7": true}, false,
+			`trust_creator "P-7" names no row of this file and no existing card`},
+		{"a row that would make an existing person a trust", "", strings.Replace(trustNaming("C-9", "P-6"), `"id":"T-9"`, `"id":"P-7"`, 1),
+			map[string]bool{clientKind + ":C-9": true, cardKind + ":C-9/P-6": true, cardKind + ":C-9/P-7": true}, false,
+			`id "P-7" names a Individual card; a row cannot change a card's type`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := bulk.Input{Model: advisorspec.ClientModel}

@@ -30,11 +30,22 @@ func existingClient(kind advisorspec.RefKind, id string) bool {
 	return kind == advisorspec.RefClient && id == "c1"
 }
 
+// cardOfC1 is a Card answer: client c1 has the card id of type typ, and nothing else exists.
+func cardOfC1(id string, typ advisorspec.ContactType) func(advisorspec.RowRef, string) (advisorspec.ContactType, bool) {
+	return func(owner advisorspec.RowRef, got string) (advisorspec.ContactType, bool) {
+		if owner.ID == "c1" && got == id {
+			return typ, true
+		}
+		return "", false
+	}
+}
+
 func TestValidatePeopleFile(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		file    string
 		exists  func(advisorspec.RefKind, string) bool
+		card    func(advisorspec.RowRef, string) (advisorspec.ContactType, bool)
 		wantErr error
 		// rows, valid, invalid
 		counts  [3]int
@@ -59,9 +70,7 @@ func TestValidatePeopleFile(t *testing.T) {
 			},
 			written: lines(p1)},
 		{name: "a reference to an existing card resolves",
-			file: lines(p1, t1), exists: func(k advisorspec.RefKind, id string) bool {
-				return existingClient(k, id) || k == advisorspec.RefCard && id == "p2"
-			},
+			file: lines(p1, t1), exists: existingClient, card: cardOfC1("p2", advisorspec.Individual),
 			counts: [3]int{2, 2, 0}, written: lines(p1, t1)},
 		{name: "a client_id naming no client of the upload and no existing one is an error", file: lines(p1, p2),
 			exists: func(k advisorspec.RefKind, id string) bool { return false }, wantErr: bulkfile.ErrNoValidRows,
@@ -122,12 +131,21 @@ func TestValidatePeopleFile(t *testing.T) {
 			counts:  [3]int{2, 1, 1},
 			errs:    []bulkfile.LineError{{Line: 4, ID: "x1", Field: "last_name", Message: "last_name is required"}},
 			written: lines(p1)},
+		{name: "a line of a no-break space or a form feed is not blank: JSON's whitespace is space, tab, CR and LF",
+			file: lines(p1, "\u00a0", "\f"), exists: existingClient, counts: [3]int{3, 1, 2}, written: lines(p1),
+			errs: []bulkfile.LineError{
+				{Line: 2, Message: "row is not valid JSON: invalid character 'Â' looking for beginning of value at byte 1"},
+				{Line: 3, Message: "row is not valid JSON: invalid character '\\f' looking for beginning of value at byte 1"},
+			}},
+		{name: "a first line of exactly 1 MiB after a byte-order mark is read: the mark is not part of the row",
+			file:   "\ufeff" + p1 + strings.Repeat(" ", bulkfile.MaxLineBytes-len(p1)) + "\n" + p2,
+			exists: existingClient, counts: [3]int{2, 2, 0}},
 		{name: "CRLF line endings, a byte-order mark and a last line without a newline are read",
 			file: "\ufeff" + p1 + "\r\n" + p2, exists: existingClient,
 			counts: [3]int{2, 2, 0}, written: lines(p1, p2)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := bulkfile.NewUpload(bulkfile.Options{Exists: tc.exists})
+			u := bulkfile.NewUpload(bulkfile.Options{Exists: tc.exists, Card: tc.card})
 			var out bytes.Buffer
 			rep, err := u.Validate(context.Background(), strings.NewReader(tc.file), bulkfile.People(advisorspec.ClientModel), &out)
 			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
@@ -257,7 +275,7 @@ func TestTooManyHeldRowsAreRefused(t *testing.T) {
 // The generated benchmark file is valid through and through, so the benchmark measures the
 // path every row takes.
 func TestGeneratedFileIsValid(t *testing.T) {
-	u := bulkfile.NewUpload(bulkfile.Options{Exists: existing})
+	u := bulkfile.NewUpload(bulkfile.Options{Exists: existing, Card: existingCard})
 	rep, err := u.Validate(context.Background(), newPeopleGen(4000), bulkfile.People(advisorspec.ClientModel), nil)
 	if err != nil || rep.ValidRows != 4000 {
 		t.Fatalf("got %v, %d valid, errors %+v", err, rep.ValidRows, rep.Errors)

@@ -16,14 +16,14 @@ func TestIDTableFindsEveryKeyAcrossGrowth(t *testing.T) {
 	}
 	keys[7] = 0
 	for i, k := range keys {
-		tab.set(k, uint32(i))
+		tab.set(k, uint64(i))
 	}
 	tab.set(keys[3], 42) // an update keeps one entry
 	if tab.len() != len(keys) {
 		t.Fatalf("got %d entries, want %d", tab.len(), len(keys))
 	}
 	for i, k := range keys {
-		want := uint32(i)
+		want := uint64(i)
 		if i == 3 {
 			want = 42
 		}
@@ -37,7 +37,7 @@ func TestIDTableFindsEveryKeyAcrossGrowth(t *testing.T) {
 		}
 	}
 	for i, sh := range tab.shards {
-		if load := float64(sh.n) / float64(len(sh.keys)); load > 0.8 {
+		if load := float64(sh.n) / float64(len(sh.slots)); load > 0.8 {
 			t.Errorf("shard %d: got load %.2f, want at most 0.80", i, load)
 		}
 	}
