@@ -7,13 +7,61 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 
+	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/loglevel"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sandboxserve"
 	"github.com/advisorhq/gateway/internal/tenant"
 )
+
+// useEmbeddedSandbox starts the embedded sandbox and points cfg at it: its firms, its SFTP
+// server for bulk files, its referral endpoint and its chat. It prints how to reach the sandbox
+// and returns its URL, the gateway's upstream. Close stops it.
+func (g *Gateway) useEmbeddedSandbox(ctx context.Context, cfg *config.Gateway) (string, error) {
+	// The gateway serves the sandbox's firms, each with a webhook key made for this run (the
+	// first firm's is WEBHOOK_API_KEY when set, so deliveries can be played by hand).
+	firms := sandbox.DefaultFirms()
+	for i := range firms {
+		firms[i].WebhookKey = randomKey()
+	}
+	if cfg.WebhookAPIKey != "" {
+		firms[0].WebhookKey = cfg.WebhookAPIKey
+	}
+	// The gateway's own pages (the pop-out assistant) may embed the sandbox's chat.
+	origins := append(slices.Clone(sandbox.DefaultEmbedOrigins), g.base, loopbackURL(g.ln.Addr()))
+	sb, err := startEmbeddedSandbox(ctx, g.log, loopbackURL(g.ln.Addr())+"/webhooks", firms, origins)
+	if err != nil {
+		return "", err
+	}
+	// Closed before the gateway serves, so the sandbox stops after the gateway has drained.
+	g.onClose(sb.stop)
+	g.embedded = sb
+	if cfg.AssistantEmbedURL == "" {
+		cfg.AssistantEmbedURL = sb.url
+	}
+	cfg.Firms = sandboxFirms(firms)
+	// Bulk files go to the sandbox's own SFTP server, whose host key is trusted because the
+	// gateway made it; nothing else is ever trusted without configuration.
+	user, pass, _ := strings.Cut(sandbox.DefaultSFTPCredentials, ":")
+	cfg.Bulk = config.BulkSFTP{Addr: sb.sftpAddr, User: user, Password: pass, Dir: config.DefaultBulkDir, HostKeyFingerprint: sb.fingerprint}
+	if cfg.ReferralURL == "" {
+		// Referrals go to the sandbox's referral endpoint with its demo key and secret.
+		cfg.ReferralURL = sb.url
+		cfg.ReferralAPIKey, cfg.ReferralSigningSecret = sandbox.DefaultReferralAPIKey, sandbox.DefaultReferralSecret
+	}
+	fmt.Fprintf(g.stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s (firms %s and %s)\n",
+		sb.url, sandbox.DemoFirmID, sandbox.SecondFirmID)
+	fmt.Fprintf(g.stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
+	fmt.Fprintf(g.stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
+		sandbox.DefaultAccessToken, sb.url)
+	if cfg.ReferralURL == sb.url {
+		fmt.Fprintf(g.stdout, "  its referral partners (referClient): %s\n", strings.Join(sandbox.DefaultReferralPartners, ", "))
+	}
+	return sb.url, nil
+}
 
 // embeddedSandbox is the sandbox the gateway runs when it has no ADVISOR_BASE_URL.
 type embeddedSandbox struct {

@@ -12,8 +12,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -33,7 +31,6 @@ import (
 	"github.com/advisorhq/gateway/internal/httpserver"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
-	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/tracing"
 	"github.com/advisorhq/gateway/internal/transport"
@@ -159,47 +156,10 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 	}
 	sandboxURL := ""
 	if cfg.Sandboxed() {
-		// The gateway serves the sandbox's firms, each with a webhook key made for this run
-		// (the first firm's is WEBHOOK_API_KEY when set, so deliveries can be played by hand).
-		firms := sandbox.DefaultFirms()
-		for i := range firms {
-			firms[i].WebhookKey = randomKey()
-		}
-		if cfg.WebhookAPIKey != "" {
-			firms[0].WebhookKey = cfg.WebhookAPIKey
-		}
-		// The gateway's own pages (the pop-out assistant) may embed the sandbox's chat.
-		origins := append(slices.Clone(sandbox.DefaultEmbedOrigins), base, loopbackURL(ln.Addr()))
-		sb, err := startEmbeddedSandbox(ctx, log, loopbackURL(ln.Addr())+"/webhooks", firms, origins)
-		if err != nil {
+		if sandboxURL, err = g.useEmbeddedSandbox(ctx, &cfg); err != nil {
 			return err
 		}
-		// Closed before the gateway serves, so the sandbox stops after the gateway has drained.
-		g.onClose(sb.stop)
-		sbBase := sb.url
-		sandboxURL, g.embedded = sbBase, sb
-		upstream.BaseURL = sbBase
-		if cfg.AssistantEmbedURL == "" {
-			cfg.AssistantEmbedURL = sbBase
-		}
-		cfg.Firms = sandboxFirms(firms)
-		// Bulk files go to the sandbox's own SFTP server, whose host key is trusted because the
-		// gateway made it; nothing else is ever trusted without configuration.
-		user, pass, _ := strings.Cut(sandbox.DefaultSFTPCredentials, ":")
-		cfg.Bulk = config.BulkSFTP{Addr: sb.sftpAddr, User: user, Password: pass, Dir: config.DefaultBulkDir, HostKeyFingerprint: sb.fingerprint}
-		if cfg.ReferralURL == "" {
-			// Referrals go to the sandbox's referral endpoint with its demo key and secret.
-			cfg.ReferralURL = sbBase
-			cfg.ReferralAPIKey, cfg.ReferralSigningSecret = sandbox.DefaultReferralAPIKey, sandbox.DefaultReferralSecret
-		}
-		fmt.Fprintf(g.stdout, "No ADVISOR_BASE_URL: the upstream is the embedded Advisor sandbox at %s (firms %s and %s)\n",
-			sbBase, sandbox.DemoFirmID, sandbox.SecondFirmID)
-		fmt.Fprintf(g.stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
-		fmt.Fprintf(g.stdout, "  play live events: curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
-			sandbox.DefaultAccessToken, sbBase)
-		if cfg.ReferralURL == sbBase {
-			fmt.Fprintf(g.stdout, "  its referral partners (referClient): %s\n", strings.Join(sandbox.DefaultReferralPartners, ", "))
-		}
+		upstream.BaseURL = sandboxURL
 	}
 	g.cfg = cfg
 	firms, err := tenant.NewDirectory(cfg.Firms)
