@@ -108,15 +108,32 @@ func isJSONSpace(b []byte) bool {
 	return true
 }
 
+// bulkLookup answers the check's questions about what the firm already has, before the file
+// changes anything.
+type bulkLookup struct {
+	// exists reports whether a client (advisorspec.RefClient) or top account
+	// (advisorspec.RefTopAccount) the id names exists.
+	exists func(kind advisorspec.RefKind, id string) bool
+	// card reports the type of the card of owner, a client or top account, that id names.
+	card func(owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool)
+}
+
 // bulkRow is what the check keeps of a row until every row of the file is read: enough to say
 // whether the rows it names turned out valid.
 type bulkRow struct {
-	line    int
-	id      string // "" when the row has no usable id or repeats an earlier row's
-	invalid bool
+	line  int
+	id    string             // "" when the row has no usable id or repeats an earlier row's
+	owner advisorspec.RowRef // its client, or top account in the deprecated model
 	// own says the row is invalid for what it says itself, not only for naming an invalid row.
 	own   bool
-	cards []advisorspec.RowRef // the person, trust or entity ids it names, but its own
+	cards []cardRef // the persons, trusts and entities it names, but itself
+}
+
+// cardRef is a reference of a row to a person, trust or entity, and what it turned out to name
+// (namesCard, ...) once the file is read.
+type cardRef struct {
+	advisorspec.RowRef
+	names int
 }
 
 // bulkCheck is what checking a file found: its rows, their errors and which are invalid.
@@ -131,14 +148,15 @@ type bulkCheck struct {
 }
 
 // checkBulkFile checks every row of a bulk file of kind (advisorspec.BulkKindClients or
-// BulkKindPeople; model for People) against the row rules and the file's: a row id is used
-// once in a file (the first row keeps it); a People row's client or top account exists (the
-// Clients file is applied before the People file that names its clients); every person, trust
-// or entity it names exists or is a row of the file, anywhere in it, that is valid. Validity
-// follows references: a row naming a row that is invalid, for whatever reason, and names no
-// card that exists, is invalid too, as its reference would name nothing once the file is
-// applied. exists answers for what the firm already has.
-func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisorspec.BulkModel, exists func(advisorspec.RefKind, string) bool) (*bulkCheck, error) {
+// BulkKindPeople; model for People) against the row rules and the file's, so that every row it
+// passes can be applied: a row id is used once in a file (the first row keeps it); a People
+// row's client or top account exists (the Clients file is applied before the People file that
+// names its clients); a row does not change the type of the card its id names; every person,
+// trust or entity it names is a card of the row's own client, or a row of the file, anywhere
+// in it, for that client, that is valid. Validity follows references: a row naming a row that
+// is invalid, for whatever reason, is invalid too, as its reference would name nothing once
+// the file is applied. look answers for what the firm already has.
+func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisorspec.BulkModel, look bulkLookup) (*bulkCheck, error) {
 	c := &bulkCheck{invalid: map[int]bool{}, owners: map[string]string{}}
 	var rows []bulkRow
 	firstRow := map[string]int{} // each id to the index in rows of the row that has it
@@ -152,13 +170,12 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 		row := bulkRow{line: l.no}
 		var rowErrs []*advisorspec.Error
 		var refs []advisorspec.RowRef
-		owner := ""
 		if kind == advisorspec.BulkKindPeople {
 			rowErrs = people.Decode(l.text, model)
 			row.id = people.ID
-			owner = people.ClientID
+			row.owner = advisorspec.RowRef{Kind: advisorspec.RefClient, Field: "client_id", ID: people.ClientID}
 			if model == advisorspec.TopAccountModel {
-				owner = people.TopAccountID
+				row.owner = advisorspec.RowRef{Kind: advisorspec.RefTopAccount, Field: "top_account_id", ID: people.TopAccountID}
 			}
 			refs = slices.Collect(people.References())
 		} else {
@@ -173,7 +190,6 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 		if first, seen := firstRow[id]; seen && id != "" {
 			// A repeated id is the row's fault whatever it names, so its references go unchecked.
 			c.fail(l.no, id, "id", fmt.Sprintf("id %q is already used on line %d", id, rows[first].line))
-			c.invalid[l.no] = true
 			return
 		}
 		for _, ref := range refs {
@@ -181,25 +197,27 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 			case ref.Kind == advisorspec.RefCard && ref.ID == id:
 				// A row naming itself: the row rules have said so.
 			case ref.Kind == advisorspec.RefCard:
-				row.cards = append(row.cards, ref)
-			case !exists(ref.Kind, ref.ID):
+				row.cards = append(row.cards, cardRef{RowRef: ref})
+			case !look.exists(ref.Kind, ref.ID):
 				c.fail(l.no, id, ref.Field, fmt.Sprintf("%s %q names no %s of this upload and no existing one", ref.Field, ref.ID, ref.Kind))
 			}
 		}
-		row.invalid = c.invalid[l.no]
-		row.own = row.invalid
+		if kind == advisorspec.BulkKindPeople && id != "" && people.Type != "" {
+			// The row updates the card its id names, and a person cannot become a trust.
+			if typ, ok := look.card(row.owner, id); ok && typ != people.Type {
+				c.fail(l.no, id, "type", fmt.Sprintf("id %q names a %s card; a row cannot change a card's type", id, typ))
+			}
+		}
+		row.own = c.invalid[l.no]
 		if id != "" {
 			firstRow[id] = len(rows)
-			if !row.invalid {
-				c.owners[id] = owner
-			}
 		}
 		rows = append(rows, row)
 	})
 	if err != nil {
 		return c, err
 	}
-	c.resolve(rows, firstRow, exists)
+	c.resolve(rows, firstRow, look.card)
 	slices.SortStableFunc(c.errs, func(a, b advisorspec.BulkLineError) int { return a.Line - b.Line })
 	name := bulkFileName(kind)
 	switch {
@@ -213,69 +231,111 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 	return c, nil
 }
 
-// resolve checks the references to persons, trusts and entities once every row is read. A
-// reference to a row of the file is good while that row is: an invalid row makes every row
-// naming it invalid, and those rows the rows naming them, until nothing changes; rows naming
-// each other in a circle stay valid as long as each is valid on its own. A reference to a card
-// that exists is good whatever the file says of it. The file's rows are looked at first, as
-// asking the store is the dearer question.
-func (c *bulkCheck) resolve(rows []bulkRow, firstRow map[string]int, exists func(advisorspec.RefKind, string) bool) {
-	namedBy := map[int][]int{} // the index of a row to the indexes of the rows naming it
-	var spoilt []int           // rows found invalid, whose namers are still to visit
-	for i := range rows {
-		if rows[i].invalid {
-			spoilt = append(spoilt, i)
+// What a reference to a person, trust or entity turned out to name.
+const (
+	namesCard       = iota // a card of the row's own client: good whatever the file says of its row
+	namesRow               // a row of the file for the same client: good while that row is valid
+	namesForeignRow        // a row of the file for another client, and no card of the row's own
+	namesNothing           // no row of the file, and no card of the row's own client
+)
+
+// unreached is the distance of a row that no chain of references leads from a row invalid on
+// its own: a valid row.
+const unreached = -1
+
+// resolve decides the references to persons, trusts and entities once every row is read, and
+// so which rows are valid. A row is invalid when it names a card its client does not have and
+// the file does not make: no row of the file, a row of another client's, or a row that is
+// invalid. Rows naming each other in a circle are valid as long as each is valid on its own.
+//
+// A row's distance is the fewest references from it to a row invalid on its own (0 for such a
+// row). A row is told of each reference that makes its distance, so that what it hears does not
+// depend on the order of the rows, and of every reference to a row invalid on its own; it is
+// not told that a row is invalid when that row is invalid only because of it, round a circle.
+func (c *bulkCheck) resolve(rows []bulkRow, firstRow map[string]int, card func(advisorspec.RowRef, string) (advisorspec.ContactType, bool)) {
+	hasCard := func(owner advisorspec.RowRef, id string) bool {
+		if owner.ID == "" {
+			return false
 		}
+		_, ok := card(owner, id)
+		return ok
 	}
+	namedBy := make([][]int, len(rows)) // the index of a row to the indexes of the rows naming it
 	for i := range rows {
 		row := &rows[i]
-		for _, ref := range row.cards {
+		for j := range row.cards {
+			ref := &row.cards[j]
 			target, inFile := firstRow[ref.ID]
+			sameOwner := inFile && rows[target].owner.ID == row.owner.ID
 			switch {
-			case inFile:
-				if by := namedBy[target]; len(by) == 0 || by[len(by)-1] != i {
-					namedBy[target] = append(by, i)
+			case sameOwner:
+				// Whether a card rescues the reference is asked only if the row turns out invalid.
+				ref.names = namesRow
+				if n := namedBy[target]; len(n) == 0 || n[len(n)-1] != i {
+					namedBy[target] = append(n, i)
 				}
-			case !exists(ref.Kind, ref.ID):
-				c.fail(row.line, row.id, ref.Field, fmt.Sprintf("%s %q names no row of this file and no existing %s", ref.Field, ref.ID, ref.Kind))
+			case hasCard(row.owner, ref.ID):
+				ref.names = namesCard
+			case inFile:
+				ref.names = namesForeignRow
 				row.own = true
-				c.spoil(row, &spoilt, i)
+			default:
+				ref.names = namesNothing
+				row.own = true
 			}
 		}
 	}
-	for len(spoilt) > 0 {
-		target := rows[spoilt[len(spoilt)-1]]
-		by := namedBy[spoilt[len(spoilt)-1]]
-		spoilt = spoilt[:len(spoilt)-1]
-		if len(by) == 0 || exists(advisorspec.RefCard, target.id) {
+
+	// Breadth first from every row invalid on its own, backwards along the references: each row
+	// reached first by the shortest chain. A row whose card exists stops the chain, as its
+	// references name the card whatever its row says.
+	dist := make([]int, len(rows))
+	var queue []int
+	for i := range rows {
+		dist[i] = unreached
+		if rows[i].own {
+			dist[i] = 0
+			queue = append(queue, i)
+		}
+	}
+	stops := make([]bool, len(rows))
+	for len(queue) > 0 {
+		t := queue[0]
+		queue = queue[1:]
+		if stops[t] = rows[t].id == "" || hasCard(rows[t].owner, rows[t].id); stops[t] {
 			continue
 		}
-		for _, i := range by {
-			row := &rows[i]
-			if row.invalid && !target.own {
-				// Blame flows one way: a row already invalid is not told that a row is invalid
-				// for naming it, or for naming one that names it, round a circle.
-				continue
+		for _, i := range namedBy[t] {
+			if dist[i] == unreached {
+				dist[i] = dist[t] + 1
+				queue = append(queue, i)
 			}
-			for _, ref := range row.cards {
-				if ref.ID == target.id {
-					c.fail(row.line, row.id, ref.Field, fmt.Sprintf("%s %q names the row on line %d, which is invalid", ref.Field, ref.ID, target.line))
-				}
-			}
-			c.spoil(row, &spoilt, i)
 		}
 	}
-}
 
-// spoil marks a row invalid, and queues it for the rows naming it the first time.
-func (c *bulkCheck) spoil(row *bulkRow, spoilt *[]int, i int) {
-	if row.invalid {
-		return
+	for i := range rows {
+		row := &rows[i]
+		if dist[i] == unreached {
+			if row.id != "" {
+				c.owners[row.id] = row.owner.ID
+			}
+			continue
+		}
+		c.invalid[row.line] = true
+		for _, ref := range row.cards {
+			switch ref.names {
+			case namesRow:
+				t := firstRow[ref.ID]
+				if d := dist[t]; d != unreached && !stops[t] && (d == 0 || d+1 == dist[i]) {
+					c.fail(row.line, row.id, ref.Field, fmt.Sprintf("%s %q names the row on line %d, which is invalid", ref.Field, ref.ID, rows[t].line))
+				}
+			case namesForeignRow:
+				c.fail(row.line, row.id, ref.Field, fmt.Sprintf("%s %q names no person, trust or entity of %s %q", ref.Field, ref.ID, row.owner.Field, row.owner.ID))
+			case namesNothing:
+				c.fail(row.line, row.id, ref.Field, fmt.Sprintf("%s %q names no row of this file and no existing %s", ref.Field, ref.ID, ref.Kind))
+			}
+		}
 	}
-	row.invalid = true
-	c.invalid[row.line] = true
-	delete(c.owners, row.id)
-	*spoilt = append(*spoilt, i)
 }
 
 // fail records an error of a line and makes the line invalid.

@@ -22,8 +22,22 @@ func TestCheckBulkFileFindsEachLinesErrors(t *testing.T) {
 	trust := func(id, creators string) string {
 		return fmt.Sprintf(`{"type":"Trust","id":%q,"client_id":"C-1","legal_name":"T","trust_type":"DynastyTrust","trust_creator":%s}`, id, creators)
 	}
+	of := func(client, row string) string {
+		return strings.Replace(row, `"client_id":"C-1"`, `"client_id":"`+client+`"`, 1)
+	}
 	lastNameRequired := "last_name: last_name is required"
-	existing := map[advisorspec.RefKind][]string{advisorspec.RefClient: {"C-1"}, advisorspec.RefCard: {"X-1"}}
+	// The firm has clients C-1, with the card X-1, and C-2, with the card Y-1.
+	look := bulkLookup{
+		exists: func(kind advisorspec.RefKind, id string) bool {
+			return kind == advisorspec.RefClient && (id == "C-1" || id == "C-2")
+		},
+		card: func(owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool) {
+			if owner.Kind == advisorspec.RefClient && (owner.ID == "C-1" && id == "X-1" || owner.ID == "C-2" && id == "Y-1") {
+				return advisorspec.Individual, true
+			}
+			return "", false
+		},
+	}
 	for _, tc := range []struct {
 		name, file string
 		rows       int
@@ -82,11 +96,44 @@ func TestCheckBulkFileFindsEachLinesErrors(t *testing.T) {
 		{name: "a card that exists is named whatever the file's row for it says",
 			file: lines(broken("X-1"), trust("T-1", `"X-1"`)), rows: 2,
 			invalid: map[int][]string{1: {lastNameRequired}}},
+		{name: "a row naming a row of another client is refused, and so are the rows naming it",
+			file: lines(of("C-2", person("P-2")), trust("T-1", `"P-2"`), trust("T-2", `"T-1"`), person("P-3")), rows: 4,
+			invalid: map[int][]string{
+				2: {`trust_creator: trust_creator "P-2" names no person, trust or entity of client_id "C-1"`},
+				3: {`trust_creator: trust_creator "T-1" names the row on line 2, which is invalid`},
+			}},
+		{name: "a card of another client is no card of the row's own",
+			file: lines(trust("T-1", `"Y-1"`), person("P-1")), rows: 2,
+			invalid: map[int][]string{1: {`trust_creator: trust_creator "Y-1" names no row of this file and no existing card`}}},
+		{name: "a row of another client is no matter when the row's own client has the card",
+			file: lines(of("C-2", person("X-1")), trust("T-1", `"X-1"`)), rows: 2},
+		{name: "a row that would change a card's type is refused; the rows naming it name the card",
+			file: lines(trust("X-1", `"P-1"`), person("P-1"), trust("T-1", `"X-1"`)), rows: 3,
+			invalid: map[int][]string{1: {`type: id "X-1" names a Individual card; a row cannot change a card's type`}}},
+		{name: "a row one step further than two invalid rows hears of both",
+			file: lines(trust("T-1", `["T-2","P-3"]`), trust("T-2", `"P-2"`), broken("P-2"), broken("P-3"), trust("T-4", `["T-1","T-2"]`), person("P-4")), rows: 6,
+			invalid: map[int][]string{
+				1: {`trust_creator: trust_creator "P-3" names the row on line 4, which is invalid`},
+				2: {`trust_creator: trust_creator "P-2" names the row on line 3, which is invalid`},
+				3: {lastNameRequired},
+				4: {lastNameRequired},
+				5: {`trust_creator: trust_creator "T-1" names the row on line 1, which is invalid`,
+					`trust_creator: trust_creator "T-2" names the row on line 2, which is invalid`},
+			}},
+		{name: "the same rows in the opposite order hear the same",
+			file: lines(person("P-4"), trust("T-4", `["T-1","T-2"]`), broken("P-3"), broken("P-2"), trust("T-2", `"P-2"`), trust("T-1", `["T-2","P-3"]`)), rows: 6,
+			invalid: map[int][]string{
+				2: {`trust_creator: trust_creator "T-1" names the row on line 6, which is invalid`,
+					`trust_creator: trust_creator "T-2" names the row on line 5, which is invalid`},
+				3: {lastNameRequired},
+				4: {lastNameRequired},
+				5: {`trust_creator: trust_creator "P-2" names the row on line 4, which is invalid`},
+				6: {`trust_creator: trust_creator "P-3" names the row on line 3, which is invalid`},
+			}},
 		{name: "an empty file", file: "\n \n", fileError: "People/Trusts/Entities file: the file has no rows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			exists := func(kind advisorspec.RefKind, id string) bool { return slices.Contains(existing[kind], id) }
-			c, err := checkBulkFile(context.Background(), strings.NewReader(tc.file), advisorspec.BulkKindPeople, advisorspec.ClientModel, exists)
+			c, err := checkBulkFile(context.Background(), strings.NewReader(tc.file), advisorspec.BulkKindPeople, advisorspec.ClientModel, look)
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
@@ -116,8 +163,11 @@ func TestCheckBulkFileKnowsTheClientOfEachValidRow(t *testing.T) {
 		`{"type":"Individual","id":"P-2","client_id":"C-2","first_name":"A"}`,
 		`{"type":"Trust","id":"T-1","client_id":"C-2","legal_name":"T","trust_type":"DynastyTrust","trust_creator":"P-2"}`,
 	)
-	exists := func(kind advisorspec.RefKind, _ string) bool { return kind == advisorspec.RefClient }
-	c, err := checkBulkFile(context.Background(), strings.NewReader(file), advisorspec.BulkKindPeople, advisorspec.ClientModel, exists)
+	look := bulkLookup{
+		exists: func(kind advisorspec.RefKind, _ string) bool { return kind == advisorspec.RefClient },
+		card:   func(advisorspec.RowRef, string) (advisorspec.ContactType, bool) { return "", false },
+	}
+	c, err := checkBulkFile(context.Background(), strings.NewReader(file), advisorspec.BulkKindPeople, advisorspec.ClientModel, look)
 	if err != nil || fmt.Sprint(c.owners) != "map[P-1:C-1]" {
 		t.Errorf("got owners %v, %v; want P-1's client alone", c.owners, err)
 	}

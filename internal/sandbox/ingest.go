@@ -123,7 +123,9 @@ func (t *Tenant) ingestFile(ctx context.Context, f sftpd.File) {
 // applies its valid rows in file order. An invalid row does not stop the file: as a service
 // does, the sandbox applies what it can and reports the rest (the gateway sends a file with
 // invalid rows only when asked to send the valid ones, so this is what such a caller wants).
-// A file that fails as a whole (empty, every row invalid, unreadable) applies nothing.
+// A file that fails as a whole (empty, every row invalid, unreadable) applies nothing. Every
+// refusal is decided by the check, over the whole file, before anything is applied: a row
+// refused only when applied would leave the rows naming it pointing at a card never made.
 func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.BulkResult {
 	res := advisorspec.BulkResult{File: path.Base(f.Name), Kind: string(f.Kind), Errors: []advisorspec.BulkLineError{}}
 	fail := func(err error) advisorspec.BulkResult {
@@ -149,7 +151,7 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		return fail(fmt.Errorf("open the file: %w", err))
 	}
 	defer file.Close()
-	check, err := checkBulkFile(ctx, file, string(f.Kind), model, t.bulkExists)
+	check, err := checkBulkFile(ctx, file, string(f.Kind), model, bulkLookup{exists: t.bulkExists, card: t.bulkCard})
 	res.Rows = check.rows
 	res.ErrorCount = check.errorCount
 	res.Errors = append(res.Errors, check.errs[:min(len(check.errs), advisorspec.MaxBulkResultErrors)]...)
@@ -222,11 +224,9 @@ func detectModel(name string) (advisorspec.BulkModel, error) {
 	return model, err
 }
 
-// bulkExists answers the check's question about an id no row of the upload defines: does it
-// name an existing client, top account or card? Clients are named by the caller's id, deleted
-// ones too (a file may update their cards, and adding them again shows them); top accounts by
-// external_id or wid; cards by external_id, or by the People-row id a client's primary or
-// spouse card is linked to.
+// bulkExists answers the check's question about a client or top account no row of the upload
+// defines: does it exist? Clients are named by the caller's id, deleted ones too (a file may
+// update their cards, and adding them again shows them); top accounts by external_id or wid.
 func (t *Tenant) bulkExists(kind advisorspec.RefKind, id string) bool {
 	t.store.mu.RLock()
 	defer t.store.mu.RUnlock()
@@ -235,19 +235,34 @@ func (t *Tenant) bulkExists(kind advisorspec.RefKind, id string) bool {
 		return t.store.clientByExternalID(id) != nil
 	case advisorspec.RefTopAccount:
 		return t.store.bulkTopAccount(id) != nil
-	case advisorspec.RefCard:
-		for _, c := range t.store.clients {
-			if _, ok := c.linkedCard(id); ok {
-				return true
-			}
+	}
+	return false
+}
+
+// bulkCard answers the check's question about a card: does the client or top account owner
+// name have the card id names, and of which type? A client's cards are found by external_id,
+// or by the People-row id its primary or spouse card is linked to; a top account's by
+// external_id.
+func (t *Tenant) bulkCard(owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool) {
+	t.store.mu.RLock()
+	defer t.store.mu.RUnlock()
+	var card *contact
+	switch owner.Kind {
+	case advisorspec.RefClient:
+		if c := t.store.clientByExternalID(owner.ID); c != nil {
+			card, _ = c.linkedCard(id)
 		}
-		for _, ta := range t.store.topAccounts {
-			if ta.contacts.hasExternalID(id) {
-				return true
+	case advisorspec.RefTopAccount:
+		if ta := t.store.bulkTopAccount(owner.ID); ta != nil {
+			if i, ok := ta.contacts.byExternalID[id]; ok {
+				card = ta.contacts.list[i]
 			}
 		}
 	}
-	return false
+	if card == nil {
+		return "", false
+	}
+	return advisorspec.ContactType(card.Type), true
 }
 
 // bulkTopAccount finds the top account a container-model row's top_account_id names: the
@@ -281,8 +296,10 @@ type cardOwner struct {
 // applyPeopleRow applies a valid People row as a card of its client (or top account): the card
 // its id names is updated in place, including a primary or spouse card linked to it by
 // primary_id or spouse_id; otherwise a new card is made whose external_id is the row's id.
-// Fields the row leaves out stay as they are. owners maps the file's row ids to their client or
-// top account, for references to rows further down.
+// Fields the row leaves out stay as they are. owners maps the file's valid row ids to their
+// client or top account, for references to rows further down. The check has already refused
+// what this refuses, and the rows naming it; it is refused again here only when the store has
+// changed since (a client deleted over REST, say), which the check could not see.
 func (t *Tenant) applyPeopleRow(line []byte, model advisorspec.BulkModel, owners map[string]string) *advisorspec.BulkLineError {
 	row, errs := advisorspec.DecodePeopleRow(line, model)
 	lineErr := func(field, format string, args ...any) *advisorspec.BulkLineError {

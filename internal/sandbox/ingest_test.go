@@ -242,6 +242,18 @@ func TestBulkFilesWithErrors(t *testing.T) {
 				{Line: 5, ID: "p3", Field: "client_id", Message: `client_id "C-9" names no client of this upload and no existing one`},
 				{Line: 6, ID: "t2", Field: "trust_creator", Message: `trust_creator "q1" names no person, trust or entity of client_id "C-1"`},
 			}},
+		{name: "a row naming a row refused for another client's card is not applied either",
+			rule: "a reference names a card that exists once the file is applied",
+			kind: sftpd.People,
+			file: `{"type":"Individual","id":"q1","client_id":"C-2","first_name":"A","last_name":"L"}` + "\n" +
+				`{"type":"Trust","id":"t1","client_id":"C-1","legal_name":"T","trust_type":"DynastyTrust","trust_creator":"q1"}` + "\n" +
+				`{"type":"Entity","id":"e1","client_id":"C-1","legal_name":"E","ownership":[{"percentage":100,"owner_id":"t1"}]}` + "\n" +
+				`{"type":"Individual","id":"p1","client_id":"C-1","first_name":"A","last_name":"L"}` + "\n",
+			rows: 4, applied: 2, cards: 2,
+			errs: []advisorspec.BulkLineError{
+				{Line: 2, ID: "t1", Field: "trust_creator", Message: `trust_creator "q1" names no person, trust or entity of client_id "C-1"`},
+				{Line: 3, ID: "e1", Field: "ownership[0].owner_id", Message: `ownership[0].owner_id "t1" names the row on line 2, which is invalid`},
+			}},
 		{name: "an empty file", rule: "a file that fails as a whole", kind: sftpd.People, file: "\n\n",
 			fileError: "People/Trusts/Entities file: the file has no rows", cards: 1},
 		{name: "a file that is not UTF-8", rule: "a non-UTF-8 file ... gets a specific error", kind: sftpd.Clients,
