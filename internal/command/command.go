@@ -1,6 +1,6 @@
 // Package command is the gateway's command line: with no arguments it serves the gateway, with
 // "sandbox" the sandbox alone (and "sandbox enroll" a client certificate of its session host),
-// with "bulk" a bulk load through a running gateway.
+// with "bulk" a bulk load through a running gateway, with "config" the reference of every setting.
 package command
 
 import (
@@ -24,8 +24,12 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "bulk" {
 		return bulkcli.Run(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) == 1 && args[0] == "config" {
+		// The same declarations config.Load reads, as docs/configuration.md shows them.
+		return config.Reference(stdout)
+	}
 	if len(args) > 0 {
-		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\" or \"bulk\"", args[0])
+		return fmt.Errorf("unknown command %q: run with no arguments for the gateway, or \"sandbox\", \"bulk\" or \"config\"", args[0])
 	}
 	return runGateway(ctx, getenv, stdout, stderr)
 }

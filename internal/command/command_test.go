@@ -318,3 +318,25 @@ func mintToken(t *testing.T, base, advisor, firm string) string {
 	}
 	return out.Token
 }
+
+// `go run . config` prints the settings reference, which is docs/configuration.md's generated
+// part: a setting the gateway reads cannot be missing from what an operator reads.
+func TestTheConfigCommandPrintsTheSettingsReference(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"config"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| `ADDR` |", "| `FIRMS_FILE` |", "| `WRITE_TIMEOUT` |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("go run . config lacks %s", want)
+		}
+	}
+	if !strings.Contains(string(doc), out.String()) {
+		t.Error("docs/configuration.md does not hold what go run . config prints; run go test ./internal/config -update")
+	}
+}
