@@ -234,8 +234,6 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		Webhooks: &webhook.Receiver{Log: events, Keys: webhookKeys(firms), Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
 		// Every caller is admitted into the firm of its token, or refused before any upstream call.
 		Authenticate: access.Authenticate(callers.authenticate),
-		Share:        graph.ShareEvents(hub),
-		DiskBudget:   disk,
 		Persisted:    persistedOps,
 		FamilyPage:   familypage.New("/graphql", ideURL(cfg.IDE)),
 		RateLimits:   rateLimits,
@@ -243,28 +241,7 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 			{Name: "advisor", Check: pingFirms(api, firms), Advisory: true},
 			{Name: "events", Check: hub.Ready},
 		}, append(callers.ready, sessionReady...)...),
-		Config: httpserver.Config{
-			AllowedOrigins:  cfg.AllowedOrigins,
-			MaxRequestBytes: cfg.MaxRequestBytes,
-			BodyBounds:      transport.BodyBounds{Depth: cfg.MaxRequestDepth, Values: cfg.MaxRequestValues},
-			MaxUploadBytes:  cfg.MaxUploadBytes,
-			MaxUploadFiles:  cfg.MaxUploadFiles,
-			Introspection:   cfg.Introspection,
-			IDE:             cfg.IDE,
-			KeepAlive:       cfg.KeepAlive,
-			BodyTimeout:     cfg.BodyTimeout,
-			WriteTimeout:    cfg.WriteTimeout,
-			BatchLimit:      cfg.BatchLimit,
-			PersistedMaxAge: cfg.PersistedQueryMaxAge,
-
-			MaxSubscriptionsPerSocket: cfg.MaxSubscriptionsPerSocket,
-			SubscriberBuffer:          cfg.SubscriberBuffer,
-			UploadDiskBudget:          cfg.UploadDiskBudget,
-			Limits: oplimit.Limits{
-				Tokens: cfg.MaxTokens, Depth: cfg.MaxDepth, Aliases: cfg.MaxAliases, RootFields: cfg.MaxRootFields,
-				Cost: cfg.MaxCost, ResponseBytes: cfg.MaxResponseBytes,
-			},
-		},
+		Config: httpConfig(cfg, graph.ShareEvents(hub), disk),
 	})
 	g.handler = handler
 
@@ -326,6 +303,37 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		log.Info("stopped", "draining", time.Since(<-shutdownBegan))
 	}
 	return err
+}
+
+// httpConfig is the HTTP handler's configuration, its transports' included, as cfg sets it;
+// share and disk are what the transports share with the rest of the gateway: which
+// subscriptions share an execution, and the disk budget the bulk loads draw from too.
+func httpConfig(cfg config.Gateway, share transport.Share, disk *diskbudget.Budget) httpserver.Config {
+	return httpserver.Config{
+		Transport: transport.Config{
+			AllowedOrigins:         cfg.AllowedOrigins,
+			MaxRequestBytes:        cfg.MaxRequestBytes,
+			MaxMessageBytes:        cfg.MaxRequestBytes,
+			BodyBounds:             transport.BodyBounds{Depth: cfg.MaxRequestDepth, Values: cfg.MaxRequestValues},
+			MaxUploadBytes:         cfg.MaxUploadBytes,
+			MaxUploadFiles:         cfg.MaxUploadFiles,
+			DiskBudget:             disk,
+			KeepAlive:              cfg.KeepAlive,
+			WriteTimeout:           cfg.WriteTimeout,
+			BatchLimit:             cfg.BatchLimit,
+			PersistedMaxAge:        cfg.PersistedQueryMaxAge,
+			MaxOperationsPerSocket: cfg.MaxSubscriptionsPerSocket,
+			SubscriberBuffer:       cfg.SubscriberBuffer,
+			Share:                  share,
+		},
+		Introspection: cfg.Introspection,
+		IDE:           cfg.IDE,
+		BodyTimeout:   cfg.BodyTimeout,
+		Limits: oplimit.Limits{
+			Tokens: cfg.MaxTokens, Depth: cfg.MaxDepth, Aliases: cfg.MaxAliases, RootFields: cfg.MaxRootFields,
+			Cost: cfg.MaxCost, ResponseBytes: cfg.MaxResponseBytes,
+		},
+	}
 }
 
 // NewLogger writes the gateway's log lines to w in format (config.LogText or config.LogJSON),

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/generated"
@@ -32,7 +31,7 @@ func authServer(t *testing.T) *httptest.Server {
 			}
 			return ctx, nil
 		},
-		Config: Config{MaxRequestBytes: 1 << 20, KeepAlive: time.Minute},
+		Config: Config{Transport: testTransport()},
 	}))
 	t.Cleanup(srv.Close)
 	return srv

@@ -13,7 +13,7 @@ import (
 // every page call the gateway, but never with credentials, which browsers would refuse anyway
 // and which would hand any site its visitors' sessions.
 func (d Deps) cors(next http.Handler) http.Handler {
-	origins := d.Config.AllowedOrigins
+	origins := d.Config.Transport.AllowedOrigins
 	if len(origins) == 0 {
 		return next
 	}

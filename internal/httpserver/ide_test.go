@@ -157,7 +157,7 @@ func TestTheIDEKeepsCredentialsOutOfItsAddressUnderItsPolicy(t *testing.T) {
 		Log:     slog.New(slog.DiscardHandler),
 		Schema:  generated.NewExecutableSchema(generated.Config{Resolvers: &graph.Resolver{}}),
 		Metrics: metrics.New(),
-		Config:  Config{MaxRequestBytes: 1 << 20, KeepAlive: time.Minute, IDE: true},
+		Config:  Config{Transport: testTransport(), IDE: true},
 	}))
 	defer srv.Close()
 	run, stop := context.WithTimeout(context.Background(), time.Minute)

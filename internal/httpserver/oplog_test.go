@@ -197,7 +197,7 @@ func TestEachOperationIsLoggedOnceWithItsNameTypeStatusAndUpstreamCalls(t *testi
 				Log:     slog.New(rec),
 				Schema:  loggedExecutor(upstream.URL),
 				Metrics: metrics.New(),
-				Config:  Config{MaxRequestBytes: 1 << 20, KeepAlive: time.Minute},
+				Config:  Config{Transport: testTransport()},
 			})
 			srv := httptest.NewServer(h)
 			t.Cleanup(func() { h.CloseStreams(); srv.Close() })

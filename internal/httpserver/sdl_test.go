@@ -23,7 +23,7 @@ func TestSchemaSDL(t *testing.T) {
 	for _, introspection := range []bool{true, false} {
 		srv := httptest.NewServer(New(Deps{
 			Log: slog.New(slog.DiscardHandler), Schema: schema, Metrics: metrics.New(),
-			Config: Config{Introspection: introspection, MaxRequestBytes: 1 << 20},
+			Config: Config{Introspection: introspection, Transport: testTransport()},
 		}))
 		defer srv.Close()
 		status, header, body := get(t, srv.URL+"/graphql/schema.graphql")

@@ -25,7 +25,6 @@ import (
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/compress"
-	"github.com/advisorhq/gateway/internal/diskbudget"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/persisted"
@@ -37,18 +36,13 @@ import (
 
 // Config are the HTTP-facing settings.
 type Config struct {
-	// AllowedOrigins may call the gateway from a browser, with credentials.
-	AllowedOrigins []string
-	// MaxRequestBytes bounds a JSON request body.
-	MaxRequestBytes int64
-	// BodyBounds bound how deeply a request's values nest and how many its variables and
-	// extensions hold, checked before anything decodes them; zero fields take the transport's
-	// defaults.
-	BodyBounds transport.BodyBounds
-	// MaxUploadBytes bounds a multipart request, its files included.
-	MaxUploadBytes int64
-	// MaxUploadFiles bounds the files of one multipart request.
-	MaxUploadFiles int
+	// Transport configures the transports: what a request, an upload or a WebSocket message may
+	// hold, the streams' keep-alive and buffers, batches, and which subscriptions share an
+	// execution. Its AllowedOrigins may also call the gateway from a browser, with credentials
+	// (CORS), and its MaxRequestBytes bounds every JSON body before anything parses it. Its
+	// Authenticate, Log, Streams and CountRefused are the handler's: New sets them from Deps
+	// (Authenticate, Log) and from its own streams and rate limits.
+	Transport transport.Config
 	// Introspection serves the schema to introspection queries and lets validation suggest
 	// field names ("Did you mean ...").
 	Introspection bool
@@ -57,27 +51,9 @@ type Config struct {
 	// Limits bound each operation: its size, shape and cost before it runs, its response as it
 	// runs. The zero value bounds nothing.
 	Limits oplimit.Limits
-	// KeepAlive is the interval of keep-alive messages on WebSocket and SSE streams.
-	KeepAlive time.Duration
-	// MaxSubscriptionsPerSocket bounds the operations running at once on one WebSocket.
-	MaxSubscriptionsPerSocket int
-	// SubscriberBuffer is how many responses a subscriber may have waiting to be written before
-	// it is ended as a slow consumer (SUBSCRIBER_BUFFER); 0 is the transports' default.
-	SubscriberBuffer int
-	// UploadDiskBudget bounds the bytes all multipart uploads in flight may spill to disk.
-	UploadDiskBudget int64
-	// WriteTimeout bounds how long one write of an answer or of a stream may wait for its
-	// client to read; 0 is transport.DefaultWriteTimeout.
-	WriteTimeout time.Duration
 	// BodyTimeout is how long a request body may take to begin arriving; every byte that
 	// arrives extends it (bodyMinRate). Zero leaves bodies unbounded in time.
 	BodyTimeout time.Duration
-	// BatchLimit is how many operations a POST may batch in an array (GRAPHQL_BATCH_LIMIT); 0
-	// refuses batches.
-	BatchLimit int
-	// PersistedMaxAge is how long a client may cache the answer to a query it named by id
-	// over GET (PERSISTED_QUERY_MAX_AGE); 0 caches none.
-	PersistedMaxAge time.Duration
 }
 
 // ReadyCheck is one thing /readyz asks about, such as the event store.
@@ -109,10 +85,7 @@ type Deps struct {
 	// (the error's Status and WWWAuthenticate methods, when it has them, say otherwise), and
 	// close code 4403 on a WebSocket. Nil accepts everyone.
 	Authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
-	// Share decides which subscriptions may share one execution among their subscribers; nil
-	// shares none.
-	Share  transport.Share
-	Config Config
+	Config       Config
 	// Assistant serves the pop-out chat assistant at /assistant and below. Nil serves none.
 	Assistant http.Handler
 	// Persisted serves operations named by id: automatic persisted queries and trusted
@@ -125,9 +98,6 @@ type Deps struct {
 	FamilyPage http.Handler
 	// Tracer makes the spans of requests, operations and resolvers; nil makes none.
 	Tracer trace.TracerProvider
-	// DiskBudget is what the uploads' temporary files draw from, shared with the bulk loads'
-	// copies of their files; nil makes one of Config.UploadDiskBudget for the uploads alone.
-	DiskBudget *diskbudget.Budget
 }
 
 // readyTimeout bounds each readiness check.
@@ -192,27 +162,9 @@ func New(d Deps) *Handler {
 // GraphQL over HTTP specifies them, multipart uploads, SSE and WebSockets.
 func (d Deps) graphQL(st *transport.Streams) http.Handler {
 	srv := handler.New(d.Schema)
-	for _, t := range transport.New(transport.Config{
-		AllowedOrigins:         d.Config.AllowedOrigins,
-		MaxMessageBytes:        d.Config.MaxRequestBytes,
-		MaxUploadBytes:         d.Config.MaxUploadBytes,
-		MaxUploadFiles:         d.Config.MaxUploadFiles,
-		UploadDiskBudget:       d.Config.UploadDiskBudget,
-		DiskBudget:             d.DiskBudget,
-		WriteTimeout:           d.Config.WriteTimeout,
-		KeepAlive:              d.Config.KeepAlive,
-		MaxOperationsPerSocket: d.Config.MaxSubscriptionsPerSocket,
-		Authenticate:           d.Authenticate,
-		Streams:                st,
-		Log:                    d.Log,
-		Share:                  d.Share,
-		SubscriberBuffer:       d.Config.SubscriberBuffer,
-		BatchLimit:             d.Config.BatchLimit,
-		PersistedMaxAge:        d.Config.PersistedMaxAge,
-		MaxRequestBytes:        d.Config.MaxRequestBytes,
-		BodyBounds:             d.Config.BodyBounds,
-		CountRefused:           d.countRefused(),
-	}) {
+	tc := d.Config.Transport
+	tc.Authenticate, tc.Log, tc.Streams, tc.CountRefused = d.Authenticate, d.Log, st, d.countRefused()
+	for _, t := range transport.New(tc) {
 		srv.AddTransport(t)
 	}
 	// First, so that it sees every operation whole: what the limits, @oneOf and the resolvers
@@ -356,7 +308,7 @@ func (d Deps) limits(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // the upload transport enforces its own limits as it streams
 			return
 		}
-		limit := d.Config.MaxRequestBytes
+		limit := d.Config.Transport.MaxRequestBytes
 		if r.ContentLength > limit {
 			refuse(http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return

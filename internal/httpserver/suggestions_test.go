@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -29,7 +28,7 @@ func gateway(t *testing.T, introspection bool) *httptest.Server {
 		Log:     slog.New(slog.DiscardHandler),
 		Schema:  generated.NewExecutableSchema(generated.Config{Resolvers: &graph.Resolver{}}),
 		Metrics: metrics.New(),
-		Config:  Config{MaxRequestBytes: 1 << 20, KeepAlive: time.Minute, Introspection: introspection},
+		Config:  Config{Transport: testTransport(), Introspection: introspection},
 	}))
 	t.Cleanup(srv.Close)
 	return srv

@@ -23,7 +23,7 @@ func TestRequestSpansAreNamedByRoute(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	srv := httptest.NewServer(New(Deps{
 		Log: slog.New(slog.DiscardHandler), Schema: generated.NewExecutableSchema(generated.Config{Resolvers: &graph.Resolver{}}),
-		Metrics: metrics.New(), Tracer: tp, Config: Config{MaxRequestBytes: 1 << 20},
+		Metrics: metrics.New(), Tracer: tp, Config: Config{Transport: testTransport()},
 	}))
 	defer srv.Close()
 	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

@@ -31,26 +31,26 @@ var (
 // the array of their responses in the same order, each written as it is ready. One that cannot
 // run has a response of errors in its place; the others run anyway.
 func (t jsonTransport) batch(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, body []byte) {
-	if t.batchLimit <= 0 {
-		refuse(w, r, t.countRefused, http.StatusBadRequest, errBatchesOff)
+	if t.cfg.BatchLimit <= 0 {
+		refuse(w, r, t.cfg.CountRefused, http.StatusBadRequest, errBatchesOff)
 		return
 	}
-	// The bytes first: a batch of more than batchLimit operations is refused at the first one
+	// The bytes first: a batch of more than BatchLimit operations is refused at the first one
 	// too many, and nothing is decoded until the whole body is known to be within bounds.
-	if err := scanBatch(body, t.bounds, t.batchLimit); err != nil {
+	if err := scanBatch(body, t.cfg.BodyBounds, t.cfg.BatchLimit); err != nil {
 		if errors.Is(err, errNotJSON) {
 			err = errBadBatch
 		}
-		refuse(w, r, t.countRefused, http.StatusBadRequest, err)
+		refuse(w, r, t.cfg.CountRefused, http.StatusBadRequest, err)
 		return
 	}
 	var items []json.RawMessage
 	if err := decodeJSON(bytes.NewReader(body), &items); err != nil {
-		refuse(w, r, t.countRefused, http.StatusBadRequest, errBadBatch)
+		refuse(w, r, t.cfg.CountRefused, http.StatusBadRequest, errBadBatch)
 		return
 	}
 	if len(items) == 0 {
-		refuse(w, r, t.countRefused, http.StatusBadRequest, errEmptyBatch)
+		refuse(w, r, t.cfg.CountRefused, http.StatusBadRequest, errEmptyBatch)
 		return
 	}
 	ops := make([]batchOp, len(items))

@@ -11,7 +11,7 @@ import (
 const defaultUploadDiskBudget = 10 << 30
 
 // uploadBudget is the budget cfg gives, or one of its own for the uploads alone.
-func uploadBudget(cfg Config) *diskbudget.Budget {
+func uploadBudget(cfg *Config) *diskbudget.Budget {
 	if cfg.DiskBudget != nil {
 		return cfg.DiskBudget
 	}

@@ -2,10 +2,8 @@ package transport
 
 import (
 	"bytes"
-	"context"
 	"mime"
 	"net/http"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -15,32 +13,8 @@ import (
 // application/graphql-response+json as the client accepts. gqlgen's own GET and POST answer
 // 422 where the specification asks for 200, always write "data", and echo a body they cannot
 // decode back into the error. A POST whose body is an array is a batch of operations, served
-// when batchLimit allows.
-type jsonTransport struct {
-	// batchLimit is how many operations a batch may hold; 0 refuses batches.
-	batchLimit int
-	// persistedMaxAge is how long a client may cache the answer to a query it named by id
-	// over GET; 0 caches nothing.
-	persistedMaxAge time.Duration
-	// maxBytes bounds a body; 0 leaves it to the server in front.
-	maxBytes int64
-	// bounds bound what a body holds, checked before it is decoded.
-	bounds BodyBounds
-	// countRefused counts a request refused before it became an operation against its
-	// caller's rate limit; nil counts none.
-	countRefused func(context.Context) error
-}
-
-// newJSONTransport is the JSON transport cfg describes.
-func newJSONTransport(cfg Config) jsonTransport {
-	return jsonTransport{
-		batchLimit:      cfg.BatchLimit,
-		persistedMaxAge: cfg.PersistedMaxAge,
-		maxBytes:        cfg.MaxRequestBytes,
-		bounds:          cfg.BodyBounds.withDefaults(),
-		countRefused:    cfg.CountRefused,
-	}
-}
+// when cfg.BatchLimit allows.
+type jsonTransport struct{ cfg *Config }
 
 var _ graphql.Transport = jsonTransport{}
 
@@ -62,25 +36,25 @@ func (t jsonTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	var params *graphql.RawParams
 	var err error
 	if r.Method == http.MethodPost {
-		body, rerr := readBody(r, t.maxBytes)
+		body, rerr := readBody(r, t.cfg.MaxRequestBytes)
 		if rerr != nil {
-			refuse(w, r, t.countRefused, bodyStatus(rerr), rerr)
+			refuse(w, r, t.cfg.CountRefused, bodyStatus(rerr), rerr)
 			return
 		}
 		if body = bytes.TrimSpace(body); len(body) > 0 && body[0] == '[' {
 			t.batch(w, r, exec, body)
 			return
 		}
-		params, err = bodyParams(body, t.bounds)
+		params, err = bodyParams(body, t.cfg.BodyBounds)
 	} else {
-		params, err = queryParams(r, t.bounds)
+		params, err = queryParams(r, t.cfg.BodyBounds)
 	}
 	if err != nil {
-		refuse(w, r, t.countRefused, http.StatusBadRequest, err)
+		refuse(w, r, t.cfg.CountRefused, http.StatusBadRequest, err)
 		return
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
-	executeOnce(w, r, exec, params, t.persistedMaxAge)
+	executeOnce(w, r, exec, params, t.cfg.PersistedMaxAge)
 }

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,37 +27,22 @@ import (
 // file to a temporary file, within a disk budget shared by all requests, that is removed when
 // the request ends.
 type uploads struct {
-	maxBytes int64 // the whole request
-	maxFiles int
-	disk     *diskbudget.Budget // shared with the bulk loads' copies when the server wires one
+	cfg  *Config
+	disk *diskbudget.Budget // shared with the bulk loads' copies when the server wires one
 	// maxPart bounds the operations and map parts, which are read into memory: what bounds a
-	// JSON body, or maxOperationsBytes.
+	// JSON body, or maxOperationsBytes. They are checked against cfg.BodyBounds, as a JSON body
+	// is, and a batch against the JSON transport's cfg.BatchLimit, so that a batch is refused
+	// with the same message whichever way it comes.
 	maxPart int64
-	// bounds bound what the operations part holds, as they bound a JSON body, checked before
-	// it is decoded; batchLimit is the JSON transport's, so that a batch is refused with the
-	// same message whichever way it comes.
-	bounds     BodyBounds
-	batchLimit int
-	// countRefused counts a request refused before it became an operation against its
-	// caller's rate limit; nil counts none.
-	countRefused func(context.Context) error
 }
 
 // newUploads is the upload transport cfg describes.
-func newUploads(cfg Config) uploads {
+func newUploads(cfg *Config) uploads {
 	maxPart := int64(maxOperationsBytes)
 	if cfg.MaxRequestBytes > 0 {
 		maxPart = cfg.MaxRequestBytes
 	}
-	return uploads{
-		maxBytes:     cfg.MaxUploadBytes,
-		maxFiles:     cfg.MaxUploadFiles,
-		disk:         uploadBudget(cfg),
-		maxPart:      maxPart,
-		bounds:       cfg.BodyBounds.withDefaults(),
-		batchLimit:   cfg.BatchLimit,
-		countRefused: cfg.CountRefused,
-	}
+	return uploads{cfg: cfg, disk: uploadBudget(cfg), maxPart: maxPart}
 }
 
 // maxOperationsBytes bounds the operations and map parts, which are read into memory, when no
@@ -83,11 +67,11 @@ func (u uploads) Supports(r *http.Request) bool {
 
 func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
-	if r.ContentLength > u.maxBytes {
-		u.refuse(w, r, http.StatusRequestEntityTooLarge, errors.New(TooLarge(u.maxBytes)))
+	if r.ContentLength > u.cfg.MaxUploadBytes {
+		u.refuse(w, r, http.StatusRequestEntityTooLarge, errors.New(TooLarge(u.cfg.MaxUploadBytes)))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, u.maxBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, u.cfg.MaxUploadBytes)
 	sp := &spool{budget: u.disk}
 	defer sp.release()
 	params, status, err := u.read(r, sp)
@@ -108,7 +92,7 @@ func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 // is told that instead (429), and a bomb in a multipart body costs its sender as one in a JSON
 // body does.
 func (u uploads) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
-	if pastBudget(w, r, u.countRefused) {
+	if pastBudget(w, r, u.cfg.CountRefused) {
 		return
 	}
 	switch status {
@@ -132,7 +116,7 @@ func (u uploads) read(r *http.Request, sp *spool) (*graphql.RawParams, int, erro
 	}()
 	fail := func(err error) (*graphql.RawParams, int, error) {
 		if tooBig := new(http.MaxBytesError); errors.As(err, &tooBig) {
-			return nil, http.StatusRequestEntityTooLarge, errors.New(TooLarge(u.maxBytes))
+			return nil, http.StatusRequestEntityTooLarge, errors.New(TooLarge(u.cfg.MaxUploadBytes))
 		}
 		if part := new(partTooLargeError); errors.As(err, &part) {
 			return nil, http.StatusRequestEntityTooLarge, err
@@ -257,10 +241,10 @@ func (u uploads) operation(data []byte) (*graphql.RawParams, error) {
 	case data[0] == '[':
 		// The specification allows a batch here; this transport serves one operation. A
 		// batch is refused as the JSON transport refuses it first, so that its bounds hold.
-		if u.batchLimit <= 0 {
+		if u.cfg.BatchLimit <= 0 {
 			return nil, errBatchesOff
 		}
-		switch err := scanBatch(data, u.bounds, u.batchLimit); {
+		switch err := scanBatch(data, u.cfg.BodyBounds, u.cfg.BatchLimit); {
 		case errors.Is(err, errNotJSON):
 			return nil, errBadOperations
 		case err != nil:
@@ -268,7 +252,7 @@ func (u uploads) operation(data []byte) (*graphql.RawParams, error) {
 		}
 		return nil, errMultipartBatch
 	}
-	if err := scanOperation(data, u.bounds); errors.Is(err, errNotJSON) {
+	if err := scanOperation(data, u.cfg.BodyBounds); errors.Is(err, errNotJSON) {
 		return nil, errBadOperations
 	} else if err != nil {
 		return nil, err
@@ -289,7 +273,7 @@ var errBadMap = errors.New(`the "map" part must be a JSON object whose members a
 // failure it gives the status to answer with.
 func (u uploads) fileMap(data []byte) (map[string][]string, int, error) {
 	// A path names a variable, then one member or index per level the variables nest.
-	depth := u.bounds.withDefaults().Depth
+	depth := u.cfg.BodyBounds.Depth
 	b := mapBounds{paths: maxPathsPerFile, segments: depth + 1, depth: depth}
 	s := &bodyScan{data: data}
 	s.space()
@@ -300,9 +284,9 @@ func (u uploads) fileMap(data []byte) (map[string][]string, int, error) {
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
-	if files > u.maxFiles {
+	if files > u.cfg.MaxUploadFiles {
 		return nil, http.StatusRequestEntityTooLarge,
-			fmt.Errorf("the request carries %d files; at most %d are accepted", files, u.maxFiles)
+			fmt.Errorf("the request carries %d files; at most %d are accepted", files, u.cfg.MaxUploadFiles)
 	}
 	var fileMap map[string][]string
 	if err := decodeJSON(bytes.NewReader(data), &fileMap); err != nil {

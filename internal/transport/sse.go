@@ -16,34 +16,10 @@ import (
 
 // sseTransport serves operations as Server-Sent Events in the graphql-sse protocol's "distinct
 // connections" mode: a POST that accepts text/event-stream gets one `next` event per result and a final `complete`. A comment line
-// every keepAlive keeps proxies from closing a quiet stream.
+// every cfg.KeepAlive keeps proxies from closing a quiet stream.
 type sseTransport struct {
-	keepAlive time.Duration
-	streams   *Streams
-	fanout    *fanout.Fanout
-	// writeTimeout bounds each write of a stream that has taken its connection over; the
-	// others write through writeDeadlines.
-	writeTimeout time.Duration
-	// maxBytes and bounds bound the body, as the JSON transport's bound its: checked before
-	// it is decoded.
-	maxBytes int64
-	bounds   BodyBounds
-	// countRefused counts a request refused before it became an operation against its
-	// caller's rate limit; nil counts none.
-	countRefused func(context.Context) error
-}
-
-// newSSETransport is the SSE transport cfg describes, sharing fan with the WebSockets.
-func newSSETransport(cfg Config, fan *fanout.Fanout, writeTimeout time.Duration) sseTransport {
-	return sseTransport{
-		keepAlive:    cfg.KeepAlive,
-		streams:      cfg.Streams,
-		fanout:       fan,
-		writeTimeout: writeTimeout,
-		maxBytes:     cfg.MaxRequestBytes,
-		bounds:       cfg.BodyBounds.withDefaults(),
-		countRefused: cfg.CountRefused,
-	}
+	cfg    *Config
+	fanout *fanout.Fanout // shared with the WebSockets
 }
 
 var _ graphql.Transport = sseTransport{}
@@ -61,11 +37,11 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if err != nil {
 		// Counted as the JSON transport counts its refusals: a malformed body costs its sender.
 		w.Header().Set("Content-Type", mediaJSON)
-		refuse(w, r, t.countRefused, status, err)
+		refuse(w, r, t.cfg.CountRefused, status, err)
 		return
 	}
 	params.Headers = r.Header
-	if !t.streams.open() {
+	if !t.cfg.Streams.open() {
 		refuseWhileStopping(w)
 		return
 	}
@@ -82,7 +58,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		// Refused before it began, with a status of its own (429): answered as HTTP, not as a
 		// stream, so that the client sees Retry-After.
 		scancel()
-		t.streams.done()
+		t.cfg.Streams.done()
 		answerStatus(w, se, exec.DispatchError(graphql.WithOperationContext(sctx, opCtx), errs).Errors)
 		return
 	}
@@ -90,14 +66,14 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		if nc, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			st := t.newSSESocket(nc, sctx, scancel)
 			go func() {
-				defer t.streams.done()
+				defer t.cfg.Streams.done()
 				st.serve(w.Header(), exec, opCtx)
 			}()
 			return
 		}
 	}
 	defer scancel()
-	defer t.streams.done()
+	defer t.cfg.Streams.done()
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
 
@@ -129,7 +105,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	done := make(chan struct{})
 	defer close(done)
 	keepAlive.Go(func() {
-		tick := time.NewTicker(t.keepAlive)
+		tick := time.NewTicker(t.cfg.KeepAlive)
 		defer tick.Stop()
 		for {
 			select {
@@ -137,7 +113,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 				return
 			case <-ctx.Done():
 				return
-			case <-t.streams.stopping:
+			case <-t.cfg.Streams.stopping:
 				cancel()
 				return
 			case <-tick.C:
@@ -169,11 +145,11 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 // params reads the body's parameters within the transport's bounds, as the JSON transport
 // reads a POST's; on failure it gives the status to answer with.
 func (t sseTransport) params(r *http.Request) (*graphql.RawParams, int, error) {
-	body, err := readBody(r, t.maxBytes)
+	body, err := readBody(r, t.cfg.MaxRequestBytes)
 	if err != nil {
 		return nil, bodyStatus(err), err
 	}
-	params, err := bodyParams(body, t.bounds)
+	params, err := bodyParams(body, t.cfg.BodyBounds)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}

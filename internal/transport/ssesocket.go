@@ -37,8 +37,8 @@ type sseSocket struct {
 func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel context.CancelFunc) *sseSocket {
 	st := &sseSocket{t: t, ctx: ctx, cancel: cancel}
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
-	st.Conn.Init(nc, t.writeTimeout)
-	socket.WriterFor(&st.Conn, &st.out, t.streams.writers, st.frame, func() bool { return false }, &st.wg,
+	st.Conn.Init(nc, t.cfg.WriteTimeout)
+	socket.WriterFor(&st.Conn, &st.out, t.cfg.Streams.writers, st.frame, func() bool { return false }, &st.wg,
 		func() { _ = nc.Close() }) // the reader ends, and the stream with it
 	return st
 }
@@ -74,10 +74,10 @@ func (st *sseSocket) start(header http.Header, exec graphql.GraphExecutor, opCtx
 	}
 	member := st.t.fanout.Subscribe(st.ctx, exec, opCtx, st)
 	st.mu.Lock()
-	st.keepAlive = time.AfterFunc(st.t.keepAlive, st.ping)
+	st.keepAlive = time.AfterFunc(st.t.cfg.KeepAlive, st.ping)
 	st.mu.Unlock()
 	// Shutting down ends the stream without `complete`, which graphql-sse clients retry.
-	stopOnShutdown := context.AfterFunc(st.t.streams.stopped, func() { st.finish(nil) })
+	stopOnShutdown := context.AfterFunc(st.t.cfg.Streams.stopped, func() { st.finish(nil) })
 	// The caller's token's end ends the stream with an error that says so.
 	stopOnExpiry := context.AfterFunc(st.ctx, func() {
 		if credentialsExpired(st.ctx) {
@@ -134,7 +134,7 @@ func (st *sseSocket) ping() {
 		return
 	}
 	st.out.Push(socket.Item[*fanout.Result]{Msg: sseKeepAlive})
-	st.keepAlive.Reset(st.t.keepAlive)
+	st.keepAlive.Reset(st.t.cfg.KeepAlive)
 }
 
 func (st *sseSocket) Deliver(_ *fanout.Member, r *fanout.Result) bool {

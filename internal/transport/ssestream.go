@@ -50,7 +50,7 @@ func (t sseTransport) subscribe(ctx context.Context, exec graphql.GraphExecutor,
 	defer st.out.Close()
 	member := t.fanout.Subscribe(ctx, exec, opCtx, st)
 	defer member.Leave()
-	tick := time.NewTicker(t.keepAlive)
+	tick := time.NewTicker(t.cfg.KeepAlive)
 	defer tick.Stop()
 	// flush writes what is queued; false when the client is gone.
 	var buf []byte
@@ -94,7 +94,7 @@ func (t sseTransport) subscribe(ctx context.Context, exec graphql.GraphExecutor,
 				writeRaw(sseExpired)
 			}
 			return
-		case <-t.streams.stopping:
+		case <-t.cfg.Streams.stopping:
 			return
 		}
 	}

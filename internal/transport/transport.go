@@ -106,25 +106,37 @@ type Config struct {
 
 // New returns the transports in the order gqlgen must try them: the first whose Supports
 // accepts a request serves it, and the last accepts everything, to answer what no other
-// serves with a status and a message that say what to send instead.
+// serves with a status and a message that say what to send instead. Every transport keeps cfg,
+// its zero settings given their defaults, and reads it there.
 func New(cfg Config) []graphql.Transport {
+	c := cfg.withDefaults()
+	fan := c.Streams.fanout(c.Share, c.SubscriberBuffer)
+	// The WebSocket transport takes its connection over and bounds its writes itself; the
+	// others write through the ResponseWriter, which writeDeadlines bounds.
+	bounded := func(t graphql.Transport) graphql.Transport { return writeDeadlines{t, c.WriteTimeout} }
+	return []graphql.Transport{
+		bounded(gqltransport.Options{}),
+		websocketTransport{c, fan},
+		bounded(sseTransport{c, fan}),
+		bounded(jsonTransport{c}),
+		bounded(newUploads(c)),
+		bounded(unsupported{c}),
+	}
+}
+
+// withDefaults is cfg with its zero settings given their defaults, for the transports to share.
+func (cfg Config) withDefaults() *Config {
 	if cfg.Streams == nil {
 		cfg.Streams = NewStreams()
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	writeTimeout := cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout)
-	fan := cfg.Streams.fanout(cfg.Share, cfg.SubscriberBuffer)
-	// The WebSocket transport takes its connection over and bounds its writes itself; the
-	// others write through the ResponseWriter, which writeDeadlines bounds.
-	bounded := func(t graphql.Transport) graphql.Transport { return writeDeadlines{t, writeTimeout} }
-	return []graphql.Transport{
-		bounded(gqltransport.Options{}),
-		newWebSocketTransport(cfg, fan, writeTimeout),
-		bounded(newSSETransport(cfg, fan, writeTimeout)),
-		bounded(newJSONTransport(cfg)),
-		bounded(newUploads(cfg)),
-		bounded(unsupported{countRefused: cfg.CountRefused}),
+	cfg.WriteTimeout = cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout)
+	cfg.MessageTimeout = cmp.Or(cfg.MessageTimeout, defaultMessageTimeout)
+	if cfg.MaxOperationsPerSocket <= 0 {
+		cfg.MaxOperationsPerSocket = defaultMaxOperations
 	}
+	cfg.BodyBounds = cfg.BodyBounds.withDefaults()
+	return &cfg
 }

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"mime"
 	"net/http"
 	"strings"
@@ -13,17 +12,14 @@ import (
 // what to send instead, in the shape of every other error of the gateway. gqlgen's own answer
 // is a bare 400 "transport not supported" without a code. Each refusal counts against its
 // caller's rate limit, so that a flood of requests no transport serves costs its sender too.
-type unsupported struct {
-	// countRefused counts a refused request against its caller's rate limit; nil counts none.
-	countRefused func(context.Context) error
-}
+type unsupported struct{ cfg *Config }
 
 var _ graphql.Transport = unsupported{}
 
 func (unsupported) Supports(*http.Request) bool { return true }
 
 func (t unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
-	if pastBudget(w, r, t.countRefused) {
+	if pastBudget(w, r, t.cfg.CountRefused) {
 		return
 	}
 	switch r.Method {

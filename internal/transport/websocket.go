@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -22,9 +21,6 @@ const (
 	protocolLegacy      = "graphql-ws"
 )
 
-// connectionInitTimeout is how long a WebSocket client has to send connection_init.
-const connectionInitTimeout = 3 * time.Second
-
 // defaultMessageTimeout bounds how long a WebSocket message may take to arrive once it has
 // begun to, when Config sets no bound.
 const defaultMessageTimeout = 10 * time.Second
@@ -33,27 +29,8 @@ const defaultMessageTimeout = 10 * time.Second
 // client asks for: graphql-transport-ws (transportWS) or the legacy one (legacyWS), each a
 // session of its own over the same socket layer.
 type websocketTransport struct {
-	allowedOrigins []string
-	settings       wsSettings
-}
-
-// newWebSocketTransport is the WebSocket transport cfg describes, sharing fan with SSE.
-func newWebSocketTransport(cfg Config, fan *fanout.Fanout, writeTimeout time.Duration) websocketTransport {
-	return websocketTransport{
-		allowedOrigins: cfg.AllowedOrigins,
-		settings: wsSettings{
-			initTimeout:    connectionInitTimeout,
-			keepAlive:      cfg.KeepAlive,
-			maxMessage:     cfg.MaxMessageBytes,
-			maxOperations:  cfg.MaxOperationsPerSocket,
-			messageTimeout: cmp.Or(cfg.MessageTimeout, defaultMessageTimeout),
-			log:            cfg.Log,
-			authenticate:   cfg.Authenticate,
-			streams:        cfg.Streams,
-			fanout:         fan,
-			writeTimeout:   writeTimeout,
-		},
-	}
+	cfg    *Config
+	fanout *fanout.Fanout // runs the subscriptions, sharing executions with SSE's where it may
 }
 
 var _ graphql.Transport = websocketTransport{}
@@ -68,11 +45,11 @@ func IsWebSocket(r *http.Request) bool {
 func (websocketTransport) Supports(r *http.Request) bool { return IsWebSocket(r) }
 
 func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if !originAllowed(r, t.allowedOrigins) {
+	if !originAllowed(r, t.cfg.AllowedOrigins) {
 		writeError(w, http.StatusForbidden, "This origin may not open a WebSocket to the gateway")
 		return
 	}
-	st := t.settings.streams
+	st := t.cfg.Streams
 	if !st.open() {
 		refuseWhileStopping(w)
 		return
@@ -80,7 +57,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	negotiate, deflate := wsconn.NegotiateDeflate()
 	upgrader := ws.HTTPUpgrader{
 		Protocol:  func(p string) bool { return p == protocolTransportWS || p == protocolLegacy },
-		Timeout:   t.settings.writeTimeout,
+		Timeout:   t.cfg.WriteTimeout,
 		Negotiate: negotiate,
 	}
 	nc, rw, hs, err := upgrader.Upgrade(r, w)
@@ -101,9 +78,9 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	// let go. The context keeps the request's values, not its end.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := wsconn.New(nc, handshake, deflate(), wsconn.Limits{
-		MaxMessage: t.settings.maxMessage, MessageTimeout: t.settings.messageTimeout, WriteTimeout: t.settings.writeTimeout,
+		MaxMessage: t.cfg.MaxMessageBytes, MessageTimeout: t.cfg.MessageTimeout, WriteTimeout: t.cfg.WriteTimeout,
 	})
-	s := newWSSession(t.settings, c, exec, r.Header, ctx, cancel)
+	s := newWSSession(t, c, exec, r.Header, ctx, cancel)
 	var p wsProtocol = transportWS{s}
 	if hs.Protocol == protocolLegacy {
 		p = legacyWS{s}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"sync"
@@ -30,43 +29,12 @@ const (
 	closeTryAgainLater  ws.StatusCode = 1013
 )
 
-// wsSettings are what a WebSocket session needs of the transport's configuration.
-type wsSettings struct {
-	// initTimeout is how long a client has to send connection_init.
-	initTimeout time.Duration
-	// keepAlive is the interval of the server's keep-alive messages and pings.
-	keepAlive time.Duration
-	// authenticate vets connection_init's credentials, merged into the upgrade request's
-	// headers; an error refuses the connection. nil accepts every connection, as the HTTP
-	// endpoint does.
-	authenticate func(ctx context.Context, headers http.Header) (context.Context, error)
-	// streams is told when the server shuts down, and its writers write the sockets.
-	streams *Streams
-	// maxMessage bounds one client message.
-	maxMessage int64
-	// maxOperations bounds the operations running at once on one socket; 0 is
-	// defaultMaxOperations.
-	maxOperations int
-	log           *slog.Logger
-	// fanout runs the subscriptions, sharing executions where it may.
-	fanout *fanout.Fanout
-	// messageTimeout bounds how long a message may take to arrive once it has begun to.
-	messageTimeout time.Duration
-	// writeTimeout bounds each write that waits for the client to read: a client that stops
-	// reading does not hold a goroutine and its queue forever.
-	writeTimeout time.Duration
-}
+// connectionInitTimeout is how long a WebSocket client has to send connection_init.
+const connectionInitTimeout = 3 * time.Second
 
-// defaultMaxOperations bounds the operations of one socket when no limit is set: each holds a
-// goroutine and buffers, and one socket once held 20,000.
+// defaultMaxOperations bounds the operations of one socket when Config sets no limit: each
+// holds a goroutine and buffers, and one socket once held 20,000.
 const defaultMaxOperations = 100
-
-func (t wsSettings) operationLimit() int {
-	if t.maxOperations <= 0 {
-		return defaultMaxOperations
-	}
-	return t.maxOperations
-}
 
 // wsProtocol is a subprotocol's part of a session: what its messages mean, and how it says what
 // the session's shared machinery cannot say alone.
@@ -93,7 +61,7 @@ type wsProtocol interface {
 // credentials and the server's shutdown each act when they fire, holding no goroutine until
 // then.
 type wsSession struct {
-	t       wsSettings
+	t       websocketTransport
 	c       *wsconn.Conn
 	proto   wsProtocol
 	exec    graphql.GraphExecutor
@@ -132,11 +100,11 @@ type wsResult struct {
 
 // newWSSession is a session on c, upgraded from a request with headers; ctx ends when cancel
 // is called, which the session does when it ends.
-func newWSSession(t wsSettings, c *wsconn.Conn, exec graphql.GraphExecutor, headers http.Header,
+func newWSSession(t websocketTransport, c *wsconn.Conn, exec graphql.GraphExecutor, headers http.Header,
 	ctx context.Context, cancel context.CancelFunc,
 ) *wsSession {
 	s := &wsSession{t: t, c: c, exec: exec, headers: headers, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel}
-	socket.WriterFor(&c.Conn, &s.out, t.streams.writers, s.frame, c.CloseSent, &s.wg,
+	socket.WriterFor(&c.Conn, &s.out, t.cfg.Streams.writers, s.frame, c.CloseSent, &s.wg,
 		func() { _ = c.NetConn().Close() }) // the reader ends, and the session with it
 	return s
 }
@@ -164,7 +132,7 @@ type wsMessage struct {
 func (s *wsSession) serve(p wsProtocol) {
 	s.proto = p
 	defer s.end()
-	initTimer := time.AfterFunc(s.t.initTimeout, func() {
+	initTimer := time.AfterFunc(connectionInitTimeout, func() {
 		s.mu.Lock()
 		inited := s.inited
 		s.mu.Unlock()
@@ -175,7 +143,7 @@ func (s *wsSession) serve(p wsProtocol) {
 	s.mu.Lock()
 	s.initTimer = initTimer
 	s.mu.Unlock()
-	s.after(context.AfterFunc(s.t.streams.stopped, func() {
+	s.after(context.AfterFunc(s.t.cfg.Streams.stopped, func() {
 		s.close(closeServiceRestart, "The gateway is restarting: reconnect")
 	}))
 	// The wait for the next message is made from here, this shallow, and the messages are read
@@ -205,7 +173,7 @@ func (s *wsSession) readAvailable() bool {
 		case err == nil:
 		case errors.Is(err, wsconn.ErrMessageTooBig):
 			// The rest of the message is read and thrown away while the peer answers the close.
-			s.close(ws.StatusMessageTooBig, "A message is larger than "+bytesize.Format(s.t.maxMessage))
+			s.close(ws.StatusMessageTooBig, "A message is larger than "+bytesize.Format(s.t.cfg.MaxMessageBytes))
 			continue
 		case errors.Is(err, wsconn.ErrNotText):
 			s.proto.refuse("", "Messages must be JSON text")
@@ -223,7 +191,7 @@ func (s *wsSession) readAvailable() bool {
 			return false
 		case errors.Is(err, os.ErrDeadlineExceeded) && !s.isClosed():
 			// A message began and stalled: say why, and let go without waiting for an answer.
-			s.c.SendClose(ws.StatusPolicyViolation, "A message took longer than "+s.t.messageTimeout.String()+" to arrive")
+			s.c.SendClose(ws.StatusPolicyViolation, "A message took longer than "+s.t.cfg.MessageTimeout.String()+" to arrive")
 			return false
 		default:
 			return false // the connection ended, or the close handshake timed out
@@ -300,10 +268,10 @@ func (s *wsSession) authenticate(raw json.RawMessage, forbid func(reason string)
 		}
 	}
 	s.headers = initHeaders(s.headers, payload)
-	if s.t.authenticate == nil {
+	if s.t.cfg.Authenticate == nil {
 		return true
 	}
-	authed, err := s.t.authenticate(s.ctx, s.headers)
+	authed, err := s.t.cfg.Authenticate(s.ctx, s.headers)
 	if err != nil {
 		forbid("Forbidden")
 		return false
@@ -328,7 +296,7 @@ func (s *wsSession) acknowledged(keepAliveType string) {
 	defer s.mu.Unlock()
 	s.acked = true
 	s.keepAliveType = keepAliveType
-	s.keepAlive = time.AfterFunc(s.t.keepAlive, s.ping)
+	s.keepAlive = time.AfterFunc(s.t.cfg.KeepAlive, s.ping)
 }
 
 func (s *wsSession) isAcked() bool {
@@ -351,11 +319,11 @@ func (s *wsSession) ping() {
 		s.mu.Unlock()
 		return
 	}
-	s.keepAlive.Reset(s.t.keepAlive)
+	s.keepAlive.Reset(s.t.cfg.KeepAlive)
 	kind := s.keepAliveType
 	s.mu.Unlock()
 	if last != 0 && s.c.LastSeen() < last {
-		s.t.log.Debug("websocket peer did not answer a ping; closing")
+		s.t.cfg.Log.Debug("websocket peer did not answer a ping; closing")
 		_ = s.c.NetConn().Close() // the reader ends, and the session with it
 		return
 	}
@@ -410,7 +378,7 @@ func (s *wsSession) start(m wsMessage) error {
 		s.mu.Unlock()
 		return errOperationTaken
 	}
-	if limit := s.t.operationLimit(); len(s.ops) >= limit {
+	if limit := s.t.cfg.MaxOperationsPerSocket; len(s.ops) >= limit {
 		s.mu.Unlock()
 		return &operationLimit{limit}
 	}
