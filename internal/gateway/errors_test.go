@@ -30,29 +30,24 @@ func wantUpstream(t testing.TB, e gqlError, status int, message string) {
 	}
 }
 
-// readmeErrorCodes returns the codes the README's Errors section lists: the codes in backquotes
-// that open each item of its list.
-func readmeErrorCodes(t *testing.T) []string {
+// docErrorCodes returns the codes docs/errors.md lists: the codes in backquotes that open each
+// item of its list.
+func docErrorCodes(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	section, err := os.ReadFile(filepath.Join(repoRoot, "docs", "errors.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Errors\n")
-	if !ok {
-		t.Fatal("the README has no Errors section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
 	item := regexp.MustCompile("(?m)^- ((?:`[A-Z][A-Z_]+`(?:, )?)+):")
 	code := regexp.MustCompile("`([A-Z][A-Z_]+)`")
 	var codes []string
-	for _, m := range item.FindAllStringSubmatch(section, -1) {
+	for _, m := range item.FindAllStringSubmatch(string(section), -1) {
 		for _, c := range code.FindAllStringSubmatch(m[1], -1) {
 			codes = append(codes, c[1])
 		}
 	}
 	if len(codes) == 0 {
-		t.Fatal("the README's Errors section lists no codes")
+		t.Fatal("docs/errors.md lists no codes")
 	}
 	return codes
 }
@@ -68,12 +63,12 @@ var gqlgenCodes = map[string]string{
 	"extension.ComplexityLimit":         "COMPLEXITY_LIMIT_EXCEEDED",
 }
 
-// Every code the gateway's code can put in extensions.code is in the README's list: the
+// Every code the gateway's code can put in extensions.code is in docs/errors.md's list: the
 // constants of apperr.Code, the codes of gqlgen's that the handler uses, and any code written
 // out as a string.
-func TestEveryErrorCodeTheCodeCanEmitIsListedInTheREADME(t *testing.T) {
+func TestEveryErrorCodeTheCodeCanEmitIsListedInTheDocs(t *testing.T) {
 	t.Parallel()
-	listed := readmeErrorCodes(t)
+	listed := docErrorCodes(t)
 	emitted := map[string]string{ // code -> where it comes from
 		errcode.ValidationFailed: "gqlgen's executor",
 		errcode.ParseFailed:      "gqlgen's executor",
@@ -146,16 +141,16 @@ func TestEveryErrorCodeTheCodeCanEmitIsListedInTheREADME(t *testing.T) {
 	}
 	for code, from := range emitted {
 		if !slices.Contains(listed, code) {
-			t.Errorf("%s (from %s) is not in the README's list of codes %v", code, from, listed)
+			t.Errorf("%s (from %s) is not in docs/errors.md's list of codes %v", code, from, listed)
 		}
 	}
 }
 
 // Representative failing requests, each over the transport a client would use: every code a
-// response carries is in the README's list, and each case gets the code it should.
+// response carries is in docs/errors.md's list, and each case gets the code it should.
 func TestFailingRequestsCarryOnlyListedCodes(t *testing.T) {
 	t.Parallel()
-	listed := readmeErrorCodes(t)
+	listed := docErrorCodes(t)
 	up := newUpstream(t, true)
 	gw := newGateway(t, up, nil)
 	wid := ctWIDOf(t, gw, "HARTWELL-001")
@@ -212,7 +207,7 @@ func TestFailingRequestsCarryOnlyListedCodes(t *testing.T) {
 				code, _ := e.Extensions["code"].(string)
 				seen[code] = true
 				if !slices.Contains(listed, code) {
-					t.Errorf("%q carries code %q, which the README's Errors section does not list", e.Message, code)
+					t.Errorf("%q carries code %q, which docs/errors.md does not list", e.Message, code)
 				}
 			}
 			if got := r.Errors[0].Extensions["code"]; got != tc.code {

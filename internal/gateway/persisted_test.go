@@ -315,27 +315,25 @@ func toJSON(v any) string {
 	return string(data)
 }
 
-// readmeOperations are the GraphQL operations the README shows.
+// readmeOperations are the GraphQL operations the README and docs/ show.
 func readmeOperations(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ops []string
-	for _, m := range regexp.MustCompile("(?s)```graphql\n(.*?)```").FindAllSubmatch(readme, -1) {
-		ops = append(ops, string(m[1]))
+	for _, b := range mdBlocks(mdPages(t)) {
+		if b.lang == "graphql" {
+			ops = append(ops, b.text)
+		}
 	}
 	if len(ops) < 3 {
-		t.Fatalf("README.md shows %d GraphQL operations, want its query, mutations and subscription", len(ops))
+		t.Fatalf("README.md and docs/ show %d GraphQL operations, want its query, mutations and subscription", len(ops))
 	}
 	return ops
 }
 
 // The issue's trusted-documents test: graphql-codegen's client preset, as a front end's build
-// runs it over the README's operations, writes the manifest; a gateway that runs those
-// documents only answers each by its id, in either protocol, as it answers the document sent
-// in full, and refuses anything else.
+// runs it over the operations of the README and docs/, writes the manifest; a gateway that
+// runs those documents only answers each by its id, in either protocol, as it answers the
+// document sent in full, and refuses anything else.
 func TestTrustedDocumentsFromGraphQLCodegensClientPreset(t *testing.T) {
 	t.Parallel()
 	npmInstall(t, apolloDir, "@graphql-codegen/client-preset")
@@ -390,7 +388,7 @@ func TestTrustedDocumentsFromGraphQLCodegensClientPreset(t *testing.T) {
 		}
 	}
 	if len(manifest) != named || named < 2 {
-		t.Fatalf("the client preset wrote %d documents, want the README's %d named operations", len(manifest), named)
+		t.Fatalf("the client preset wrote %d documents, want the docs' %d named operations", len(manifest), named)
 	}
 
 	trusted := newGateway(t, up, map[string]string{"PERSISTED_OPERATIONS_FILE": manifestPath, "PERSISTED_OPERATIONS_ONLY": "true"})

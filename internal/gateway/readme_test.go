@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,7 @@ import (
 // written and show the demo family with its relationships.
 func TestTheREADMEExampleQueryShowsTheDemoFamily(t *testing.T) {
 	t.Parallel()
-	query := readmeGraphQL(t, "README example query")
+	query := markedGraphQL(t, "README example query")
 	gw := newGateway(t, newUpstream(t, true), nil)
 	var got struct {
 		TopAccounts struct {
@@ -52,19 +54,18 @@ func TestTheREADMEExampleQueryShowsTheDemoFamily(t *testing.T) {
 	}
 }
 
-// readmeGraphQL is the README's graphql block that follows the comment starting with marker
-// (<!-- marker ... -->), as written.
-func readmeGraphQL(t *testing.T, marker string) string {
+// markedGraphQL is the graphql block of README.md or docs/ that follows the comment starting
+// with marker (<!-- marker ... -->), as written.
+func markedGraphQL(t *testing.T, marker string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	re := regexp.MustCompile("(?s)<!-- " + regexp.QuoteMeta(marker) + ".*?```graphql\n(.*?)```")
+	for _, p := range mdPages(t) {
+		if block := re.FindSubmatch(p.text); block != nil {
+			return string(block[1])
+		}
 	}
-	block := regexp.MustCompile("(?s)<!-- " + regexp.QuoteMeta(marker) + ".*?```graphql\n(.*?)```").FindSubmatch(readme)
-	if block == nil {
-		t.Fatalf("README.md has no graphql block after <!-- %s", marker)
-	}
-	return string(block[1])
+	t.Fatalf("neither README.md nor docs/ has a graphql block after <!-- %s", marker)
+	return ""
 }
 
 // The README's live-events walk-through: its subscription, then its curl line to the sandbox,
@@ -72,21 +73,22 @@ func readmeGraphQL(t *testing.T, marker string) string {
 // scenario spaces them a second apart.
 func TestTheREADMESubscriptionShowsTheSandboxScenarioLive(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	sub := markedGraphQL(t, "README subscription")
+	var curl [][]byte
+	for _, p := range mdPages(t) {
+		if curl = regexp.MustCompile(`(?m)^curl (.*)/sandbox/events$`).FindSubmatch(p.text); curl != nil {
+			break
+		}
 	}
-	sub := regexp.MustCompile("(?s)<!-- README subscription.*?```graphql\n(.*?)```").FindSubmatch(readme)
-	curl := regexp.MustCompile(`(?m)^curl (.*)/sandbox/events$`).FindSubmatch(readme)
-	if sub == nil || curl == nil {
-		t.Fatal("README.md has no subscription block or no curl line for /sandbox/events")
+	if curl == nil {
+		t.Fatal("neither README.md nor docs/ has a curl line for /sandbox/events")
 	}
 	req := curlRequest(t, "curl "+string(curl[1])+"/sandbox/events")
 
 	gw, sb := sandboxed(t)
 	c := dialWS(t, gw, "graphql-transport-ws", nil)
 	c.init()
-	c.subscribe("live", string(sub[1]), nil)
+	c.subscribe("live", sub, nil)
 	waitSubscribers(t, gw, 1)
 	req.URL.Host = strings.TrimPrefix(sb, "http://") // the embedded sandbox's port may differ
 	resp, err := http.DefaultClient.Do(req)
@@ -133,76 +135,147 @@ func curlRequest(t *testing.T, line string) *http.Request {
 	return req
 }
 
-// readmeAddrs are the addresses the README's commands call: the gateway as `go run .` serves
-// it, and its embedded sandbox (or `go run . sandbox`).
+// readmeAddrs are the addresses the documentation's commands call: the gateway as `go run .`
+// serves it, and its embedded sandbox (or `go run . sandbox`).
 var readmeAddrs = map[string]string{
 	"localhost:8080": "gateway", "127.0.0.1:8080": "gateway",
 	"localhost:9090": "sandbox", "127.0.0.1:9090": "sandbox",
 }
 
-// readmeServes matches the blocks that run the project itself (servers, the test suite, an
-// image build): the test stands in for them by starting the gateway.
-var readmeServes = regexp.MustCompile(`(?m)^(go run|go test|docker) `)
-
-// shBlock is one ```sh block of the README and the line it starts on.
-type shBlock struct {
-	line int
-	text string
+// mdPage is one page of the project's documentation: README.md or a Markdown file of docs/.
+type mdPage struct {
+	name string // its path from the repository's root, as a reader names it
+	text []byte
 }
 
-// readmeShellBlocks returns the README's ```sh blocks in order.
-func readmeShellBlocks(t *testing.T) []shBlock {
+// mdPages returns README.md, then docs/*.md by name: the front door first, then the rooms.
+func mdPages(t *testing.T) []mdPage {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	names, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocks []shBlock
-	for _, m := range regexp.MustCompile("(?ms)^```sh\n(.*?)^```$").FindAllSubmatchIndex(readme, -1) {
-		blocks = append(blocks, shBlock{line: bytes.Count(readme[:m[0]], []byte("\n")) + 2, text: string(readme[m[2]:m[3]])})
+	slices.Sort(names)
+	var pages []mdPage
+	for _, path := range append([]string{filepath.Join(repoRoot, "README.md")}, names...) {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, err := filepath.Rel(repoRoot, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, mdPage{name: filepath.ToSlash(name), text: text})
+	}
+	return pages
+}
+
+// mdBlock is one fenced block of a page: its language, the comment on the line before its
+// fence (if any), where it starts, and what it holds.
+type mdBlock struct {
+	page    string
+	line    int // of its first line inside the fence
+	lang    string
+	comment string // the text of an <!-- ... --> comment on the line before the fence
+	text    string
+}
+
+func (b mdBlock) String() string { return fmt.Sprintf("%s line %d", b.page, b.line) }
+
+var (
+	fencedBlock   = regexp.MustCompile("(?ms)^ *```([a-z]*)\n(.*?)^ *```$")
+	blockComment  = regexp.MustCompile(`<!--\s*(.*?)\s*-->\s*$`)
+	shellLanguage = map[string]bool{"sh": true, "bash": true, "shell": true}
+)
+
+// mdBlocks returns every fenced block of the pages, in order.
+func mdBlocks(pages []mdPage) []mdBlock {
+	var blocks []mdBlock
+	for _, p := range pages {
+		for _, m := range fencedBlock.FindAllSubmatchIndex(p.text, -1) {
+			b := mdBlock{
+				page: p.name,
+				line: bytes.Count(p.text[:m[0]], []byte("\n")) + 2,
+				lang: string(p.text[m[2]:m[3]]),
+				text: string(p.text[m[4]:m[5]]),
+			}
+			before := bytes.TrimSuffix(p.text[:m[0]], []byte("\n"))
+			if c := blockComment.FindSubmatch(before[bytes.LastIndexByte(before, '\n')+1:]); c != nil {
+				b.comment = string(c[1])
+			}
+			blocks = append(blocks, b)
+		}
 	}
 	return blocks
 }
 
-// A newcomer pastes the README's commands in order into a shell. Each ```sh block runs in its
-// own bash (so each stands on its own) with -euo pipefail, from one working directory, and
-// must exit 0; the two upload walk-throughs must leave the file they created, not an empty
-// one, in the vault.
+// notRun is the marker of a shell block no test can run as written (it starts a server the
+// test stands in for, builds an image, or runs for minutes): <!-- not run: why -->, on the
+// line before its fence.
+const notRun = "not run:"
+
+// startsServer matches commands that start the project itself (servers, the test suite, a
+// benchmark, an image build): a block holding one must be marked notRun, saying why.
+var startsServer = regexp.MustCompile(`(?m)^\s*(go run|go test|docker|kubectl) `)
+
+// A newcomer pastes the commands of the README, then of docs/, in order into a shell. Each
+// shell block runs in its own bash (so each stands on its own) with -euo pipefail, from one
+// working directory, and must exit 0; the two upload walk-throughs must leave the file they
+// created, not an empty one, in the vault. A block the test cannot run must say why, in a
+// <!-- not run: why --> comment before its fence; one that starts a server without saying so
+// fails the test rather than being skipped quietly.
 //
 // The gateway and its embedded sandbox listen on free ports, not the README's 8080 and 9090:
 // those may be held by a developer's own `go run .` or by another test run. A curl
 // configuration (CURL_HOME) connects the README's addresses to them, so the commands run
 // byte for byte as written, Host headers included, and the sandbox's presigned addresses
 // (built from the Host it was asked on) lead back to it too.
-func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
+func TestTheShellCommandsOfTheREADMEAndDocsRunAsPasted(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the README's commands need %s: %v", tool, err)
 		}
 	}
-	blocks := readmeShellBlocks(t)
+	var blocks []mdBlock
+	for _, b := range mdBlocks(mdPages(t)) {
+		if !shellLanguage[b.lang] {
+			continue
+		}
+		if why, ok := strings.CutPrefix(b.comment, notRun); ok {
+			if strings.TrimSpace(why) == "" {
+				t.Errorf("%s is marked %q without saying why", b, notRun)
+			}
+			t.Logf("%s: not run: %s", b, strings.TrimSpace(why))
+			continue
+		}
+		if startsServer.MatchString(b.text) {
+			t.Errorf("%s starts the project (%q); mark it <!-- %s why --> if a test cannot run it",
+				b, strings.TrimSpace(startsServer.FindString(b.text)), notRun)
+			continue
+		}
+		for _, m := range regexp.MustCompile(`https?://([^/\s"'$]+)`).FindAllStringSubmatch(b.text, -1) {
+			if readmeAddrs[m[1]] == "" {
+				t.Errorf("%s calls %s, which is neither the gateway's address nor the sandbox's", b, m[0])
+			}
+		}
+		blocks = append(blocks, b)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
 	gw, sb := sandboxed(t)
 	curlHome, work := t.TempDir(), t.TempDir()
 	writeCurlRedirects(t, curlHome, map[string]string{"gateway": gw.url, "sandbox": sb})
-	// The commands run from the repository's root, as the README says: the sample bulk files
-	// are where it says they are.
+	// The commands run from the repository's root, as the docs say: the sample bulk files
+	// are where they say they are.
 	if err := os.CopyFS(filepath.Join(work, "docs", "examples", "bulk"), os.DirFS(filepath.Join(repoRoot, "docs", "examples", "bulk"))); err != nil {
 		t.Fatal(err)
 	}
 
 	var stdout strings.Builder
-	ran := 0
 	for _, b := range blocks {
-		if readmeServes.MatchString(b.text) {
-			t.Logf("README line %d: not run; the test starts the gateway instead", b.line)
-			continue
-		}
-		for _, m := range regexp.MustCompile(`https?://([^/\s"'$]+)`).FindAllStringSubmatch(b.text, -1) {
-			if readmeAddrs[m[1]] == "" {
-				t.Fatalf("README line %d calls %s, which is neither the gateway's address nor the sandbox's", b.line, m[0])
-			}
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, "bash", "-x", "-euo", "pipefail", "-c", b.text)
 		cmd.Dir = work
@@ -212,19 +285,18 @@ func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
 		out, err := cmd.Output()
 		cancel()
 		if err != nil {
-			t.Fatalf("README line %d: %v\n--- stdout\n%s--- trace and stderr\n%s", b.line, err, out, errOut.String())
+			t.Fatalf("%s: %v\n--- stdout\n%s--- trace and stderr\n%s", b, err, out, errOut.String())
 		}
 		stdout.Write(out)
-		ran++
 	}
 
 	csv, err := os.ReadFile(filepath.Join(work, "notes.csv"))
 	if err != nil || len(csv) == 0 {
-		t.Fatalf("the README's commands left notes.csv %q (%v), want the file they upload", csv, err)
+		t.Fatalf("the docs' commands left notes.csv %q (%v), want the file they upload", csv, err)
 	}
 	for _, want := range []string{`"fileStatus":"UPLOADED"`, `"file_status":"Uploaded"`, string(csv), `"phase":"DONE"`, `"applied":6`, `"advisorId":"adv-002"`} {
 		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("the README's commands (%d blocks) printed no %q:\n%s", ran, want, stdout.String())
+			t.Errorf("the docs' commands (%d blocks) printed no %q:\n%s", len(blocks), want, stdout.String())
 		}
 	}
 	// Both walk-throughs reached this gateway's vault, each with the bytes of notes.csv.
@@ -252,6 +324,169 @@ func TestTheREADMEShellCommandsRunAsPasted(t *testing.T) {
 	}
 	if notes != 2 {
 		t.Errorf("the first top account has %d Notes documents, want one from each upload walk-through", notes)
+	}
+}
+
+// ranBy matches the comment of a block that a test of its own runs:
+// <!-- label: internal/gateway/x_test.go runs it ... -->.
+var ranBy = regexp.MustCompile(`^([^:]+): (\S+_test\.go) runs`)
+
+// Every GraphQL operation of the README and docs/ runs as written against the gateway with no
+// configuration, as pasted into its IDE, and answers without errors. A block a test of its own
+// runs (and checks what it answers) says so in the comment before its fence, naming the test's
+// file, which must hold the comment's label; a subscription must be one of those, since only a
+// test that makes events happen can show one working.
+func TestEveryGraphQLBlockOfTheREADMEAndDocsRuns(t *testing.T) {
+	t.Parallel()
+	var run []mdBlock
+	for _, b := range mdBlocks(mdPages(t)) {
+		if b.lang != "graphql" {
+			continue
+		}
+		if m := ranBy.FindStringSubmatch(b.comment); m != nil {
+			src, err := os.ReadFile(filepath.Join(repoRoot, m[2]))
+			if err != nil {
+				t.Errorf("%s says %s runs it: %v", b, m[2], err)
+			} else if !bytes.Contains(src, []byte(strconv.Quote(m[1]))) {
+				t.Errorf("%s says %s runs it, but that file does not name %q", b, m[2], m[1])
+			}
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(b.text), "subscription") {
+			t.Errorf("%s is a subscription no test runs; give it a test and say which in a comment before it", b)
+			continue
+		}
+		run = append(run, b)
+	}
+	if len(run) == 0 {
+		return
+	}
+	gw, _ := sandboxed(t)
+	for _, b := range run {
+		t.Run(b.String(), func(t *testing.T) {
+			gw.post(t, b.text, nil).ok(t, nil)
+		})
+	}
+}
+
+// Every link of the README and docs/ names a file of the repository that exists (and, with
+// #anchor, a heading of it), relative to the page, as a reader of a clone follows it; none
+// leaves the repository, except to the gateway or sandbox a reader runs.
+func TestTheLinksOfTheREADMEAndDocsResolveInsideTheRepository(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
+	scheme := regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+	inlineCode := regexp.MustCompile("`[^`]+`") // a code span may wrap onto the next line
+	checked := 0
+	for _, p := range mdPages(t) {
+		// Links in code are not links: blank fenced blocks and code spans out first, keeping
+		// the lines where they are.
+		onlyLines := func(b []byte) []byte { return bytes.Repeat([]byte("\n"), bytes.Count(b, []byte("\n"))) }
+		prose := inlineCode.ReplaceAllFunc(fencedBlock.ReplaceAllFunc(p.text, onlyLines), onlyLines)
+		for _, m := range link.FindAllSubmatchIndex(prose, -1) {
+			target := string(prose[m[2]:m[3]])
+			where := fmt.Sprintf("%s line %d", p.name, bytes.Count(prose[:m[0]], []byte("\n"))+1)
+			checked++
+			if scheme.MatchString(target) {
+				u, err := url.Parse(target)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || readmeAddrs[u.Host] == "" {
+					t.Errorf("%s links to %s, outside the repository", where, target)
+				}
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			file := filepath.Join(root, filepath.Dir(p.name), filepath.FromSlash(path))
+			if path == "" {
+				file = filepath.Join(root, p.name)
+			}
+			if rel, err := filepath.Rel(root, file); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				t.Errorf("%s links to %s, outside the repository", where, target)
+				continue
+			}
+			if _, err := os.Stat(file); err != nil {
+				t.Errorf("%s links to %s, which does not exist", where, target)
+				continue
+			}
+			if anchor == "" {
+				continue
+			}
+			text, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(headingAnchors(text), anchor) {
+				t.Errorf("%s links to %s, whose file has no heading with that anchor (it has %v)", where, target, headingAnchors(text))
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("found no links in the README and docs/; the pattern is wrong")
+	}
+}
+
+// headingAnchors are the anchors GitHub gives a Markdown file's headings: lower case, with
+// everything but letters, digits, spaces, hyphens and underscores dropped, spaces as hyphens,
+// and -1, -2, ... after a repeated one.
+func headingAnchors(md []byte) []string {
+	prose := fencedBlock.ReplaceAll(md, nil)
+	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+	seen := map[string]int{}
+	var anchors []string
+	for _, m := range regexp.MustCompile(`(?m)^#{1,6} +(.*?) *#* *$`).FindAllSubmatch(prose, -1) {
+		a := strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(string(m[1])), ""), " ", "-")
+		if n := seen[a]; n > 0 {
+			anchors = append(anchors, fmt.Sprintf("%s-%d", a, n))
+		} else {
+			anchors = append(anchors, a)
+		}
+		seen[a]++
+	}
+	return anchors
+}
+
+// The README and docs/ name tests to show that what they say holds (docs/authorization.md, a
+// test for every operation): each name must be a test of this repository, so a page cannot go
+// stale quietly when a test is renamed or removed.
+func TestEveryTestTheREADMEAndDocsNameExists(t *testing.T) {
+	t.Parallel()
+	defined := map[string]bool{}
+	err := filepath.WalkDir(repoRoot, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != repoRoot || d.IsDir() && d.Name() == "node_modules" {
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Benchmark)\w+)\(`).FindAllSubmatch(src, -1) {
+			defined[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testName := regexp.MustCompile("`((?:Test|Benchmark)[A-Z]\\w*)")
+	for _, p := range mdPages(t) {
+		named := testName.FindAllSubmatch(p.text, -1)
+		if p.name == "docs/authorization.md" && len(named) < 10 {
+			t.Errorf("docs/authorization.md names %d tests; its table should name one for every operation", len(named))
+		}
+		for _, m := range named {
+			if !defined[string(m[1])] {
+				t.Errorf("%s names %s, which no test file defines", p.name, m[1])
+			}
+		}
 	}
 }
 

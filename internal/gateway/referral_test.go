@@ -135,10 +135,10 @@ func TestReferClientWorksAgainstTheEmbeddedSandbox(t *testing.T) {
 	}
 }
 
-// The README's referClient example runs as written against the gateway with no configuration.
+// The referClient example of docs/callers.md runs as written against the gateway with no configuration.
 func TestTheREADMEReferralRunsAgainstTheEmbeddedSandbox(t *testing.T) {
 	t.Parallel()
-	query := readmeGraphQL(t, "README referral")
+	query := markedGraphQL(t, "referral example")
 	gw := &testGateway{url: started(t, nil, map[string]string{"ADDR": "127.0.0.1:0"}, "gateway serving")}
 	var got struct {
 		ReferClient struct{ ReferralToken, URL string }
