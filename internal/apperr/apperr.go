@@ -52,8 +52,8 @@ const (
 	// RATE_LIMIT_COST; extensions.retryAfter says when to try again. Nothing was done.
 	RateLimited Code = "RATE_LIMITED"
 
-	// The codes that refuse or end an event subscription (the live-events section of the
-	// README); the streaming transports act on EventsUnavailable too.
+	// The codes that refuse or end an event subscription (docs/events.md); the streaming
+	// transports act on EventsUnavailable too.
 
 	// EventsUnavailable: the event store cannot be reached; retry later.
 	EventsUnavailable Code = "EVENTS_UNAVAILABLE"

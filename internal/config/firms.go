@@ -106,7 +106,7 @@ func readFirmsFile(path string, bulk bool) ([]tenant.Firm, error) {
 	var file firmsFile
 	if err := dec.Decode(&file); err != nil {
 		// encoding/json's messages name the field and offset, never a value.
-		return nil, fmt.Errorf("%s is not a firms file (%w); see the README's multi-firm section", path, err)
+		return nil, fmt.Errorf("%s is not a firms file (%w); see docs/authorization.md", path, err)
 	}
 	if len(file.Firms) == 0 {
 		return nil, fmt.Errorf("%s lists no firm under \"firms\"", path)

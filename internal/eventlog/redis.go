@@ -57,7 +57,7 @@ func NewRedis(client redis.UniversalClient, prefix string, max int, dedupTTL tim
 // frozen or unreachable Redis fails a webhook delivery, a recentEvents query, a subscription or a
 // readiness check in about this long rather than holding it. Socket timeouts alone do not: a
 // command that timed out is retried on a new connection, whose handshake can time out in turn,
-// and a caller waiting for a pooled connection waits on top. The README states this bound.
+// and a caller waiting for a pooled connection waits on top. docs/events.md states this bound.
 const CallTimeout = 3 * time.Second
 
 // Bound sets a client's own timeouts to CallTimeout and has it honour context deadlines, so a

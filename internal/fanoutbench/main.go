@@ -1,7 +1,7 @@
 // Command fanoutbench measures the gateway's fan-out of live events to many subscribers: real
 // graphql-transport-ws (or SSE) clients in worker processes, webhooks at a rate or in a burst,
 // and the webhook-to-frame latency, losses, duplicates, order, deliveries/s and the gateway's
-// memory and CPU. See the README's "Fan-out benchmark".
+// memory and CPU. See docs/performance.md, "Fan-out benchmark".
 //
 //	go run ./internal/fanoutbench -start -subscribers 10000 -rate 2 -duration 60s
 //

@@ -269,7 +269,7 @@ const maxAnalysisSize = 50 << 20
 
 // startAnalysis serves POST /v2/top-accounts/{wid}/documents/{vault_id}/analysis: it answers
 // with a correlation id and, after the processing delay, emits the event the document's state
-// implies (rules in the README). Estate analysis that succeeds adds its generated summaries to
+// implies (rules in docs/events.md). Estate analysis that succeeds adds its generated summaries to
 // the vault, so the event's documents can be fetched.
 func (t *Tenant) startAnalysis(wid, vaultID string, body []byte) (any, *apiError) {
 	var req analysisRequest
