@@ -14,7 +14,6 @@ import (
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/bulk"
-	"github.com/advisorhq/gateway/internal/streamend"
 )
 
 // ValidateBulkFiles is the resolver for the validateBulkFiles field.
@@ -59,5 +58,5 @@ func (r *queryResolver) BulkUpload(ctx context.Context, id string) (*model.BulkU
 
 // BulkUploadProgress is the resolver for the bulkUploadProgress field.
 func (r *subscriptionResolver) BulkUploadProgress(ctx context.Context, id string) (<-chan *model.BulkUpload, error) {
-	return r.Bulk.watch(ctx, id, streamend.Reporter(ctx))
+	return r.Bulk.watch(ctx, id, feedOf(ctx).End)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/advisorhq/gateway/graph/generated"
 	"github.com/advisorhq/gateway/internal/event"
-	"github.com/advisorhq/gateway/internal/streamend"
 	"github.com/advisorhq/gateway/internal/vault"
 )
 
@@ -50,7 +49,7 @@ func (r *subscriptionResolver) Events(ctx context.Context, filter *event.Filter,
 	if after != nil {
 		from = *after
 	}
-	sub, err := r.Hub.Subscribe(ctx, firmOf(ctx), filter, from, streamend.From(ctx))
+	sub, err := r.Hub.Subscribe(ctx, firmOf(ctx), filter, from, feedOf(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -346,8 +346,8 @@ func unavailable(err error) error {
 }
 
 // Tracker follows a subscription's stream for whoever delivers it: where it starts, each event
-// put in it (before the receiver can take it), and why the hub ended it. *streamend.Slot is
-// one; EndFunc learns only the end.
+// put in it (before the receiver can take it), and why the hub ended it. The subscription
+// resolver passes the feed its transport reads (graph.Feed); EndFunc learns only the end.
 type Tracker interface {
 	Start(last string)
 	Sent(id string)

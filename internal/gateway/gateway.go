@@ -325,6 +325,9 @@ func httpConfig(cfg config.Gateway, share transport.Share, disk *diskbudget.Budg
 			MaxOperationsPerSocket: cfg.MaxSubscriptionsPerSocket,
 			SubscriberBuffer:       cfg.SubscriberBuffer,
 			Share:                  share,
+			// The subscription resolvers tell the transports, through the feed, why a stream ended
+			// and where each event leaves it.
+			Track: func(ctx context.Context) (context.Context, transport.Feed) { return graph.Track(ctx) },
 		},
 		Introspection: cfg.Introspection,
 		IDE:           cfg.IDE,

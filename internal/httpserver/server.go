@@ -29,7 +29,6 @@ import (
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/persisted"
 	"github.com/advisorhq/gateway/internal/ratelimit"
-	"github.com/advisorhq/gateway/internal/streamend"
 	"github.com/advisorhq/gateway/internal/tracing"
 	"github.com/advisorhq/gateway/internal/transport"
 )
@@ -333,31 +332,19 @@ func (d Deps) limits(next http.Handler) http.Handler {
 
 // scoped gives each operation its own upstream cache and budget, and each event of a
 // subscription its own too, so a long-lived subscription never serves what an earlier event
-// loaded. A subscription's stream that the hub ends (a slow subscriber, the store gone) ends
-// with an error saying why, rather than silently.
+// loaded.
 func (d Deps) scoped(srv *handler.Server) {
 	if d.PerRequest == nil {
 		d.PerRequest = func(ctx context.Context) context.Context { return ctx }
 	}
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		ctx = d.PerRequest(ctx)
-		if isSubscription(ctx) && streamend.From(ctx) == nil {
-			ctx = streamend.With(ctx) // the transports make one; an executor called directly does not
-		}
-		return next(ctx)
+		return next(d.PerRequest(ctx))
 	})
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		if !isSubscription(ctx) {
 			return next(ctx)
 		}
-		resp := next(d.PerRequest(ctx))
-		if resp == nil {
-			if err := streamend.Take(ctx); err != nil {
-				graphql.AddError(ctx, err)
-				return &graphql.Response{Errors: graphql.GetErrors(ctx)}
-			}
-		}
-		return resp
+		return next(d.PerRequest(ctx))
 	})
 }
 

@@ -41,8 +41,8 @@ func NewStreams() *Streams {
 }
 
 // fanout is a fan-out of subscriptions whose executions these streams count and wait for.
-func (s *Streams) fanout(share Share, buffer int) *fanout.Fanout {
-	return fanout.New(share, buffer, &s.counts, &s.wg)
+func (s *Streams) fanout(share Share, track Track, buffer int) *fanout.Fanout {
+	return fanout.New(share, track, buffer, &s.counts, &s.wg)
 }
 
 // open registers a stream; it reports false once shutting down has begun. A true answer must

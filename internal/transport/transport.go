@@ -37,6 +37,13 @@ import (
 // the same words (see fanout.Share).
 type Share = fanout.Share
 
+// Feed is what a subscription's resolver tells of its stream beyond its responses: where each
+// leaves the stream, and why the stream ended (see fanout.Feed).
+type Feed = fanout.Feed
+
+// Track gives a subscription about to be dispatched its Feed (see fanout.Track).
+type Track = fanout.Track
+
 // Config is what the transports need.
 type Config struct {
 	// AllowedOrigins may open a WebSocket from a browser page, besides the gateway's own
@@ -80,6 +87,11 @@ type Config struct {
 	Log *slog.Logger
 	// Share decides which subscriptions may share one execution; nil shares none.
 	Share Share
+	// Track gives each execution of a subscription the Feed its resolvers fill: the position
+	// a slow consumer is told to resume from, and why a stream its resolver ended ended, which
+	// is then its last word (an error with a code: EVENTS_UNAVAILABLE, EVENTS_EXPIRED, ...).
+	// Nil tracks nothing: a stream that ends says only that it is complete.
+	Track Track
 	// SubscriberBuffer is how many responses a subscriber may have waiting to be written before
 	// it is ended as a slow consumer; 0 is the default, 256.
 	SubscriberBuffer int
@@ -110,7 +122,7 @@ type Config struct {
 // its zero settings given their defaults, and reads it there.
 func New(cfg Config) []graphql.Transport {
 	c := cfg.withDefaults()
-	fan := c.Streams.fanout(c.Share, c.SubscriberBuffer)
+	fan := c.Streams.fanout(c.Share, c.Track, c.SubscriberBuffer)
 	// The WebSocket transport takes its connection over and bounds its writes itself; the
 	// others write through the ResponseWriter, which writeDeadlines bounds.
 	bounded := func(t graphql.Transport) graphql.Transport { return writeDeadlines{t, c.WriteTimeout} }

@@ -15,7 +15,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/advisorhq/gateway/internal/apperr"
-	"github.com/advisorhq/gateway/internal/streamend"
 )
 
 // Share decides whether a subscription may share its execution with others that ask for it in
@@ -24,6 +23,34 @@ import (
 // the document and its variables shapes the answers: the caller, when resolvers consult it.
 type Share func(ctx context.Context, opCtx *graphql.OperationContext) (scope string, ok bool)
 
+// A Feed is what the code that feeds a subscription's stream (its resolver) tells of it beyond
+// its responses: where each response leaves the stream, and why the stream ended. gqlgen ends a
+// subscription quietly when its resolver's channel closes; a subscriber cut off for falling
+// behind, or by an outage, must instead learn why and where to resume.
+type Feed interface {
+	// Position is the id of the last event a response was made of, or of where the stream
+	// started; "" when no events feed it.
+	Position() string
+	// Advance moves the position past the event the next response is made of, and returns it.
+	// It is called once per response.
+	Advance() string
+	// Err is why the stream's feeder ended it, once its responses have ended; nil when it ended
+	// by itself.
+	Err() error
+}
+
+// Track gives a subscription about to be dispatched in ctx its Feed, and the context its
+// resolvers find the Feed in to fill it. gqlgen calls resolvers with the context the operation
+// is dispatched in and nothing else, so that is the one way from a dispatcher to a resolver.
+type Track func(ctx context.Context) (context.Context, Feed)
+
+// noFeed is the Feed of a subscription dispatched without Track: no positions, no reasons.
+type noFeed struct{}
+
+func (noFeed) Position() string { return "" }
+func (noFeed) Advance() string  { return "" }
+func (noFeed) Err() error       { return nil }
+
 // Fanout runs subscriptions. Those that Share allows and that agree in document, operation,
 // variables and scope run as one group: executed once, each response encoded once, and the
 // same bytes handed to every member's connection. Executing a selection per subscriber is what
@@ -31,6 +58,7 @@ type Share func(ctx context.Context, opCtx *graphql.OperationContext) (scope str
 // queueing and writing a frame.
 type Fanout struct {
 	share  Share
+	track  Track
 	buffer int
 	counts *Counts
 	// running tracks the executions' goroutines, so that shutting down can wait for them.
@@ -60,14 +88,14 @@ func (c *Counts) Executions() int { return int(c.executions.Load()) }
 // no buffer is configured; it matches the event hub's.
 const defaultSubscriberBuffer = 256
 
-// New returns a fanout that shares the executions share allows, ends a member that has buffer
-// responses waiting (0: 256), counts in counts and runs its executions on goroutines running
-// tracks.
-func New(share Share, buffer int, counts *Counts, running *sync.WaitGroup) *Fanout {
+// New returns a fanout that shares the executions share allows, gives each execution the Feed
+// track makes (nil: none), ends a member that has buffer responses waiting (0: 256), counts in
+// counts and runs its executions on goroutines running tracks.
+func New(share Share, track Track, buffer int, counts *Counts, running *sync.WaitGroup) *Fanout {
 	if buffer <= 0 {
 		buffer = defaultSubscriberBuffer
 	}
-	return &Fanout{share: share, buffer: buffer, counts: counts, running: running, groups: map[string]*group{}}
+	return &Fanout{share: share, track: track, buffer: buffer, counts: counts, running: running, groups: map[string]*group{}}
 }
 
 // Buffer is how many responses a member may have waiting to be written before it is ended as
@@ -182,7 +210,7 @@ func (f *Fanout) Subscribe(ctx context.Context, exec graphql.GraphExecutor, opCt
 	f.counts.executions.Add(1)
 	f.running.Go(func() {
 		defer f.counts.executions.Add(-1)
-		g.run(streamend.With(gctx), exec, opCtx)
+		g.run(gctx, exec, opCtx)
 	})
 	return m
 }
@@ -271,14 +299,17 @@ func (g *group) stop() {
 }
 
 // run executes the group's operation and hands each response to the members, until the stream
-// ends or the last member leaves.
+// ends or the last member leaves. A stream its feeder ended has the reason for its last word.
 func (g *group) run(ctx context.Context, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
 	defer g.cancel()
+	var feed Feed = noFeed{}
+	if g.f.track != nil {
+		ctx, feed = g.f.track(ctx)
+	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	slot := streamend.From(ctx)
 	g.mu.Lock()
 	g.dispatched = true
-	g.pos = slot.Position()
+	g.pos = feed.Position()
 	for m := range g.members {
 		m.pos = g.pos
 		if !m.counted {
@@ -293,15 +324,29 @@ func (g *group) run(ctx context.Context, exec graphql.GraphExecutor, opCtx *grap
 			return // every member left
 		}
 		if resp == nil {
-			g.finish(nil, Done)
+			g.end(ctx, exec, feed)
 			return
 		}
 		if outcome, final := Ending(resp); final {
-			g.finish(NewResult(resp, slot.Position(), true), outcome)
+			g.finish(NewResult(resp, feed.Position(), true), outcome)
 			return
 		}
-		g.broadcast(NewResult(resp, slot.Advance(), false))
+		g.broadcast(NewResult(resp, feed.Advance(), false))
 	}
+}
+
+// end ends every member's stream once its feeder has: with the reason the feeder gave, presented
+// as the operation's errors are (through the executor's presenter and response middleware), or
+// quietly when it gave none.
+func (g *group) end(ctx context.Context, exec graphql.GraphExecutor, feed Feed) {
+	err := feed.Err()
+	if err == nil {
+		g.finish(nil, Done)
+		return
+	}
+	resp := exec.DispatchError(ctx, gqlerror.List{gqlerror.WrapIfUnwrapped(err)})
+	outcome, _ := Ending(resp) // errors and no data: the last word
+	g.finish(NewResult(resp, feed.Position(), true), outcome)
 }
 
 // broadcast queues r for every member; a member that cannot take it is ended as a slow

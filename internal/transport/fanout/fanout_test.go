@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,11 @@ type feed struct {
 	graphql.GraphExecutor
 	responses chan *graphql.Response
 	running   atomic.Int64
+}
+
+// DispatchError presents nothing: the errors are the response's as they are.
+func (f *feed) DispatchError(_ context.Context, list gqlerror.List) *graphql.Response {
+	return &graphql.Response{Errors: list}
 }
 
 func (f *feed) DispatchOperation(ctx context.Context, _ *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
@@ -87,11 +93,39 @@ func shareAll(context.Context, *graphql.OperationContext) (string, bool) { retur
 // newFanout is a fanout with a buffer of 4 over a feed, whose goroutines the test waits for
 // when it ends.
 func newFanout(t *testing.T, share Share) (*Fanout, *Counts, *feed) {
+	return newTrackedFanout(t, share, nil)
+}
+
+// newTrackedFanout is newFanout giving each execution the Feed track makes.
+func newTrackedFanout(t *testing.T, share Share, track Track) (*Fanout, *Counts, *feed) {
 	var counts Counts
 	var running sync.WaitGroup
 	t.Cleanup(running.Wait)
 	exec := &feed{responses: make(chan *graphql.Response)}
-	return New(share, 4, &counts, &running), &counts, exec
+	return New(share, track, 4, &counts, &running), &counts, exec
+}
+
+// events is a Feed whose stream starts after event 100-0 and moves on one event a response,
+// until end gives the reason it stopped.
+type events struct {
+	mu  sync.Mutex
+	n   int
+	err error
+}
+
+func (e *events) Position() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fmt.Sprintf("%d-0", 100+e.n)
+}
+func (e *events) Err() error    { e.mu.Lock(); defer e.mu.Unlock(); return e.err }
+func (e *events) end(err error) { e.mu.Lock(); defer e.mu.Unlock(); e.err = err }
+
+func (e *events) Advance() string {
+	e.mu.Lock()
+	e.n++
+	e.mu.Unlock()
+	return e.Position()
 }
 
 // subscribe starts n members of the same subscription on f and waits until they count.
@@ -182,6 +216,54 @@ func TestALastWordEndsEveryMember(t *testing.T) {
 				if s.outcome != tt.want || s.final == nil || !strings.Contains(string(s.final.Errors), string(tt.code)) {
 					t.Fatalf("got %v with %v, want %v with the errors", s.outcome, s.final, tt.want)
 				}
+			}
+		})
+	}
+}
+
+// The feed the execution is given says where each result leaves the stream, where a member
+// ended as slow resumes, and why the stream ended: its reason is every remaining member's last
+// word, Unavailable when it says the event store is down.
+func TestTheFeedGivesPositionsAndTheReasonTheStreamEnded(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		reason error
+		final  string // what the last word holds; "" for none
+		want   Outcome
+	}{
+		{"no reason", nil, "", Done},
+		{"store down", &gqlerror.Error{Message: "store down", Extensions: map[string]any{"code": apperr.EventsUnavailable}}, "store down", Unavailable},
+		{"expired", apperr.New(apperr.EventsExpired, "too old"), "too old", Failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fed := &events{}
+			f, counts, exec := newTrackedFanout(t, shareAll, func(ctx context.Context) (context.Context, Feed) { return ctx, fed })
+			slow, fast := newSink(false), newSink(false)
+			subscribe(t, f, counts, exec, slow, fast)
+			exec.responses <- &graphql.Response{Data: json.RawMessage(`{"s":1}`)}
+			eventually(t, "both to get the first result", func() bool { return len(slow.got()) == 1 && len(fast.got()) == 1 })
+			slow.mu.Lock()
+			slow.full = true
+			slow.mu.Unlock()
+			exec.responses <- &graphql.Response{Data: json.RawMessage(`{"s":2}`)}
+			<-slow.ended
+			if want := `after: \"101-0\"`; slow.outcome != Failed || !strings.Contains(string(slow.final.Errors), want) {
+				t.Fatalf("the slow member ended %v with %s, want Failed naming %s", slow.outcome, slow.final.Errors, want)
+			}
+			eventually(t, "the second result", func() bool { return len(fast.got()) == 2 })
+			if got := []string{fast.got()[0].Pos, fast.got()[1].Pos}; got[0] != "101-0" || got[1] != "102-0" {
+				t.Fatalf("got positions %q, want 101-0 and 102-0", got)
+			}
+			fed.end(tt.reason)
+			close(exec.responses)
+			<-fast.ended
+			switch {
+			case fast.outcome != tt.want:
+				t.Fatalf("got the end %v, want %v", fast.outcome, tt.want)
+			case tt.final == "" && fast.final != nil:
+				t.Fatalf("got the last word %s, want none", fast.final.JSON)
+			case tt.final != "" && (fast.final == nil || !strings.Contains(string(fast.final.Errors), tt.final) || fast.final.Pos != "102-0"):
+				t.Fatalf("got the last word %+v, want one saying %q at 102-0", fast.final, tt.final)
 			}
 		})
 	}
