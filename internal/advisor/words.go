@@ -88,10 +88,13 @@ var schemaFields = map[string]string{
 	"file_status":       "fileStatus",
 	"download_uri":      "downloadUri",
 	"upload_uri":        "uploadUri",
-	// Query parameters.
-	"page":      "page",
-	"limit":     "limit",
-	"nextToken": "after",
+	// Query parameters. advisor_id and team_id are the arguments that set them on the v1
+	// operations (addClient, client, createClientContact, ...).
+	"advisor_id": "advisorId",
+	"team_id":    "teamId",
+	"page":       "page",
+	"limit":      "limit",
+	"nextToken":  "after",
 	// Plurals the service's prose uses.
 	"external_ids": "externalIds",
 }

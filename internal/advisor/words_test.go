@@ -29,6 +29,9 @@ func TestSchemaMessageSpeaksTheSchemasNames(t *testing.T) {
 		{"tags", "Invalid tags: legal_name, x", "Invalid tags: legal_name, x"},
 		{"sub_category", "Invalid sub-category", "Invalid subCategory"},
 		{"", "Access Denied", "Access Denied"},
+		// The v1 paths' query parameters are the operations' arguments.
+		{"", "advisor_id is required when the API user can access multiple advisors", "advisorId is required when the API user can access multiple advisors"},
+		{"", "team_id is required when the API user can access multiple advisor teams", "teamId is required when the API user can access multiple advisor teams"},
 	} {
 		if got := advisor.SchemaMessage(tc.field, tc.in); got != tc.want {
 			t.Errorf("SchemaMessage(%q, %q) = %q, want %q", tc.field, tc.in, got, tc.want)
