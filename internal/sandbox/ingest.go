@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -159,6 +160,12 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		return fail(err)
 	}
 
+	if f.Kind == sftpd.Clients {
+		if err := t.clientsFileRefusal(); err != nil {
+			return fail(err)
+		}
+	}
+
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
 		return fail(fmt.Errorf("read the file again to apply it: %w", err))
 	}
@@ -189,7 +196,41 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		// Rows applied before the failure stay applied: files never undo.
 		res.FileError = fmt.Sprintf("apply the file: %v", err)
 	}
+	if res.Applied == 0 && res.FileError == "" {
+		// The result's file_error is empty only when rows were applied: a file of which nothing
+		// was applied says so as a whole, not only line by line.
+		res.FileError = noneApplied(res.Errors)
+	}
 	return res
+}
+
+// noneApplied says why a file of which no row was applied applied nothing: its first error,
+// when there is one.
+func noneApplied(errs []advisorspec.BulkLineError) string {
+	if len(errs) == 0 {
+		return "no row was applied"
+	}
+	return fmt.Sprintf("no row was applied; line %d: %s", errs[0].Line, errs[0].Message)
+}
+
+// clientsFileRefusal refuses a Clients file while the API user reaches several advisors or
+// teams. The specification has such a user supply advisor_id and team_id ("An API user with
+// access to several advisors or teams supplies advisor_id and team_id on v1 contact requests")
+// and the Clients file has no field for either, so no row of it can say whom it is for; Add
+// Client, which takes both, is how that user adds or updates a client. The whole file is
+// refused, existing clients' rows too, as Add Client refuses a row naming no advisor whoever
+// it updates: the file and the endpoint stay one rule.
+func (t *Tenant) clientsFileRefusal() error {
+	t.store.mu.RLock()
+	advisors, teams := t.reachable()
+	t.store.mu.RUnlock()
+	switch {
+	case len(advisors) > 1:
+		return errors.New("advisor_id is required when the API user can access multiple advisors, and a Clients file names none: add or update these clients with Add Client and advisor_id")
+	case len(teams) > 1:
+		return errors.New("team_id is required when the API user can access multiple advisor teams, and a Clients file names none: add or update these clients with Add Client and team_id")
+	}
+	return nil
 }
 
 // detectModel says which model a People file follows. Both arrive as people-<ts>.jsonl, so the
@@ -276,8 +317,8 @@ func (st *store) bulkTopAccount(id string) *topAccount {
 
 // applyClientRow applies a valid Clients row through Add Client's own add-or-update, so that
 // the file and the endpoint cannot drift apart. The client acts for the advisor and team Add
-// Client would pick with no advisor_id or team_id: a sandbox reaching several advisors refuses
-// the row, as the endpoint would.
+// Client would pick with no advisor_id or team_id: the only one the API user reaches, or the
+// firm's (clientsFileRefusal has refused the file when it reaches several).
 func (t *Tenant) applyClientRow(line []byte) *advisorspec.BulkLineError {
 	_, err := t.putClient(contactScope{spec: advisorspec.ClientScope}, line)
 	if err == nil {

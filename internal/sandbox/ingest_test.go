@@ -348,3 +348,29 @@ func TestBulkResultShape(t *testing.T) {
 		}
 	}
 }
+
+// "An API user with access to several advisors or teams supplies advisor_id and team_id", and
+// the Clients file has no field for either: once the API user reaches a second advisor, a
+// Clients file is refused whole, saying why in its file_error ("file_error" is empty only when
+// rows were applied), and nothing of it is applied, an existing client's row included. A
+// People file still loads: its rows name clients, each of one advisor.
+func TestBulkClientsFileUnderSeveralAdvisorsIsRefusedWhole(t *testing.T) {
+	b := newBulkFixture(t)
+	clAdd(t, b.fixture, clMinimal("C-1", "Ada", "Lovelace"), 201)
+	if r := b.v1("POST", clientsPath+"?advisor_id=adv-2", clMinimal("C-2", "Bo", "Lee")); r.status != 201 {
+		t.Fatalf("add a client for a second advisor: status %d, body %s", r.status, r.body)
+	}
+	file := `{"id":"C-1","first_name":"Ada","last_name":"Byron"}` + "\n" + `{"id":"C-3","first_name":"Cy","last_name":"New"}` + "\n"
+	res := b.load(t, sftpd.Clients, []byte(file), 2, 0)
+	if want := "advisor_id is required when the API user can access multiple advisors"; !strings.HasPrefix(res.FileError, want) {
+		t.Errorf("got file error %q, want it to begin %q", res.FileError, want)
+	}
+	b.v1("GET", ccPath("C-3"), nil).wantError(t, 400, "advisor_id is required when the API user can access multiple advisors")
+	if r := b.v1("GET", ccPath("C-3")+"?advisor_id=adv-001", nil); r.status != 404 {
+		t.Errorf("C-3 after the refused file: status %d, want 404", r.status)
+	}
+	people := `{"type":"Individual","id":"p1","client_id":"C-1","first_name":"A","last_name":"L"}` + "\n"
+	if res := b.load(t, sftpd.People, []byte(people), 1, 1); res.FileError != "" {
+		t.Errorf("People file: got file error %q, want none", res.FileError)
+	}
+}
