@@ -179,11 +179,16 @@ func TestPopoutOpensIdentifiesAndSurvivesExpiry(t *testing.T) {
 	got := drive(t, browser, "popout", url, "EXPECT_EXPIRY=1")
 
 	if len(got.Opened) != 1 || len(got.Opened[0]) != 3 {
-		t.Fatalf("window.open was called with %v, want once with a URL, a name and features", got.Opened)
+		t.Fatalf("window.open was called with %v, want once, with an address, a name and features, for both clicks", got.Opened)
 	}
+	// Opened blank, by name, and only then sent to the pop-out page: an address given to
+	// window.open would navigate a pop-out that is already open.
 	o := got.Opened[0]
-	if o[0] != url+"/assistant" || o[1] != "assistant-popout" {
-		t.Errorf("window.open(%q, %q, ...), want (%q, \"assistant-popout\", ...)", o[0], o[1], url+"/assistant")
+	if o[0] != "" || o[1] != "assistant-popout" {
+		t.Errorf("window.open(%q, %q, ...), want (\"\", \"assistant-popout\", ...)", o[0], o[1])
+	}
+	if got.Popup.URL != url+"/assistant" {
+		t.Errorf("the pop-out shows %s, want %s/assistant", got.Popup.URL, url)
 	}
 	left := got.Opener.ScreenX + got.Opener.OuterWidth - 500
 	top := got.Opener.ScreenY + got.Opener.OuterHeight - 730
@@ -247,8 +252,40 @@ func TestPopoutOpensIdentifiesAndSurvivesExpiry(t *testing.T) {
 	}
 }
 
+// Rule 7: "window name assistant-popout (reusing the name refocuses the existing window)",
+// also when the opener has reloaded and no longer holds a reference to it: the pop-out is not
+// loaded again, and the text typed into it before is still there to send.
+func TestPopoutReopenedAfterTheOpenerReloadsKeepsItsText(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	url, _ := popoutServer(t, popoutSetup{})
+	got := drive(t, browser, "reopen", url)
+	if len(got.Opened) != 1 || len(got.Opened[0]) != 3 || got.Opened[0][0] != "" || got.Opened[0][1] != "assistant-popout" {
+		t.Errorf("after the reload, opening called window.open with %v, want (\"\", \"assistant-popout\", features): by name, no address", got.Opened)
+	}
+	if got.Refused != 0 {
+		t.Errorf("opening again loaded the pop-out page %d times, want none: the window refocused as it was", got.Refused)
+	}
+	if got.Pages != 2 {
+		t.Errorf("there are %d pages, want 2: the opener and the one pop-out", got.Pages)
+	}
+	if got.Popup.Name != "assistant-popout" || got.Popup.URL != url+"/assistant" {
+		t.Errorf("the pop-out is %q at %s, want assistant-popout at %s/assistant", got.Popup.Name, got.Popup.URL, url)
+	}
+	if got.Waiting != "typed before the reload" {
+		t.Errorf("after opening again the message box holds %q, want the text typed before the reload", got.Waiting)
+	}
+	want := []string{"typed before the reload", "You said: typed before the reload"}
+	if strings.Join(got.Messages, "|") != strings.Join(want, "|") {
+		t.Errorf("the conversation is %q, want %q", got.Messages, want)
+	}
+}
+
 // A message sent after the session expired, while the gateway cannot give a new token, is
-// kept, and sent once the page's retries get one and identify with it (rule 3: within 15 s).
+// kept, and sent once the page's retries get one and identify with it (rule 3: "within about
+// 15 seconds, before the waiting message fails"). The script waits on the page's events and
+// requests, never on time, so that two loaded cores running the suite in parallel cannot
+// change the outcome: the session may run out before the first message is answered.
 func TestPopoutKeepsTheUnsentMessageUntilTheNextIdentify(t *testing.T) {
 	t.Parallel()
 	browser := chromium(t)
@@ -363,6 +400,21 @@ func TestSDKConfigurationErrors(t *testing.T) {
 	}
 	if len(second.Heard) != 0 || strings.Join(framesInits, " ") != "First" {
 		t.Errorf("a second init heard %v and left frames %v, want nothing heard and the first's frame only", second.Heard, framesInits)
+	}
+	// The spec: "The events open, close, statechange and unread belong to the floating
+	// launcher and are not used in pop-out mode." A page may subscribe to them: no error
+	// event, and their handlers never run, not even on destroy.
+	var launcher, unknown step
+	for name, v := range map[string]*step{"launcher": &launcher, "unknown": &unknown} {
+		if err := json.Unmarshal(got.Cases[name], v); err != nil {
+			t.Fatalf("case %s: %v", name, err)
+		}
+	}
+	if launcher.Thrown != nil || len(launcher.Heard) != 0 {
+		t.Errorf("subscribing to open, close, statechange and unread heard %v (threw %v), want nothing", launcher.Heard, launcher.Thrown)
+	}
+	if len(unknown.Heard) != 1 || !strings.Contains(unknown.Heard[0], `unknown event "opened"`) {
+		t.Errorf("subscribing to \"opened\" heard %v, want one error event saying it is unknown", unknown.Heard)
 	}
 	var late []string
 	if err := json.Unmarshal(got.Cases["lateReady"], &late); err != nil || strings.Join(late, " ") != "ready" {

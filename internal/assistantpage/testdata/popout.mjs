@@ -3,6 +3,8 @@
 //   popout  opens /assistant/demo, clicks its button, follows the pop-out through ready,
 //           identify, a message, the "wider" button and (EXPECT_EXPIRY=1) a session that expires
 //   watch   opens /assistant and watches it for WATCH_MS (say, a page that must stay empty)
+//   reopen  types into the pop-out, reloads the opener and opens the assistant again
+//   pending sends a message while no new token can be had after the session expired
 //   sdk     runs the SDK's configuration cases on /harness
 import { chromium } from 'playwright-core';
 
@@ -78,9 +80,10 @@ try {
     await chat.locator('#wider').click();
     await popup.waitForFunction(() => (window.__resized || []).length === 2, null, { timeout: 5000 });
     out.resized = await popup.evaluate(() => window.__resized);
-    // Opening again refocuses the same window.
+    // Opening again refocuses the same window: the click's handler has run when click
+    // returns, and it opened nothing.
     await page.click('#open-assistant');
-    await sleep(300);
+    out.opened = await page.evaluate(() => window.__opened);
     out.pages = context.pages().length;
     if (process.env.EXPECT_EXPIRY) {
       await popup.waitForFunction(() => {
@@ -95,6 +98,31 @@ try {
     out.messages = await chat.locator('#messages li').allTextContents();
     out.events = await events(popup);
     out.notices = await popup.locator('#assistant-notices').textContent();
+  } else if (mode === 'reopen') {
+    // Text typed into the pop-out, the opener reloaded, the assistant opened again: the same
+    // window comes to the front as it was, the text still in its box.
+    const page = await context.newPage();
+    page.on('pageerror', (e) => out.pageErrors.push(e.message));
+    await page.goto(base + '/assistant/demo');
+    const [popup] = await Promise.all([context.waitForEvent('page'), page.click('#open-assistant')]);
+    await popup.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
+      /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    const chat = popup.frameLocator('#assistant-chat iframe');
+    await chat.locator('#text').fill('typed before the reload');
+    await page.reload();
+    const popoutLoads = () => out.urls.filter((u) => u === base + '/assistant').length;
+    const loadsBefore = popoutLoads();
+    await page.click('#open-assistant');
+    out.opened = await page.evaluate(() => window.__opened);
+    out.waiting = await chat.locator('#text').inputValue();
+    // Sending it is a round trip to the chat's host; a navigation the second opening started
+    // would have asked for the pop-out page before the answer comes, and emptied the box.
+    await chat.locator('#send').click();
+    await chat.getByText('You said: typed before the reload').waitFor({ timeout: 10000 }).catch(() => {});
+    out.messages = await chat.locator('#messages li').allTextContents();
+    out.refused = popoutLoads() - loadsBefore; // pop-out pages loaded by the second opening
+    out.pages = context.pages().length;
+    out.popup = await popup.evaluate(() => ({ name: window.name, innerWidth, innerHeight, url: location.href }));
   } else if (mode === 'pending') {
     // The session expires while the gateway cannot be reached: a message sent then waits,
     // and goes once the page's retries get a new token to identify with.
@@ -103,19 +131,41 @@ try {
     await page.goto(base + '/assistant');
     await page.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
       /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    // Every step waits on what the page shows or asks for, never on time: on a loaded machine
+    // the 5-second session may run out while the first message is still on its way.
+    // The gateway passes token requests, then refuses them, then holds one unanswered.
+    let gateway = 'pass';
+    let refused = 0;
+    let held = null;
+    let heldOne, refusedOne;
+    const holding = new Promise((resolve) => { heldOne = resolve; });
+    const refusing = new Promise((resolve) => { refusedOne = resolve; });
+    await context.route('**/graphql', (route) => {
+      if (gateway === 'pass') return route.continue();
+      if (gateway === 'refuse') { refused++; refusedOne(); return route.abort(); }
+      held = route;
+      heldOne();
+    });
     const chat = page.frameLocator('#assistant-chat iframe');
     await chat.locator('#text').fill('before expiry');
     await chat.locator('#send').click();
-    await chat.getByText('You said: before expiry').waitFor({ timeout: 10000 });
-    let refused = 0;
-    await context.route('**/graphql', (route) => { refused++; return route.abort(); });
-    await page.waitForFunction(() => /\bsession_expired\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    await chat.getByText('You said: before expiry').waitFor({ timeout: 20000 });
+    // The expiry to wait for is the next one, of the token in use now.
+    const expiries = await page.evaluate(() => (document.documentElement.dataset.assistantEvents || '').split(' ').filter((e) => e === 'session_expired').length);
+    gateway = 'refuse';
+    await page.waitForFunction((n) => (document.documentElement.dataset.assistantEvents || '').split(' ').filter((e) => e === 'session_expired').length > n,
+      expiries, { timeout: 20000, polling: 100 });
+    // The page asks at once after session_expired, and is refused.
+    await refusing;
+    gateway = 'hold';
     await chat.locator('#text').fill('after expiry');
     await chat.locator('#send').click();
-    await sleep(1000);
+    // The page is asking again and has no token: the message can only be waiting.
+    await holding;
     out.waiting = await chat.locator('#text').inputValue();
     out.refused = refused;
-    await context.unroute('**/graphql');
+    gateway = 'pass';
+    await held.continue();
     await chat.getByText('You said: after expiry').waitFor({ timeout: 15000 });
     out.messages = await chat.locator('#messages li').allTextContents();
     out.events = await events(page);
@@ -151,6 +201,10 @@ try {
       r.badURL = await step(() => Assistant('init', { container: 'box', iframeUrl: 'javascript:alert(1)' }));
       r.framesAfterBad = frames();
       r.first = await step(() => Assistant('init', { container: 'box', title: 'First' }), 3000);
+      r.launcher = await step(() => {
+        for (const name of ['open', 'close', 'statechange', 'unread']) Assistant('on', name, () => heard.push(name));
+      }, 500);
+      r.unknown = await step(() => Assistant('on', 'opened', () => heard.push('opened')));
       r.second = await step(() => Assistant('init', { container: 'box', title: 'Second' }));
       const late = [];
       Assistant('on', 'ready', () => late.push('ready'));

@@ -4,6 +4,7 @@
  *   Assistant('init', {container: 'element-id', title: '...', iframeUrl: '...'})
  *   Assistant('identify', {token: '<session token>'})
  *   Assistant('on', 'ready' | 'session_expired' | 'resizerequest' | 'notification' | 'error' | 'destroy', handler)
+ *   (the floating launcher's 'open' | 'close' | 'statechange' | 'unread' are accepted and never fire here)
  *   Assistant('destroy')
  * Calls never throw: a mistake arrives as an `error` event. The session token goes to the
  * chat by postMessage only, never in an address.
@@ -12,6 +13,9 @@
   'use strict';
   var PROTOCOL = 'assistant-embed/1.0';
   var EVENTS = ['ready', 'session_expired', 'resizerequest', 'notification', 'error', 'destroy'];
+  // The spec: these "belong to the floating launcher and are not used in pop-out mode", the
+  // only mode there is; a page written for both subscribes to them, and that is no mistake.
+  var LAUNCHER_EVENTS = ['open', 'close', 'statechange', 'unread'];
   var prior = w.Assistant;
   if (prior && prior.loaded) return; // the script was included twice
   var queue = (prior && prior.q) || [];
@@ -125,8 +129,10 @@
   }
 
   function on(name, handler) {
-    if (EVENTS.indexOf(name) < 0) return fail('on: unknown event "' + name + '"');
+    var launcher = LAUNCHER_EVENTS.indexOf(name) >= 0;
+    if (!launcher && EVENTS.indexOf(name) < 0) return fail('on: unknown event "' + name + '"');
     if (typeof handler !== 'function') return fail('on: the handler of "' + name + '" is not a function');
+    if (launcher) return;
     (handlers[name] = handlers[name] || []).push(handler);
     // A page that subscribes after the chat is ready still hears that it is.
     if (name === 'ready' && state.ready) {
