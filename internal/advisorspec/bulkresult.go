@@ -1,6 +1,7 @@
 package advisorspec
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -31,6 +32,19 @@ type BulkResult struct {
 	FileError string `json:"file_error,omitempty"`
 	// ProcessedAt is when processing ended, in UTC.
 	ProcessedAt time.Time `json:"processed_at"`
+}
+
+// ExplainNoneApplied gives a result of which no row was applied a FileError when it has none,
+// from its first error: FileError is empty only when rows were applied, whoever wrote the
+// result (the sandbox, or a service that lists only the lines).
+func (r *BulkResult) ExplainNoneApplied() {
+	if r.Applied > 0 || r.FileError != "" {
+		return
+	}
+	r.FileError = "no row was applied"
+	if len(r.Errors) > 0 {
+		r.FileError += fmt.Sprintf("; line %d: %s", r.Errors[0].Line, r.Errors[0].Message)
+	}
 }
 
 // BulkLineError is a rule one line of a bulk file breaks: the spec README's per-line report.

@@ -275,6 +275,10 @@ func (j *load) run() {
 		j.fail(err.Error(), report)
 		return
 	}
+	if report.ServiceRefuses() {
+		j.fail("the service would apply none of the files as they are, so nothing was sent: see the files' errors", report)
+		return
+	}
 	if !report.Valid() && !j.validOnly {
 		j.fail(fmt.Sprintf("%d rows are invalid, so nothing was sent: correct them, or send the valid rows only", invalidRows(report)), report)
 		return
@@ -393,6 +397,9 @@ func (j *load) await(ctx context.Context, uploaded []sftpupload.Uploaded) (json.
 				return nil, fmt.Errorf("read the service's result of %s: %w", f.Name, err)
 			}
 			if ok {
+				// The schema's fileError is null only when rows were applied, whatever the
+				// service wrote.
+				r.ExplainNoneApplied()
 				results[i] = &r
 			} else {
 				waiting++

@@ -28,6 +28,7 @@ type fakeUploader struct {
 	polls    int
 	fail     error
 	blocking chan struct{} // when set, Upload waits for it or the context
+	refuse   string        // when set, the service applies no row, refusing each with it
 }
 
 func (f *fakeUploader) Upload(ctx context.Context, files ...sftpupload.File) ([]sftpupload.Uploaded, error) {
@@ -66,6 +67,10 @@ func (f *fakeUploader) ReadResult(_ context.Context, up sftpupload.Uploaded) (ad
 		return advisorspec.BulkResult{}, false, nil
 	}
 	rows := strings.Count(f.sent[up.Kind], "\n")
+	if f.refuse != "" {
+		return advisorspec.BulkResult{File: up.Name, Kind: string(up.Kind), Rows: rows, Invalid: rows, ErrorCount: 1,
+			Errors: []advisorspec.BulkLineError{{Line: 1, Message: f.refuse}}}, true, nil
+	}
 	return advisorspec.BulkResult{File: up.Name, Kind: string(up.Kind), Rows: rows, Applied: rows}, true, nil
 }
 
@@ -195,6 +200,44 @@ func TestALoadFailsSayingWhy(t *testing.T) {
 				t.Fatalf("ended %s: %q, want FAILED saying %q", last.Phase, last.Error, tc.want)
 			}
 		})
+	}
+}
+
+// A load whose Clients file the service would refuse whole sends nothing, even with
+// validRowsOnly: it fails saying why instead of ending DONE with nothing applied.
+func TestALoadTheServiceWouldRefuseSendsNothing(t *testing.T) {
+	t.Parallel()
+	for _, validOnly := range []bool{false, true} {
+		up := &fakeUploader{}
+		refusing := func() bulk.Existing {
+			return &existing{refusal: "advisorId is required when the API user can access multiple advisors"}
+		}
+		l, store, spool := newLoads(t, up, bulk.LoadsConfig{Existing: refusing})
+		id, err := l.Start(asFirm, bulk.Load{Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}` + "\n"), ValidRowsOnly: validOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, last := watch(t, store, id)
+		if last.Phase != bulkprogress.Failed || len(up.sent) != 0 || !strings.Contains(string(last.Validation), "advisorId is required") {
+			t.Fatalf("validRowsOnly %v: ended %s (%q), sent %v, validation %s", validOnly, last.Phase, last.Error, up.sent, last.Validation)
+		}
+		waitEmpty(t, spool)
+	}
+}
+
+// A result of which the service applied no row says why in its file_error, even when the
+// service listed only the lines: fileError is null only when rows were applied.
+func TestALoadOfWhichNothingWasAppliedSaysWhy(t *testing.T) {
+	t.Parallel()
+	up := &fakeUploader{refuse: "refused for a reason"}
+	l, store, _ := newLoads(t, up, bulk.LoadsConfig{})
+	id, err := l.Start(asFirm, bulk.Load{Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}` + "\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, last := watch(t, store, id)
+	if want := `"file_error":"no row was applied; line 1: refused for a reason"`; last.Phase != bulkprogress.Done || !strings.Contains(string(last.Result), want) {
+		t.Fatalf("ended %s with result %s, want DONE with %s", last.Phase, last.Result, want)
 	}
 }
 

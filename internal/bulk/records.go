@@ -3,6 +3,7 @@ package bulk
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/advisorspec"
@@ -83,6 +84,29 @@ func (r *Records) Card(ctx context.Context, owner advisorspec.RowRef, id string)
 	}
 	typ, found := cards[id]
 	return typ, found, nil
+}
+
+// advisorProbe is a client id no firm uses: listing its cards while naming no advisor is
+// answered "not found" by a service that serves the API user one advisor and team, and refused
+// with "advisor_id is required when the API user can access multiple advisors" (or team_id) by
+// one that serves several. One cheap request, and the same words the service would refuse each
+// row of a Clients file with.
+const advisorProbe = "gateway-bulk-advisor-probe"
+
+// ClientsRefusal asks the service whether the API user reaches several advisors or teams, so
+// that a Clients file, which names neither, would be refused; the reason is in the schema's
+// words (advisorId). The answer depends on the firm, not on the caller: the service applies a
+// file as the firm's API user, whatever advisor the gateway's caller acts for.
+func (r *Records) ClientsRefusal(ctx context.Context) (string, error) {
+	_, err := r.api.ClientContacts(ctx, advisor.ClientRef{Ref: advisorProbe})
+	if err == nil || apperr.IsNotFound(err) {
+		return "", nil
+	}
+	if e, ok := apperr.As(err); ok && e.Code == apperr.BadUserInput && e.Upstream != nil &&
+		strings.Contains(e.Upstream.Message, "is required when the API user can access multiple") {
+		return e.Message, nil
+	}
+	return "", fmt.Errorf("ask whether the API user reaches several advisors: %w", err)
 }
 
 func (r *Records) learn(kind advisorspec.RefKind, id string, contacts []advisorspec.Contact) {

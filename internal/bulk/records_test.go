@@ -59,3 +59,31 @@ func TestRecordsAskTheServiceWhatExists(t *testing.T) {
 		t.Error("a lookup with the service down said the client does not exist")
 	}
 }
+
+// The service serves the API user one advisor until a client of a second is added; from then a
+// Clients file, which names no advisor, would be refused ("advisor_id ... required when the API
+// user can access multiple advisors"), and Records says so in the schema's words.
+func TestRecordsAskWhetherTheServiceTakesAClientsFile(t *testing.T) {
+	t.Parallel()
+	up := sandboxtest.Start(t, sandbox.Options{Seed: 3})
+	api, err := advisor.New(advisor.Options{BaseURL: up.URL, AccessToken: sandbox.DefaultAccessToken, BasicCredentials: sandbox.DefaultBasicCredentials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := advisor.WithCache(context.Background())
+	if why, err := bulk.NewRecords(api).ClientsRefusal(ctx); why != "" || err != nil {
+		t.Fatalf("one advisor: got %q, %v; want no refusal", why, err)
+	}
+	other := advisor.ClientRef{Ref: "CL-OTHER", AdvisorID: "adv-other"}
+	if _, _, err := api.AddClient(ctx, other, []byte(`{"id":"CL-OTHER","first_name":"A","last_name":"B"}`)); err != nil {
+		t.Fatalf("add a client for a second advisor: %v", err)
+	}
+	want := "advisorId is required when the API user can access multiple advisors"
+	if why, err := bulk.NewRecords(api).ClientsRefusal(advisor.WithCache(context.Background())); why != want || err != nil {
+		t.Fatalf("two advisors: got %q, %v; want %q", why, err, want)
+	}
+	up.Close() // the service gone: an error, not an answer
+	if _, err := bulk.NewRecords(api).ClientsRefusal(advisor.WithCache(context.Background())); err == nil {
+		t.Error("asking with the service down gave no error")
+	}
+}

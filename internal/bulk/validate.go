@@ -23,6 +23,10 @@ type Existing interface {
 	// names, and the card's type: a People row may name only its own client's cards, and may
 	// not change a card's type.
 	Card(ctx context.Context, owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool, error)
+	// ClientsRefusal says why the service would refuse every row of a Clients file, whatever
+	// the rows, or "" when it would not: the file names no advisor or team, which an API user
+	// reaching several must name.
+	ClientsRefusal(ctx context.Context) (string, error)
 }
 
 // Input is the files of one load; a nil reader is a file not given.
@@ -34,9 +38,12 @@ type Input struct {
 // FileReport is what validation found in one file.
 type FileReport struct {
 	bulkfile.Report
-	// FileError says why the file as a whole is refused (it is empty, or no row is valid), in
-	// words for its user; empty when it is not.
+	// FileError says why the file as a whole is refused (it is empty, no row is valid, or the
+	// service would refuse every row), in words for its user; empty when it is not.
 	FileError string
+	// ServiceRefuses marks a file the service would apply none of however valid its rows: not
+	// even its valid rows are sent.
+	ServiceRefuses bool
 }
 
 // Valid reports whether the file can be sent whole: no row breaks a rule.
@@ -50,6 +57,12 @@ type Report struct {
 // Valid reports whether every file given can be sent whole.
 func (r *Report) Valid() bool {
 	return (r.Clients == nil || r.Clients.Valid()) && (r.People == nil || r.People.Valid())
+}
+
+// ServiceRefuses reports whether the service would apply none of a file given, so that sending
+// the load, or its valid rows, would only end with nothing applied.
+func (r *Report) ServiceRefuses() bool {
+	return r.Clients != nil && r.Clients.ServiceRefuses || r.People != nil && r.People.ServiceRefuses
 }
 
 // Options are what Validate does beside checking.
@@ -83,6 +96,14 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 	if max <= 0 {
 		max = DefaultMaxLookups
 	}
+	var clientsRefused string
+	if in.Clients != nil && existing != nil {
+		why, err := existing.ClientsRefusal(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("ask whether the service takes a Clients file: %w", err)
+		}
+		clientsRefused = why
+	}
 	look := &lookups{ctx: ctx, existing: existing, known: map[lookup]bool{}, max: max}
 	var current string // the kind of the file being read, for Progress
 	bopts := bulkfile.Options{Exists: look.exists, Card: look.card}
@@ -98,7 +119,7 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 		valid  io.Writer
 		into   **FileReport
 	}{
-		{advisorspec.BulkKindClients, in.Clients, bulkfile.Clients(), opts.ValidClients, &rep.Clients},
+		{advisorspec.BulkKindClients, in.Clients, bulkfile.Clients(), validUnless(clientsRefused, opts.ValidClients), &rep.Clients},
 		{advisorspec.BulkKindPeople, in.People, bulkfile.People(in.Model), opts.ValidPeople, &rep.People},
 	}
 	for _, f := range files {
@@ -117,8 +138,28 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 		case err != nil:
 			return rep, fmt.Errorf("validate the %s file: %w", f.kind, err)
 		}
+		if f.kind == advisorspec.BulkKindClients && clientsRefused != "" {
+			(*f.into).FileError = clientsRefusedMessage(clientsRefused)
+			(*f.into).ServiceRefuses = true
+		}
 	}
 	return rep, nil
+}
+
+// clientsRefusedMessage says why a Clients file would be refused whole, and what to do instead:
+// the service's reason (in the schema's words: "advisorId is required when the API user can
+// access multiple advisors"), and that addClient takes what the file cannot say.
+func clientsRefusedMessage(why string) string {
+	return why + "; a Clients file names no advisor or team, so the service would apply none of its rows: add or update these clients with addClient and its advisorId and teamId"
+}
+
+// validUnless is w, or nothing when the file is refused whole: none of its rows is worth
+// sending.
+func validUnless(refused string, w io.Writer) io.Writer {
+	if refused != "" {
+		return nil
+	}
+	return w
 }
 
 type lookup struct {

@@ -20,6 +20,8 @@ type existing struct {
 	ids   map[string]bool // "client:C-9", "card:C-9/P-7" (a card of client C-9), ...
 	asked int
 	fail  error
+	// refusal is why the service would refuse a Clients file whole ("" when it would not).
+	refusal string
 }
 
 func (e *existing) Card(_ context.Context, owner advisorspec.RowRef, id string) (advisorspec.ContactType, bool, error) {
@@ -30,6 +32,10 @@ func (e *existing) Card(_ context.Context, owner advisorspec.RowRef, id string) 
 		return advisorspec.Individual, true, nil
 	}
 	return "", false, nil
+}
+
+func (e *existing) ClientsRefusal(context.Context) (string, error) {
+	return e.refusal, e.fail
 }
 
 func (e *existing) Exists(_ context.Context, kind advisorspec.RefKind, id string) (bool, error) {
@@ -155,5 +161,43 @@ func TestValidateWritesTheValidRowsAndReportsProgress(t *testing.T) {
 	}
 	if _, err := bulk.Validate(context.Background(), bulk.Input{}, nil, bulk.Options{}); err == nil {
 		t.Fatal("validating no file succeeded")
+	}
+}
+
+// "An API user with access to several advisors or teams supplies advisor_id and team_id", and a
+// Clients file has no field for either: when the service says its API user reaches several,
+// the Clients file is invalid as a whole, saying why and what to do instead, and none of its
+// rows is kept to send; the People file is checked as before.
+func TestValidateRefusesAClientsFileTheServiceWouldRefuseWhole(t *testing.T) {
+	t.Parallel()
+	const why = "advisorId is required when the API user can access multiple advisors"
+	var valid bytes.Buffer
+	rep, err := bulk.Validate(context.Background(), bulk.Input{
+		Clients: strings.NewReader(`{"id":"C-1","first_name":"A","last_name":"B"}` + "\n"),
+		People:  strings.NewReader(`{"type":"Individual","id":"P-1","client_id":"C-1","first_name":"A","last_name":"B"}` + "\n"),
+	}, &existing{refusal: why}, bulk.Options{ValidClients: &valid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Valid() || !rep.ServiceRefuses() || !rep.Clients.ServiceRefuses {
+		t.Fatalf("valid %v, refused %v; want a load the service would refuse", rep.Valid(), rep.ServiceRefuses())
+	}
+	if !strings.HasPrefix(rep.Clients.FileError, why) || !strings.Contains(rep.Clients.FileError, "addClient") {
+		t.Errorf("file error %q, want the service's reason and addClient", rep.Clients.FileError)
+	}
+	if valid.Len() != 0 {
+		t.Errorf("valid Clients rows %q kept to send, want none", valid.String())
+	}
+	if !rep.People.Valid() {
+		t.Errorf("People file %+v, want valid", rep.People)
+	}
+
+	// A People file alone is not asked about: its rows name clients, each of one advisor.
+	ex := &existing{refusal: why, ids: map[string]bool{advisorspec.RefClient.String() + ":C-1": true}}
+	rep, err = bulk.Validate(context.Background(), bulk.Input{
+		People: strings.NewReader(`{"type":"Individual","id":"P-1","client_id":"C-1","first_name":"A","last_name":"B"}` + "\n"),
+	}, ex, bulk.Options{})
+	if err != nil || !rep.Valid() || rep.ServiceRefuses() {
+		t.Fatalf("a People file alone: valid %v, err %v; want valid", rep.Valid(), err)
 	}
 }

@@ -194,11 +194,11 @@ func TestClientAdvisorAndTeamSayWhomTheGatewayActsFor(t *testing.T) {
 			contacts      []string // nil: the client is null
 		}{
 			{"neither named", map[string]any{"ref": "CL-1001"},
-				"BAD_USER_INPUT", "advisor_id is required when the API user can access multiple advisors", nil},
+				"BAD_USER_INPUT", "advisorId is required when the API user can access multiple advisors", nil},
 			{"the team not named", map[string]any{"ref": "CL-1001", "advisorId": "adv-001"},
-				"BAD_USER_INPUT", "team_id is required when the API user can access multiple advisor teams", nil},
+				"BAD_USER_INPUT", "teamId is required when the API user can access multiple advisor teams", nil},
 			{"the advisor not named", map[string]any{"ref": "CL-1001", "teamId": "team-west"},
-				"BAD_USER_INPUT", "advisor_id is required when the API user can access multiple advisors", nil},
+				"BAD_USER_INPUT", "advisorId is required when the API user can access multiple advisors", nil},
 			{"the client's own advisor and team", map[string]any{"ref": "CL-1001", "advisorId": "adv-001", "teamId": "team-west"},
 				"", "", []string{"cl-marcus", "cl-dana", "cl-will-marcus"}},
 			{"the other client's", map[string]any{"ref": "CL-3003", "advisorId": "adv-002", "teamId": "team-east"},
@@ -237,7 +237,7 @@ func TestClientAdvisorAndTeamSayWhomTheGatewayActsFor(t *testing.T) {
 	  createClientContact(ref: "CL-3003", advisorId: $advisorId, teamId: $teamId, input: $input) { ... on Individual { externalId dob } } }`
 	input := map[string]any{"individual": map[string]any{"externalId": "cl3-kim", "dob": "2010-10-10"}}
 	gw.post(t, create, map[string]any{"input": input}).
-		wantError(t, "BAD_USER_INPUT", "advisor_id is required when the API user can access multiple advisors")
+		wantError(t, "BAD_USER_INPUT", "advisorId is required when the API user can access multiple advisors")
 	var made struct {
 		CreateClientContact struct{ ExternalID, Dob string }
 	}

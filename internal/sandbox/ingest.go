@@ -196,21 +196,9 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		// Rows applied before the failure stay applied: files never undo.
 		res.FileError = fmt.Sprintf("apply the file: %v", err)
 	}
-	if res.Applied == 0 && res.FileError == "" {
-		// The result's file_error is empty only when rows were applied: a file of which nothing
-		// was applied says so as a whole, not only line by line.
-		res.FileError = noneApplied(res.Errors)
-	}
+	// A file of which nothing was applied says so as a whole, not only line by line.
+	res.ExplainNoneApplied()
 	return res
-}
-
-// noneApplied says why a file of which no row was applied applied nothing: its first error,
-// when there is one.
-func noneApplied(errs []advisorspec.BulkLineError) string {
-	if len(errs) == 0 {
-		return "no row was applied"
-	}
-	return fmt.Sprintf("no row was applied; line %d: %s", errs[0].Line, errs[0].Message)
 }
 
 // clientsFileRefusal refuses a Clients file while the API user reaches several advisors or
