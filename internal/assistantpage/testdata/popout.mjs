@@ -52,6 +52,11 @@ try {
   });
   const events = (p) => p.evaluate(() => (document.documentElement.dataset.assistantEvents || '').split(' ').filter(Boolean));
   const count = (list, name) => list.filter((e) => e === name).length;
+  // readyAndIdentified waits until the pop-out page p has heard ready and identified.
+  const readyAndIdentified = (p) => p.waitForFunction(() => {
+    const ev = (document.documentElement.dataset.assistantEvents || '').split(' ');
+    return ev.includes('ready') && ev.includes('identify');
+  }, null, { timeout: 15000 });
 
   if (mode === 'popout') {
     const page = await context.newPage();
@@ -64,8 +69,7 @@ try {
       page.evaluate((authorization) => { openAssistant({ authorization }); },
         process.env.OPENER_AUTHORIZATION ?? 'Bearer caller-1')]);
     await popup.waitForLoadState();
-    await popup.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
-      /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    await readyAndIdentified(popup);
     out.opened = await page.evaluate(() => window.__opened);
     out.popup = await popup.evaluate(() => ({ name: window.name, innerWidth, innerHeight, url: location.href }));
     const chat = popup.frameLocator('#assistant-chat iframe');
@@ -105,8 +109,7 @@ try {
     page.on('pageerror', (e) => out.pageErrors.push(e.message));
     await page.goto(base + '/assistant/demo');
     const [popup] = await Promise.all([context.waitForEvent('page'), page.click('#open-assistant')]);
-    await popup.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
-      /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    await readyAndIdentified(popup);
     const chat = popup.frameLocator('#assistant-chat iframe');
     await chat.locator('#text').fill('typed before the reload');
     await page.reload();
@@ -129,8 +132,7 @@ try {
     const page = await context.newPage();
     page.on('pageerror', (e) => out.pageErrors.push(e.message));
     await page.goto(base + '/assistant');
-    await page.waitForFunction(() => /\bready\b/.test(document.documentElement.dataset.assistantEvents || '') &&
-      /\bidentify\b/.test(document.documentElement.dataset.assistantEvents || ''), null, { timeout: 15000 });
+    await readyAndIdentified(page);
     // Every step waits on what the page shows or asks for, never on time: on a loaded machine
     // the 5-second session may run out while the first message is still on its way.
     // The gateway passes token requests, then refuses them, then holds one unanswered.
