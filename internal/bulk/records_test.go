@@ -2,6 +2,7 @@ package bulk_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/advisorhq/gateway/internal/advisor"
@@ -81,6 +82,11 @@ func TestRecordsAskWhetherTheServiceTakesAClientsFile(t *testing.T) {
 	want := "advisorId is required when the API user can access multiple advisors"
 	if why, err := bulk.NewRecords(api).ClientsRefusal(advisor.WithCache(context.Background())); why != want || err != nil {
 		t.Fatalf("two advisors: got %q, %v; want %q", why, err, want)
+	}
+	// Nor can a People row's client be looked up without an advisor: an error saying so, never
+	// "does not exist".
+	if _, err := bulk.NewRecords(api).Exists(advisor.WithCache(context.Background()), advisorspec.RefClient, "CL-1001"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a client looked up for two advisors: got %v, want an error saying %q", err, want)
 	}
 	up.Close() // the service gone: an error, not an answer
 	if _, err := bulk.NewRecords(api).ClientsRefusal(advisor.WithCache(context.Background())); err == nil {
