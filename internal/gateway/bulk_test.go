@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -325,5 +326,46 @@ func TestALoadTheSFTPServerRefusesFailsSayingWhy(t *testing.T) {
 				t.Fatalf("the error shows the password: %s", *load.BulkUpload.Error)
 			}
 		})
+	}
+}
+
+// Once the API user reaches a second advisor ("An API user with access to several advisors or
+// teams supplies advisor_id and team_id"), the service would apply no row of a Clients file,
+// which names none: validateBulkFiles says the file is invalid and why, and an upload ends
+// FAILED having sent nothing rather than DONE with nothing applied.
+func TestAClientsFileUnderSeveralAdvisorsIsInvalid(t *testing.T) {
+	t.Parallel()
+	gw, sb := sandboxed(t)
+	// A caller acts as its token's advisor, so the firm's API user adds the other advisor's
+	// client itself.
+	req := jsonRequest(http.MethodPost, sb+"/v1/clients?advisor_id=adv-other", map[string]any{"id": "C-OTHER", "first_name": "Ada", "last_name": "Other"})
+	user, pass, _ := strings.Cut(sandbox.DefaultBasicCredentials, ":")
+	req.SetBasicAuth(user, pass)
+	if status, out := doJSON(t, req); status != http.StatusCreated {
+		t.Fatalf("add a client for another advisor: status %d: %v", status, out)
+	}
+	clients := map[string][]byte{"clients": []byte(`{"id":"C-NEW","first_name":"Bo","last_name":"New"}` + "\n")}
+	var got struct {
+		ValidateBulkFiles struct {
+			Valid   bool
+			Clients struct{ FileError *string }
+		}
+	}
+	bulkPost(t, gw, validateBulkQuery, map[string]any{}, clients).ok(t, &got)
+	const why = "advisorId is required when the API user can access multiple advisors"
+	if r := got.ValidateBulkFiles; r.Valid || r.Clients.FileError == nil || !strings.HasPrefix(*r.Clients.FileError, why) {
+		t.Fatalf("validateBulkFiles answered %+v, want invalid with a fileError beginning %q", r, why)
+	}
+	var started struct{ UploadBulkFiles struct{ ID string } }
+	bulkPost(t, gw, `mutation($clients: Upload) { uploadBulkFiles(clients: $clients, validRowsOnly: true) { id } }`, map[string]any{}, clients).ok(t, &started)
+	var load struct{ BulkUpload struct{ Phase string } }
+	for deadline := time.Now().Add(30 * time.Second); load.BulkUpload.Phase != "DONE" && load.BulkUpload.Phase != "FAILED"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the load is still %s after 30 s", load.BulkUpload.Phase)
+		}
+		gw.post(t, `query($id: ID!) { bulkUpload(id: $id) { phase } }`, map[string]any{"id": started.UploadBulkFiles.ID}).ok(t, &load)
+	}
+	if load.BulkUpload.Phase != "FAILED" {
+		t.Fatalf("the load ended %s, want FAILED", load.BulkUpload.Phase)
 	}
 }
