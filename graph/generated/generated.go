@@ -140,6 +140,7 @@ type ComplexityRoot struct {
 		Group         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		JobID         func(childComplexity int) int
+		RawReason     func(childComplexity int) int
 		Reason        func(childComplexity int) int
 		Timestamp     func(childComplexity int) int
 		Wid           func(childComplexity int) int
@@ -325,6 +326,7 @@ type ComplexityRoot struct {
 		EventType            func(childComplexity int) int
 		Group                func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		RawEstateStatus      func(childComplexity int) int
 		Timestamp            func(childComplexity int) int
 		Wid                  func(childComplexity int) int
 	}
@@ -372,6 +374,7 @@ type ComplexityRoot struct {
 		Group                      func(childComplexity int) int
 		ID                         func(childComplexity int) int
 		IsRecommendedDocument      func(childComplexity int) int
+		RawDocumentName            func(childComplexity int) int
 		Timestamp                  func(childComplexity int) int
 		UserTier                   func(childComplexity int) int
 		Wid                        func(childComplexity int) int
@@ -384,11 +387,12 @@ type ComplexityRoot struct {
 	}
 
 	DocumentOwnerInfo struct {
-		ContactType func(childComplexity int) int
-		FirstName   func(childComplexity int) int
-		IsPrimary   func(childComplexity int) int
-		LastName    func(childComplexity int) int
-		LegalName   func(childComplexity int) int
+		ContactType    func(childComplexity int) int
+		FirstName      func(childComplexity int) int
+		IsPrimary      func(childComplexity int) int
+		LastName       func(childComplexity int) int
+		LegalName      func(childComplexity int) int
+		RawContactType func(childComplexity int) int
 	}
 
 	DocumentPayload struct {
@@ -404,6 +408,7 @@ type ComplexityRoot struct {
 		Group                      func(childComplexity int) int
 		ID                         func(childComplexity int) int
 		IsRecommendedDocument      func(childComplexity int) int
+		RawDocumentName            func(childComplexity int) int
 		Timestamp                  func(childComplexity int) int
 		UserTier                   func(childComplexity int) int
 		Wid                        func(childComplexity int) int
@@ -417,6 +422,7 @@ type ComplexityRoot struct {
 		Group                      func(childComplexity int) int
 		ID                         func(childComplexity int) int
 		IsRecommendedDocument      func(childComplexity int) int
+		RawDocumentName            func(childComplexity int) int
 		Timestamp                  func(childComplexity int) int
 		UserTier                   func(childComplexity int) int
 		WasCompletedBefore         func(childComplexity int) int
@@ -446,10 +452,11 @@ type ComplexityRoot struct {
 	}
 
 	GeneratedDocument struct {
-		Document     func(childComplexity int) int
-		DocumentType func(childComplexity int) int
-		Extension    func(childComplexity int) int
-		VaultID      func(childComplexity int) int
+		Document        func(childComplexity int) int
+		DocumentType    func(childComplexity int) int
+		Extension       func(childComplexity int) int
+		RawDocumentType func(childComplexity int) int
+		VaultID         func(childComplexity int) int
 	}
 
 	Individual struct {
@@ -566,19 +573,20 @@ type ComplexityRoot struct {
 	}
 
 	TaxJobCompleted struct {
-		Category           func(childComplexity int) int
-		CorrelationID      func(childComplexity int) int
-		Document           func(childComplexity int) int
-		DocumentWid        func(childComplexity int) int
-		EventType          func(childComplexity int) int
-		ExternalID         func(childComplexity int) int
-		Group              func(childComplexity int) int
-		ID                 func(childComplexity int) int
-		JobID              func(childComplexity int) int
-		PresentationStatus func(childComplexity int) int
-		SourceDocument     func(childComplexity int) int
-		Timestamp          func(childComplexity int) int
-		Wid                func(childComplexity int) int
+		Category              func(childComplexity int) int
+		CorrelationID         func(childComplexity int) int
+		Document              func(childComplexity int) int
+		DocumentWid           func(childComplexity int) int
+		EventType             func(childComplexity int) int
+		ExternalID            func(childComplexity int) int
+		Group                 func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		JobID                 func(childComplexity int) int
+		PresentationStatus    func(childComplexity int) int
+		RawPresentationStatus func(childComplexity int) int
+		SourceDocument        func(childComplexity int) int
+		Timestamp             func(childComplexity int) int
+		Wid                   func(childComplexity int) int
 	}
 
 	TaxJobFailed struct {
@@ -590,6 +598,7 @@ type ComplexityRoot struct {
 		Group         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		JobID         func(childComplexity int) int
+		RawReason     func(childComplexity int) int
 		Reason        func(childComplexity int) int
 		Timestamp     func(childComplexity int) int
 		Wid           func(childComplexity int) int
@@ -625,6 +634,16 @@ type ComplexityRoot struct {
 		TrustCreators     func(childComplexity int) int
 		TrustType         func(childComplexity int) int
 		Type              func(childComplexity int) int
+	}
+
+	UnknownEvent struct {
+		Body      func(childComplexity int) int
+		EventType func(childComplexity int) int
+		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		RawType   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Wid       func(childComplexity int) int
 	}
 
 	UserSubscriptionCanceled struct {
@@ -1163,6 +1182,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AssistantJobFailed.JobID(childComplexity), true
+	case "AssistantJobFailed.rawReason":
+		if e.ComplexityRoot.AssistantJobFailed.RawReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.RawReason(childComplexity), true
 	case "AssistantJobFailed.reason":
 		if e.ComplexityRoot.AssistantJobFailed.Reason == nil {
 			break
@@ -1994,6 +2019,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientProgressChanged.ID(childComplexity), true
+	case "ClientProgressChanged.rawEstateStatus":
+		if e.ComplexityRoot.ClientProgressChanged.RawEstateStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.RawEstateStatus(childComplexity), true
 	case "ClientProgressChanged.timestamp":
 		if e.ComplexityRoot.ClientProgressChanged.Timestamp == nil {
 			break
@@ -2174,6 +2205,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentCompleted.IsRecommendedDocument(childComplexity), true
+	case "DocumentCompleted.rawDocumentName":
+		if e.ComplexityRoot.DocumentCompleted.RawDocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.RawDocumentName(childComplexity), true
 	case "DocumentCompleted.timestamp":
 		if e.ComplexityRoot.DocumentCompleted.Timestamp == nil {
 			break
@@ -2242,6 +2279,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentOwnerInfo.LegalName(childComplexity), true
+	case "DocumentOwnerInfo.rawContactType":
+		if e.ComplexityRoot.DocumentOwnerInfo.RawContactType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentOwnerInfo.RawContactType(childComplexity), true
 
 	case "DocumentPayload.document":
 		if e.ComplexityRoot.DocumentPayload.Document == nil {
@@ -2298,6 +2341,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentPendingValidation.IsRecommendedDocument(childComplexity), true
+	case "DocumentPendingValidation.rawDocumentName":
+		if e.ComplexityRoot.DocumentPendingValidation.RawDocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.RawDocumentName(childComplexity), true
 	case "DocumentPendingValidation.timestamp":
 		if e.ComplexityRoot.DocumentPendingValidation.Timestamp == nil {
 			break
@@ -2359,6 +2408,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentStarted.IsRecommendedDocument(childComplexity), true
+	case "DocumentStarted.rawDocumentName":
+		if e.ComplexityRoot.DocumentStarted.RawDocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.RawDocumentName(childComplexity), true
 	case "DocumentStarted.timestamp":
 		if e.ComplexityRoot.DocumentStarted.Timestamp == nil {
 			break
@@ -2483,6 +2538,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GeneratedDocument.Extension(childComplexity), true
+	case "GeneratedDocument.rawDocumentType":
+		if e.ComplexityRoot.GeneratedDocument.RawDocumentType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedDocument.RawDocumentType(childComplexity), true
 	case "GeneratedDocument.vaultId":
 		if e.ComplexityRoot.GeneratedDocument.VaultID == nil {
 			break
@@ -3123,6 +3184,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaxJobCompleted.PresentationStatus(childComplexity), true
+	case "TaxJobCompleted.rawPresentationStatus":
+		if e.ComplexityRoot.TaxJobCompleted.RawPresentationStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.RawPresentationStatus(childComplexity), true
 	case "TaxJobCompleted.sourceDocument":
 		if e.ComplexityRoot.TaxJobCompleted.SourceDocument == nil {
 			break
@@ -3190,6 +3257,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaxJobFailed.JobID(childComplexity), true
+	case "TaxJobFailed.rawReason":
+		if e.ComplexityRoot.TaxJobFailed.RawReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.RawReason(childComplexity), true
 	case "TaxJobFailed.reason":
 		if e.ComplexityRoot.TaxJobFailed.Reason == nil {
 			break
@@ -3369,6 +3442,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Trust.Type(childComplexity), true
+
+	case "UnknownEvent.body":
+		if e.ComplexityRoot.UnknownEvent.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Body(childComplexity), true
+	case "UnknownEvent.eventType":
+		if e.ComplexityRoot.UnknownEvent.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.EventType(childComplexity), true
+	case "UnknownEvent.group":
+		if e.ComplexityRoot.UnknownEvent.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Group(childComplexity), true
+	case "UnknownEvent.id":
+		if e.ComplexityRoot.UnknownEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.ID(childComplexity), true
+	case "UnknownEvent.rawType":
+		if e.ComplexityRoot.UnknownEvent.RawType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.RawType(childComplexity), true
+	case "UnknownEvent.timestamp":
+		if e.ComplexityRoot.UnknownEvent.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Timestamp(childComplexity), true
+	case "UnknownEvent.wid":
+		if e.ComplexityRoot.UnknownEvent.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Wid(childComplexity), true
 
 	case "UserSubscriptionCanceled.eventType":
 		if e.ComplexityRoot.UserSubscriptionCanceled.EventType == nil {
@@ -4870,15 +4986,23 @@ input EventFilter {
   groups: [EventGroup!]
 }
 
-"The specification's four groups of events."
+"The specification's four groups of events, and UNKNOWN: the group of every UnknownEvent."
 enum EventGroup {
   ANALYSIS
   CLIENT
   ASSET
   DOCUMENT
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
-"Every kind of event, named as the specification's EventType in SCREAMING_SNAKE_CASE."
+"""
+Every kind of event, named as the specification's EventType in SCREAMING_SNAKE_CASE. UNKNOWN is
+any type the service added after this gateway was built (an UnknownEvent, whose ` + "`" + `rawType` + "`" + ` names it).
+Every enumeration of events has an UNKNOWN member, and each field of an enumeration has a raw
+field beside it, named ` + "`" + `raw` + "`" + ` and the field's name (such as ` + "`" + `rawReason` + "`" + `), holding the value as the
+service sent it: read it when the enumeration says UNKNOWN.
+"""
 enum EventType {
   ASSISTANT_JOB_COMPLETED
   ASSISTANT_JOB_FAILED
@@ -4901,6 +5025,8 @@ enum EventType {
   DOCUMENT_STARTED
   DOCUMENT_PENDING_VALIDATION
   DOCUMENT_COMPLETED
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "A client's progress through the estate plan."
@@ -4909,6 +5035,8 @@ enum EstateStatus {
   IN_PROGRESS
   PENDING_VALIDATION
   COMPLETED
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "Why an estate document analysis failed."
@@ -4918,6 +5046,8 @@ enum AssistantFailureReason {
   DOCUMENT_TYPE_NOT_SUPPORTED
   FILE_TOO_LARGE
   INVALID_DOCUMENT
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "Why a tax document analysis failed."
@@ -4929,6 +5059,8 @@ enum TaxFailureReason {
   PROCESSING_FAILED
   REPORT_UNAVAILABLE
   TIMED_OUT
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "The estate documents a client fills in."
@@ -4939,12 +5071,16 @@ enum DocumentName {
   LAST_WILL_AND_TESTAMENT
   JOINT_REVOCABLE_TRUST
   NOMINATION_OF_GUARDIANSHIP
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "The outcome of a tax analysis."
 enum PresentationStatus {
   FILED
   INSIGHTS_UNAVAILABLE
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "What an estate analysis generated."
@@ -4952,6 +5088,8 @@ enum GeneratedDocumentType {
   STANDARD_EXEC_SUMMARY
   ADVANCED_EXEC_SUMMARY
   INSIGHTS
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "What every event carries."
@@ -4998,6 +5136,8 @@ type SourceDocument {
 "A document an estate analysis generated, kept in the client's vault."
 type GeneratedDocument {
   documentType: GeneratedDocumentType!
+  "` + "`" + `documentType` + "`" + ` as the service sent it."
+  rawDocumentType: String!
   vaultId: ID!
   extension: String
   "The document, loaded from the vault; null when it no longer exists."
@@ -5014,7 +5154,10 @@ type DocumentOwnerInfo {
   firstName: String
   lastName: String
   legalName: String
+  "The owner's contact type; null when there is none or the service sent one this gateway does not know."
   contactType: ContactType
+  "` + "`" + `contactType` + "`" + ` as the service sent it; read it when ` + "`" + `contactType` + "`" + ` is null."
+  rawContactType: String
   "True when the owner is the client."
   isPrimary: Boolean
 }
@@ -5051,6 +5194,8 @@ type AssistantJobFailed implements Event & AnalysisEvent {
   documentWid: ID!
   document: Document
   reason: AssistantFailureReason!
+  "` + "`" + `reason` + "`" + ` as the service sent it."
+  rawReason: String!
 }
 
 "An uploaded file holds more than one estate document and needs review."
@@ -5086,6 +5231,8 @@ type TaxJobCompleted implements Event & AnalysisEvent {
   "Always ` + "`" + `tax` + "`" + `."
   category: String
   presentationStatus: PresentationStatus
+  "` + "`" + `presentationStatus` + "`" + ` as the service sent it."
+  rawPresentationStatus: String
 }
 
 "Tax document analysis failed."
@@ -5101,6 +5248,8 @@ type TaxJobFailed implements Event & AnalysisEvent {
   documentWid: ID!
   document: Document
   reason: TaxFailureReason!
+  "` + "`" + `reason` + "`" + ` as the service sent it."
+  rawReason: String!
 }
 
 "A client accepted an invitation on registration."
@@ -5179,6 +5328,8 @@ type ClientProgressChanged implements Event {
   group: EventGroup!
   timestamp: DateTime!
   estateStatus: EstateStatus!
+  "` + "`" + `estateStatus` + "`" + ` as the service sent it."
+  rawEstateStatus: String!
   "From 0 to 100."
   completionPercentage: Int!
 }
@@ -5264,6 +5415,8 @@ type DocumentStarted implements Event {
   "True when the document is recommended on the client's plan."
   isRecommendedDocument: Boolean
   documentName: DocumentName!
+  "` + "`" + `documentName` + "`" + ` as the service sent it."
+  rawDocumentName: String!
   "From 0 to 100."
   documentProgressPercentage: Int!
   "The client's estate plan code."
@@ -5282,6 +5435,8 @@ type DocumentPendingValidation implements Event {
   timestamp: DateTime!
   isRecommendedDocument: Boolean
   documentName: DocumentName!
+  "` + "`" + `documentName` + "`" + ` as the service sent it."
+  rawDocumentName: String!
   documentProgressPercentage: Int!
   userTier: String
   documentOwnerInfo: DocumentOwnerInfo
@@ -5296,9 +5451,29 @@ type DocumentCompleted implements Event {
   timestamp: DateTime!
   isRecommendedDocument: Boolean
   documentName: DocumentName!
+  "` + "`" + `documentName` + "`" + ` as the service sent it."
+  rawDocumentName: String!
   documentProgressPercentage: Int!
   userTier: String
   documentOwnerInfo: DocumentOwnerInfo
+}
+
+"""
+An event of a type the service added after this gateway was built. It is kept as it came, so a
+newer gateway reading it from the store shows it as its own type.
+"""
+type UnknownEvent implements Event {
+  id: ID!
+  wid: ID!
+  "Always UNKNOWN; ` + "`" + `rawType` + "`" + ` names the type."
+  eventType: EventType!
+  "Always UNKNOWN."
+  group: EventGroup!
+  timestamp: DateTime!
+  "The EventType as the service sent it, such as ` + "`" + `ClientMovedHouse` + "`" + `."
+  rawType: String!
+  "The whole delivery as the service sent it, a JSON object in text: the envelope and every other field."
+  body: String!
 }
 `, BuiltIn: false},
 	{Name: "../../schema/gateway.graphqls", Input: `"""
@@ -5806,6 +5981,8 @@ func (ec *executionContext) childFields_DocumentOwnerInfo(ctx context.Context, f
 		return ec.fieldContext_DocumentOwnerInfo_legalName(ctx, field)
 	case "contactType":
 		return ec.fieldContext_DocumentOwnerInfo_contactType(ctx, field)
+	case "rawContactType":
+		return ec.fieldContext_DocumentOwnerInfo_rawContactType(ctx, field)
 	case "isPrimary":
 		return ec.fieldContext_DocumentOwnerInfo_isPrimary(ctx, field)
 	}
@@ -5846,6 +6023,8 @@ func (ec *executionContext) childFields_GeneratedDocument(ctx context.Context, f
 	switch field.Name {
 	case "documentType":
 		return ec.fieldContext_GeneratedDocument_documentType(ctx, field)
+	case "rawDocumentType":
+		return ec.fieldContext_GeneratedDocument_rawDocumentType(ctx, field)
 	case "vaultId":
 		return ec.fieldContext_GeneratedDocument_vaultId(ctx, field)
 	case "extension":
@@ -7575,6 +7754,15 @@ func (ec *executionContext) fieldContext_AssistantJobFailed_reason(_ context.Con
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type AssistantFailureReason does not have child fields"))
 }
 
+func (ec *executionContext) _AssistantJobFailed_rawReason(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
+	var v string = obj.RawReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_AssistantJobFailed_rawReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssistantJobFailed", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
 	return (*gqlrun.String)(&obj.ID)
@@ -8867,6 +9055,15 @@ func (ec *executionContext) fieldContext_ClientProgressChanged_estateStatus(_ co
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EstateStatus does not have child fields"))
 }
 
+func (ec *executionContext) _ClientProgressChanged_rawEstateStatus(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
+	var v string = obj.RawEstateStatus()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_ClientProgressChanged_rawEstateStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientProgressChanged", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ClientProgressChanged_completionPercentage(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
 	return (*gqlrun.Int)(&obj.CompletionPercentage)
@@ -9138,6 +9335,15 @@ func (ec *executionContext) fieldContext_DocumentCompleted_documentName(_ contex
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
+func (ec *executionContext) _DocumentCompleted_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
+	var v string = obj.RawDocumentName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_DocumentCompleted_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentCompleted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _DocumentCompleted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
 	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
@@ -9238,11 +9444,20 @@ func (ec *executionContext) fieldContext_DocumentOwnerInfo_legalName(_ context.C
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_contactType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ContactType))
-	return gqlrun.Nullable(obj.ContactType)
+	var v *family.ContactType = obj.ContactType()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_contactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type ContactType does not have child fields"))
+	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, true, false, errors.New("field of type ContactType does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentOwnerInfo_rawContactType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.RawContactType))
+	return gqlrun.Nullable((*gqlrun.String)(obj.RawContactType))
+}
+func (ec *executionContext) fieldContext_DocumentOwnerInfo_rawContactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_isPrimary(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
@@ -9336,6 +9551,15 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_documentName(
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
+func (ec *executionContext) _DocumentPendingValidation_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
+	var v string = obj.RawDocumentName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_DocumentPendingValidation_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _DocumentPendingValidation_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
 	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
@@ -9425,6 +9649,15 @@ func (ec *executionContext) _DocumentStarted_documentName(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentStarted_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
+	var v string = obj.RawDocumentName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_DocumentStarted_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentStarted", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
@@ -9601,6 +9834,15 @@ func (ec *executionContext) _GeneratedDocument_documentType(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_documentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type GeneratedDocumentType does not have child fields"))
+}
+
+func (ec *executionContext) _GeneratedDocument_rawDocumentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
+	var v string = obj.RawDocumentType()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_GeneratedDocument_rawDocumentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GeneratedDocument", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
@@ -11455,6 +11697,15 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_presentationStatus(_ co
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type PresentationStatus does not have child fields"))
 }
 
+func (ec *executionContext) _TaxJobCompleted_rawPresentationStatus(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
+	var v *string = obj.RawPresentationStatus()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_TaxJobCompleted_rawPresentationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaxJobCompleted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _TaxJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
 	return (*gqlrun.String)(&obj.ID)
@@ -11567,6 +11818,15 @@ func (ec *executionContext) _TaxJobFailed_reason(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type TaxFailureReason does not have child fields"))
+}
+
+func (ec *executionContext) _TaxJobFailed_rawReason(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
+	var v string = obj.RawReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_TaxJobFailed_rawReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaxJobFailed", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_wid(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
@@ -11973,6 +12233,66 @@ func (ec *executionContext) _Trust_trustCreationDate(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_Trust_trustCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_id(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_wid(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
+}
+func (ec *executionContext) fieldContext_UnknownEvent_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type EventType does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_group(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type EventGroup does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_rawType(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	var v string = obj.RawType()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_rawType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_body(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	var v string = obj.Body()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
@@ -14741,6 +15061,11 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			return graphql.Null
 		}
 		return ec._UserSubscriptionCanceled(ctx, sel, obj)
+	case *event.UnknownEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UnknownEvent(ctx, sel, obj)
 	case *event.DocumentStarted:
 		if obj == nil {
 			return graphql.Null
@@ -15497,6 +15822,11 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "reason":
 			out.Values[i] = ec._AssistantJobFailed_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rawReason":
+			out.Values[i] = ec._AssistantJobFailed_rawReason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -16914,6 +17244,11 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rawEstateStatus":
+			out.Values[i] = ec._ClientProgressChanged_rawEstateStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "completionPercentage":
 			out.Values[i] = ec._ClientProgressChanged_completionPercentage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17354,6 +17689,11 @@ func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rawDocumentName":
+			out.Values[i] = ec._DocumentCompleted_rawDocumentName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "documentProgressPercentage":
 			out.Values[i] = ec._DocumentCompleted_documentProgressPercentage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17477,6 +17817,11 @@ func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.Sele
 			}
 		case "contactType":
 			out.Values[i] = ec._DocumentOwnerInfo_contactType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rawContactType":
+			out.Values[i] = ec._DocumentOwnerInfo_rawContactType(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -17606,6 +17951,11 @@ func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rawDocumentName":
+			out.Values[i] = ec._DocumentPendingValidation_rawDocumentName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "documentProgressPercentage":
 			out.Values[i] = ec._DocumentPendingValidation_documentProgressPercentage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17691,6 +18041,11 @@ func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.Select
 			}
 		case "documentName":
 			out.Values[i] = ec._DocumentStarted_documentName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rawDocumentName":
+			out.Values[i] = ec._DocumentStarted_rawDocumentName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17933,6 +18288,11 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("GeneratedDocument")
 		case "documentType":
 			out.Values[i] = ec._GeneratedDocument_documentType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rawDocumentType":
+			out.Values[i] = ec._GeneratedDocument_rawDocumentType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -19220,6 +19580,11 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "rawPresentationStatus":
+			out.Values[i] = ec._TaxJobCompleted_rawPresentationStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19346,6 +19711,11 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "reason":
 			out.Values[i] = ec._TaxJobFailed_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rawReason":
+			out.Values[i] = ec._TaxJobFailed_rawReason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -19756,6 +20126,79 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 		case "trustCreationDate":
 			out.Values[i] = ec._Trust_trustCreationDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var unknownEventImplementors = []string{"UnknownEvent", "Event"}
+
+func (ec *executionContext) _UnknownEvent(ctx context.Context, sel ast.SelectionSet, obj *event.UnknownEvent) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, unknownEventImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
+			out.Values[i] = graphql.MarshalString("UnknownEvent")
+		case "id":
+			out.Values[i] = ec._UnknownEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "wid":
+			out.Values[i] = ec._UnknownEvent_wid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventType":
+			out.Values[i] = ec._UnknownEvent_eventType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "group":
+			out.Values[i] = ec._UnknownEvent_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timestamp":
+			out.Values[i] = ec._UnknownEvent_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rawType":
+			out.Values[i] = ec._UnknownEvent_rawType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._UnknownEvent_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:

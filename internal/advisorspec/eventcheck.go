@@ -22,9 +22,43 @@ type Webhook struct {
 	// they came under), in its order, nulls left out, date-times in RFC 3339 UTC. It is a body
 	// ParseWebhook accepts and gives back unchanged, and each of its keys is the exact name of
 	// a field, so encoding/json decodes it without the checks (which the case-insensitive
-	// matching of encoding/json would make unsafe on a body as received).
+	// matching of encoding/json would make unsafe on a body as received). A delivery of a type
+	// the specification does not have is kept whole instead (compacted), since which of its
+	// fields matter is not known here: see Known.
 	Canonical []byte
+	// Unknown lists the values the delivery holds that the specification does not (yet) have:
+	// an EventType, or a value of an enumeration such as a failure Reason. The service adds
+	// values before receivers know them, and a receiver that refused them would lose the event
+	// for good (the service does not retry a refusal), so they are accepted and kept as sent.
+	Unknown []UnknownValue
+	// strict is the refusal of the first of Unknown, for Strict.
+	strict *Error
 }
+
+// UnknownValue is a value of an enumeration that the specification does not have.
+type UnknownValue struct {
+	// Field is the field's name, such as EventType or Reason (without its path, so that the
+	// names form a small, fixed set).
+	Field string
+	Value string
+}
+
+// Strict is what a sender that holds to the specification (such as the sandbox, which plays the
+// service) refuses the delivery with: the first value the specification does not have, as an
+// *Error naming its path; nil when there is none.
+func (w *Webhook) Strict() *Error { return w.strict }
+
+// unknown records a value the specification does not have, and the refusal Strict gives for it.
+func (w *Webhook) unknown(field, value string, refusal *Error) {
+	w.Unknown = append(w.Unknown, UnknownValue{Field: field, Value: value})
+	if w.strict == nil {
+		w.strict = refusal
+	}
+}
+
+// Known reports whether the delivery's EventType is one of the specification's. A delivery of
+// any other type has had its envelope checked and nothing else.
+func (w *Webhook) Known() bool { return w.EventType.Group() != "" }
 
 // ParseWebhook checks a webhook body against the specification. Fields it does not describe
 // are ignored, as a receiver must when the service adds fields, and so are names that differ
@@ -52,25 +86,29 @@ func (w *Webhook) parse(body []byte) *Error {
 	if err != nil {
 		return err
 	}
-	typeName, _, err := eventString(top, eventRule{name: "EventType", required: true, nonEmpty: true}, "")
+	typeName, _, err := w.eventString(top, eventRule{name: "EventType", required: true, nonEmpty: true}, "")
 	if err != nil {
 		return err
 	}
-	if EventType(typeName).Group() == "" {
-		return eventInvalid("EventType", "unknown event type %q; the known types are %s", typeName, strings.Join(eventTypeNames(), ", "))
+	known := EventType(typeName).Group() != ""
+	if known {
+		w.EventType = EventType(typeName)
 	}
-	w.EventType = EventType(typeName)
 	var wid json.RawMessage
-	if w.Wid, wid, err = eventString(top, eventRule{name: "Wid", required: true, nonEmpty: true, maxLen: MaxWID}, ""); err != nil {
+	if w.Wid, wid, err = w.eventString(top, eventRule{name: "Wid", required: true, nonEmpty: true, maxLen: MaxWID}, ""); err != nil {
 		return err
 	}
-	stamp, _, err := eventString(top, eventRule{name: "Timestamp", required: true, nonEmpty: true}, "")
+	stamp, _, err := w.eventString(top, eventRule{name: "Timestamp", required: true, nonEmpty: true}, "")
 	if err != nil {
 		return err
 	}
 	var perr error
 	if w.Timestamp, perr = ParseDateTime(stamp); perr != nil {
 		return eventInvalid("Timestamp", "%q is not an ISO 8601 date-time such as 2026-11-22T09:30:00Z", stamp)
+	}
+
+	if !known {
+		return w.keepWhole(body, typeName)
 	}
 
 	var out eventJSON
@@ -98,14 +136,14 @@ func (w *Webhook) parse(body []byte) *Error {
 	}
 	var own eventJSON
 	for _, r := range eventRules[w.EventType] {
-		v, err := checkEventField(fields, r, prefix)
+		v, err := w.checkEventField(fields, r, prefix)
 		if err != nil {
 			return err
 		}
 		own.add(r.name, v)
 	}
 	if w.EventType == AssetOwnershipAdded {
-		v, err := ownershipAdded(fields)
+		v, err := w.ownershipAdded(fields)
 		if err != nil {
 			return err
 		}
@@ -118,6 +156,20 @@ func (w *Webhook) parse(body []byte) *Error {
 		out.merge(&own)
 	}
 	w.Canonical = out.bytes()
+	return nil
+}
+
+// keepWhole accepts a delivery of a type the specification does not have, whose envelope passed
+// the checks: its canonical form is the body as sent, compacted, so that a gateway that knows
+// the type reads every field of it, checked, when it reads it back.
+func (w *Webhook) keepWhole(body []byte, typeName string) *Error {
+	var out bytes.Buffer
+	if err := json.Compact(&out, body); err != nil {
+		return &Error{Kind: Malformed, Message: "the body must be one JSON object"}
+	}
+	w.EventType = EventType(typeName)
+	w.Canonical = out.Bytes()
+	w.unknown("EventType", typeName, eventInvalid("EventType", "unknown event type %q; the known types are %s", typeName, strings.Join(eventTypeNames(), ", ")))
 	return nil
 }
 
@@ -262,23 +314,23 @@ func EventFields(t EventType) []string {
 
 // ownershipAdded accepts the owners under OwnershipAdded or OwnerAdded: the specification's
 // sample and its field table disagree on the name.
-func ownershipAdded(fields map[string]json.RawMessage) (json.RawMessage, *Error) {
+func (w *Webhook) ownershipAdded(fields map[string]json.RawMessage) (json.RawMessage, *Error) {
 	// A null under one name is as good as absent: the owners may come under the other.
 	rawA, a := fields["OwnershipAdded"]
 	rawB, b := fields["OwnerAdded"]
 	a, b = a && !eventNull(rawA), b && !eventNull(rawB)
 	switch {
 	case a:
-		return checkEventField(fields, eventRule{name: "OwnershipAdded", kind: eventNames, required: true}, "")
+		return w.checkEventField(fields, eventRule{name: "OwnershipAdded", kind: eventNames, required: true}, "")
 	case b:
-		return checkEventField(fields, eventRule{name: "OwnerAdded", kind: eventNames, required: true}, "")
+		return w.checkEventField(fields, eventRule{name: "OwnerAdded", kind: eventNames, required: true}, "")
 	}
 	return nil, eventInvalid("OwnershipAdded", "is required (or OwnerAdded): the owners added, as an array of {\"Name\": ...}")
 }
 
 // checkEventField checks one field against its rule and returns its value in canonical form,
 // nil when it is absent or null.
-func checkEventField(fields map[string]json.RawMessage, r eventRule, prefix string) (json.RawMessage, *Error) {
+func (w *Webhook) checkEventField(fields map[string]json.RawMessage, r eventRule, prefix string) (json.RawMessage, *Error) {
 	raw, ok := fields[r.name]
 	if !ok || eventNull(raw) {
 		if r.required {
@@ -289,10 +341,10 @@ func checkEventField(fields map[string]json.RawMessage, r eventRule, prefix stri
 	path := prefix + r.name
 	switch r.kind {
 	case eventText:
-		_, v, err := eventString(fields, r, prefix)
+		_, v, err := w.eventString(fields, r, prefix)
 		return v, err
 	case eventDateTime:
-		s, _, err := eventString(fields, r, prefix)
+		s, _, err := w.eventString(fields, r, prefix)
 		if err != nil || s == "" {
 			return nil, err // an empty date-time is as good as none
 		}
@@ -324,26 +376,26 @@ func checkEventField(fields map[string]json.RawMessage, r eventRule, prefix stri
 		if json.Unmarshal(raw, &items) != nil {
 			return nil, eventInvalid(path, "must be an array of {\"Name\": ...} objects")
 		}
-		return eventArray(items, path, []eventRule{nameRule})
+		return w.eventArray(items, path, []eventRule{nameRule})
 	case eventGeneratedDocuments:
 		var items []json.RawMessage
 		if json.Unmarshal(raw, &items) != nil {
 			return nil, eventInvalid(path, "must be an array of generated documents")
 		}
-		return eventArray(items, path, generatedDocumentRules)
+		return w.eventArray(items, path, generatedDocumentRules)
 	case eventOwnerInfo:
-		return eventSubObject(raw, path, ownerInfoRules)
+		return w.eventSubObject(raw, path, ownerInfoRules)
 	case eventSourceDocument:
-		return eventSubObject(raw, path, sourceDocumentRules)
+		return w.eventSubObject(raw, path, sourceDocumentRules)
 	}
 	panic("advisorspec: no check for event field kind " + strconv.Itoa(int(r.kind)))
 }
 
 // eventArray checks each item of an array of objects against rules.
-func eventArray(items []json.RawMessage, path string, rules []eventRule) (json.RawMessage, *Error) {
+func (w *Webhook) eventArray(items []json.RawMessage, path string, rules []eventRule) (json.RawMessage, *Error) {
 	out := []byte{'['}
 	for i, item := range items {
-		v, err := eventSubObject(item, fmt.Sprintf("%s[%d]", path, i), rules)
+		v, err := w.eventSubObject(item, fmt.Sprintf("%s[%d]", path, i), rules)
 		if err != nil {
 			return nil, err
 		}
@@ -356,14 +408,14 @@ func eventArray(items []json.RawMessage, path string, rules []eventRule) (json.R
 }
 
 // eventSubObject checks an object nested in an event against rules.
-func eventSubObject(raw json.RawMessage, path string, rules []eventRule) (json.RawMessage, *Error) {
+func (w *Webhook) eventSubObject(raw json.RawMessage, path string, rules []eventRule) (json.RawMessage, *Error) {
 	obj, err := eventObject(raw, path)
 	if err != nil {
 		return nil, err
 	}
 	var out eventJSON
 	for _, r := range rules {
-		v, err := checkEventField(obj, r, path+".")
+		v, err := w.checkEventField(obj, r, path+".")
 		if err != nil {
 			return nil, err
 		}
@@ -374,7 +426,7 @@ func eventSubObject(raw json.RawMessage, path string, rules []eventRule) (json.R
 
 // eventString checks a string field against r and returns it, with its canonical encoding;
 // "" and nil when it is absent and optional.
-func eventString(fields map[string]json.RawMessage, r eventRule, prefix string) (string, json.RawMessage, *Error) {
+func (w *Webhook) eventString(fields map[string]json.RawMessage, r eventRule, prefix string) (string, json.RawMessage, *Error) {
 	path := prefix + r.name
 	raw, ok := fields[r.name]
 	if !ok || eventNull(raw) {
@@ -393,7 +445,7 @@ func eventString(fields map[string]json.RawMessage, r eventRule, prefix string) 
 	case r.maxLen > 0 && utf8.RuneCountInString(s) > r.maxLen:
 		return "", nil, eventInvalid(path, "must be at most %d characters, got %d", r.maxLen, utf8.RuneCountInString(s))
 	case r.enum != nil && !slices.Contains(r.enum, s):
-		return "", nil, eventInvalid(path, "%q is not one of %s", s, strings.Join(r.enum, ", "))
+		w.unknown(r.name, s, eventInvalid(path, "%q is not one of %s", s, strings.Join(r.enum, ", ")))
 	case r.constant != "" && s != r.constant:
 		return "", nil, eventInvalid(path, "must be %q, got %q", r.constant, s)
 	}

@@ -16,7 +16,7 @@ func TestParseWebhookRefusalCarriesOnlyAKnownType(t *testing.T) {
 		{"not JSON", `{"EventType":`, ""},
 		{"no EventType", `{"Wid": "w1", "Timestamp": "2026-11-22T09:30:00Z"}`, ""},
 		{"EventType spelled in another case", `{"eventtype": "AssetDeleted", "Wid": "w1", "Timestamp": "2026-11-22T09:30:00Z"}`, ""},
-		{"an unknown type", `{"EventType": "ClientWaved", "Wid": "w1", "Timestamp": "2026-11-22T09:30:00Z"}`, ""},
+		{"an unknown type without its Wid", `{"EventType": "ClientWaved", "Timestamp": "2026-11-22T09:30:00Z"}`, ""},
 		{"a known type without its Wid", `{"EventType": "AssetDeleted", "Timestamp": "2026-11-22T09:30:00Z", "AssetName": "Boat"}`, advisorspec.AssetDeleted},
 		{"a known type with a field out of range", `{"EventType": "ClientProgressChanged", "Wid": "w1", "Timestamp": "2026-11-22T09:30:00Z",
 			"EstateStatus": "InProgress", "CompletionPercentage": 101}`, advisorspec.ClientProgressChanged},

@@ -3,7 +3,8 @@ package event
 import "slices"
 
 // Filter selects events; an empty list selects everything on that axis, and the axes combine
-// with AND.
+// with AND. TypeUnknown and GroupUnknown select the events of every type the specification does
+// not have.
 type Filter struct {
 	Wids   []string     `json:"wids"`
 	Types  []EventType  `json:"types"`
@@ -17,6 +18,6 @@ func (f *Filter) Match(ev Event) bool {
 	}
 	h := ev.Header()
 	return (len(f.Wids) == 0 || slices.Contains(f.Wids, h.Wid)) &&
-		(len(f.Types) == 0 || slices.Contains(f.Types, h.EventType)) &&
+		(len(f.Types) == 0 || slices.Contains(f.Types, h.EventType.Known())) &&
 		(len(f.Groups) == 0 || slices.Contains(f.Groups, h.EventType.Group()))
 }

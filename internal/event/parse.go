@@ -24,7 +24,14 @@ var recordType = []byte(`"EventType":"`)
 // (advisorspec.Webhook.Canonical), marked, so that Decode reads it back with encoding/json
 // alone. The mark is one more field, which the checks ignore: a record is still a delivery that
 // Parse, and a gateway from before records were canonical, accepts.
+//
+// A delivery of a type the specification does not have is stored as it came, without the mark:
+// only its envelope was checked, so a gateway that knows the type checks the rest when it reads
+// it (Decode).
 func Record(w *advisorspec.Webhook) []byte {
+	if !w.Known() {
+		return w.Canonical
+	}
 	// Canonical is a non-empty object: it always holds the envelope.
 	return append(slices.Clip(recordMark), w.Canonical[1:]...)
 }
@@ -70,8 +77,9 @@ type analysisRecord struct {
 func decode(t EventType, canonical []byte) (Event, error) {
 	ev := newEvent(t)
 	if ev == nil {
-		// A record of a type this gateway does not know, written by a newer one.
-		return nil, fmt.Errorf("decode an event: unknown event type %q", t)
+		// A type the service added since this gateway was built: a delivery of it as it came,
+		// or a record a newer gateway made of it.
+		return decodeUnknown(canonical)
 	}
 	var into any = ev
 	if a, ok := ev.(AnalysisEvent); ok {
@@ -81,6 +89,30 @@ func decode(t EventType, canonical []byte) (Event, error) {
 		return nil, fmt.Errorf("decode the %s event: %w", t, err)
 	}
 	fill(ev)
+	return ev, nil
+}
+
+// decodeUnknown reads an event of a type this gateway does not know: its envelope, and the
+// whole of it, without the record's mark, as the body subscribers see.
+func decodeUnknown(rec []byte) (Event, error) {
+	body := rec
+	if rest, ok := bytes.CutPrefix(rec, recordMark); ok {
+		body = append([]byte{'{'}, rest...)
+	}
+	ev := &UnknownEvent{Delivery: body}
+	var env struct {
+		Wid       string `json:"Wid"`
+		EventType string `json:"EventType"`
+		Timestamp string `json:"Timestamp"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, fmt.Errorf("decode an event of unknown type: %w", err)
+	}
+	stamp, err := advisorspec.ParseDateTime(env.Timestamp)
+	if err != nil {
+		return nil, fmt.Errorf("decode the %s event: Timestamp: %w", env.EventType, err)
+	}
+	ev.Wid, ev.EventType, ev.Timestamp = env.Wid, EventType(env.EventType), stamp
 	return ev, nil
 }
 

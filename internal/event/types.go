@@ -1,5 +1,5 @@
 // Package event is the gateway's side of the Advisor service's webhook events: the 21 types as
-// typed values the GraphQL schema binds to, the records the gateway stores them as, and the
+// typed values the GraphQL schema binds to (and UnknownEvent, for a type the service added since), the records the gateway stores them as, and the
 // filters that select them. What the specification says about events (their names, fields and
 // rules) is advisorspec's; this package checks a delivery there once, when it arrives (Parse),
 // and reads stored records back without checking again (Decode). Go values keep the
@@ -8,7 +8,9 @@
 package event
 
 import (
+	"encoding/json"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
@@ -48,6 +50,18 @@ const (
 	TypeDocumentCompleted         = EventType(advisorspec.DocumentCompleted)
 )
 
+// TypeUnknown stands, in a filter and at the GraphQL boundary, for every type the specification
+// does not have: an event keeps the type's own name, which Known maps to TypeUnknown.
+const TypeUnknown EventType = "Unknown"
+
+// Known is t when it is one of the specification's types, TypeUnknown otherwise.
+func (t EventType) Known() EventType {
+	if advisorspec.EventType(t).Group() == "" {
+		return TypeUnknown
+	}
+	return t
+}
+
 // EventGroup is one of the specification's four groups of events: advisorspec's, with its
 // GraphQL spelling.
 type EventGroup string
@@ -58,6 +72,8 @@ const (
 	GroupClient   = EventGroup(advisorspec.GroupClient)
 	GroupAsset    = EventGroup(advisorspec.GroupAsset)
 	GroupDocument = EventGroup(advisorspec.GroupDocument)
+	// GroupUnknown is the group of every type the specification does not have.
+	GroupUnknown EventGroup = "Unknown"
 )
 
 // Types lists every event type in the specification's order.
@@ -74,46 +90,84 @@ func convert[T, S ~string](in []S) []T {
 	return out
 }
 
-// Group is the group t belongs to; "" for a type the specification does not have.
-func (t EventType) Group() EventGroup { return EventGroup(advisorspec.EventType(t).Group()) }
+// Group is the group t belongs to; GroupUnknown for a type the specification does not have.
+func (t EventType) Group() EventGroup {
+	if g := advisorspec.EventType(t).Group(); g != "" {
+		return EventGroup(g)
+	}
+	return GroupUnknown
+}
+
+// unknownName is the GraphQL value every enumeration of events has beside the specification's:
+// what a value the service added since, which this gateway cannot name, converts to.
+const unknownName = "UNKNOWN"
+
+// enum converts one enumeration at the GraphQL boundary, a value it does not know to UNKNOWN.
+type enum struct{ enumcase.Table }
+
+func newEnum(name string, specValues ...string) enum {
+	return enum{enumcase.NewTable(name, specValues...)}
+}
+
+// known reports whether v is one of the specification's values.
+func (e enum) known(v string) bool { return slices.Contains(e.Values(), v) }
+
+func (e enum) marshal(w io.Writer, v string) {
+	if !e.known(v) {
+		_, _ = io.WriteString(w, `"`+unknownName+`"`)
+		return
+	}
+	e.Marshal(w, v)
+}
+
+// graphQLNames are the enumeration's names in the schema: the specification's, then UNKNOWN.
+func (e enum) graphQLNames() []string { return append(slices.Clone(e.GraphQLNames()), unknownName) }
 
 var (
-	typeTable        = enumcase.NewTable("EventType", convert[string](advisorspec.EventTypes)...)
-	groupTable       = enumcase.NewTable("EventGroup", convert[string](advisorspec.EventGroups)...)
-	estateTable      = enumcase.NewTable("EstateStatus", advisorspec.EstateStatuses...)
-	assistantReasons = enumcase.NewTable("AssistantFailureReason", advisorspec.AssistantFailureReasons...)
-	taxReasons       = enumcase.NewTable("TaxFailureReason", advisorspec.TaxFailureReasons...)
-	documentNames    = enumcase.NewTable("DocumentName", advisorspec.EstateDocumentNames...)
-	presentations    = enumcase.NewTable("PresentationStatus", advisorspec.PresentationStatuses...)
-	generatedTypes   = enumcase.NewTable("GeneratedDocumentType", advisorspec.GeneratedDocumentTypes...)
+	typeTable        = newEnum("EventType", convert[string](advisorspec.EventTypes)...)
+	groupTable       = newEnum("EventGroup", convert[string](advisorspec.EventGroups)...)
+	estateTable      = newEnum("EstateStatus", advisorspec.EstateStatuses...)
+	assistantReasons = newEnum("AssistantFailureReason", advisorspec.AssistantFailureReasons...)
+	taxReasons       = newEnum("TaxFailureReason", advisorspec.TaxFailureReasons...)
+	documentNames    = newEnum("DocumentName", advisorspec.EstateDocumentNames...)
+	presentations    = newEnum("PresentationStatus", advisorspec.PresentationStatuses...)
+	generatedTypes   = newEnum("GeneratedDocumentType", advisorspec.GeneratedDocumentTypes...)
 )
 
 // EnumTables lists the GraphQL names of each enumeration this package converts, by schema type
 // name, so a test can hold the schema to the specification.
 func EnumTables() map[string][]string {
 	return map[string][]string{
-		"EventType":              typeTable.GraphQLNames(),
-		"EventGroup":             groupTable.GraphQLNames(),
-		"EstateStatus":           estateTable.GraphQLNames(),
-		"AssistantFailureReason": assistantReasons.GraphQLNames(),
-		"TaxFailureReason":       taxReasons.GraphQLNames(),
-		"DocumentName":           documentNames.GraphQLNames(),
-		"PresentationStatus":     presentations.GraphQLNames(),
-		"GeneratedDocumentType":  generatedTypes.GraphQLNames(),
+		"EventType":              typeTable.graphQLNames(),
+		"EventGroup":             groupTable.graphQLNames(),
+		"EstateStatus":           estateTable.graphQLNames(),
+		"AssistantFailureReason": assistantReasons.graphQLNames(),
+		"TaxFailureReason":       taxReasons.graphQLNames(),
+		"DocumentName":           documentNames.graphQLNames(),
+		"PresentationStatus":     presentations.graphQLNames(),
+		"GeneratedDocumentType":  generatedTypes.graphQLNames(),
 	}
 }
 
-func (t EventType) MarshalGQL(w io.Writer) { typeTable.Marshal(w, string(t)) }
+func (t EventType) MarshalGQL(w io.Writer) { typeTable.marshal(w, string(t)) }
 
 func (t *EventType) UnmarshalGQL(v any) error {
+	if v == unknownName {
+		*t = TypeUnknown
+		return nil
+	}
 	s, err := typeTable.Unmarshal(v)
 	*t = EventType(s)
 	return err
 }
 
-func (g EventGroup) MarshalGQL(w io.Writer) { groupTable.Marshal(w, string(g)) }
+func (g EventGroup) MarshalGQL(w io.Writer) { groupTable.marshal(w, string(g)) }
 
 func (g *EventGroup) UnmarshalGQL(v any) error {
+	if v == unknownName {
+		*g = GroupUnknown
+		return nil
+	}
 	s, err := groupTable.Unmarshal(v)
 	*g = EventGroup(s)
 	return err
@@ -122,7 +176,7 @@ func (g *EventGroup) UnmarshalGQL(v any) error {
 // EstateStatus is a client's progress through the estate plan, such as InProgress.
 type EstateStatus string
 
-func (s EstateStatus) MarshalGQL(w io.Writer) { estateTable.Marshal(w, string(s)) }
+func (s EstateStatus) MarshalGQL(w io.Writer) { estateTable.marshal(w, string(s)) }
 
 func (s *EstateStatus) UnmarshalGQL(v any) error {
 	x, err := estateTable.Unmarshal(v)
@@ -133,7 +187,7 @@ func (s *EstateStatus) UnmarshalGQL(v any) error {
 // AssistantFailureReason is why an estate document analysis failed.
 type AssistantFailureReason string
 
-func (r AssistantFailureReason) MarshalGQL(w io.Writer) { assistantReasons.Marshal(w, string(r)) }
+func (r AssistantFailureReason) MarshalGQL(w io.Writer) { assistantReasons.marshal(w, string(r)) }
 
 func (r *AssistantFailureReason) UnmarshalGQL(v any) error {
 	x, err := assistantReasons.Unmarshal(v)
@@ -144,7 +198,7 @@ func (r *AssistantFailureReason) UnmarshalGQL(v any) error {
 // TaxFailureReason is why a tax document analysis failed.
 type TaxFailureReason string
 
-func (r TaxFailureReason) MarshalGQL(w io.Writer) { taxReasons.Marshal(w, string(r)) }
+func (r TaxFailureReason) MarshalGQL(w io.Writer) { taxReasons.marshal(w, string(r)) }
 
 func (r *TaxFailureReason) UnmarshalGQL(v any) error {
 	x, err := taxReasons.Unmarshal(v)
@@ -155,7 +209,7 @@ func (r *TaxFailureReason) UnmarshalGQL(v any) error {
 // DocumentName is one of the estate documents a client fills, such as Last Will and Testament.
 type DocumentName string
 
-func (n DocumentName) MarshalGQL(w io.Writer) { documentNames.Marshal(w, string(n)) }
+func (n DocumentName) MarshalGQL(w io.Writer) { documentNames.marshal(w, string(n)) }
 
 func (n *DocumentName) UnmarshalGQL(v any) error {
 	x, err := documentNames.Unmarshal(v)
@@ -166,7 +220,7 @@ func (n *DocumentName) UnmarshalGQL(v any) error {
 // PresentationStatus is the outcome of a tax analysis: filed or insightsUnavailable.
 type PresentationStatus string
 
-func (s PresentationStatus) MarshalGQL(w io.Writer) { presentations.Marshal(w, string(s)) }
+func (s PresentationStatus) MarshalGQL(w io.Writer) { presentations.marshal(w, string(s)) }
 
 func (s *PresentationStatus) UnmarshalGQL(v any) error {
 	x, err := presentations.Unmarshal(v)
@@ -177,7 +231,7 @@ func (s *PresentationStatus) UnmarshalGQL(v any) error {
 // GeneratedDocumentType is what an estate analysis generated, such as StandardExecSummary.
 type GeneratedDocumentType string
 
-func (t GeneratedDocumentType) MarshalGQL(w io.Writer) { generatedTypes.Marshal(w, string(t)) }
+func (t GeneratedDocumentType) MarshalGQL(w io.Writer) { generatedTypes.marshal(w, string(t)) }
 
 func (t *GeneratedDocumentType) UnmarshalGQL(v any) error {
 	x, err := generatedTypes.Unmarshal(v)
@@ -185,7 +239,7 @@ func (t *GeneratedDocumentType) UnmarshalGQL(v any) error {
 	return err
 }
 
-// Event is any of the 21 event types.
+// Event is any of the 21 event types, or an UnknownEvent.
 type Event interface {
 	// Header is the envelope every event carries.
 	Header() *Envelope
@@ -196,6 +250,20 @@ type AnalysisEvent interface {
 	Event
 	Payload() *Analysis
 }
+
+// UnknownEvent is an event of a type the specification does not have, one the service added
+// after this gateway was built: its envelope, and the delivery whole, as the service sent it.
+type UnknownEvent struct {
+	Envelope
+	// Delivery is the delivery as stored: a JSON object, the envelope and every other field.
+	Delivery json.RawMessage `json:"-"`
+}
+
+// Body is Delivery as text, as the schema gives it.
+func (e *UnknownEvent) Body() string { return string(e.Delivery) }
+
+// RawType is the event's EventType as the service named it.
+func (e *UnknownEvent) RawType() string { return string(e.EventType) }
 
 // Envelope is what every event carries, plus the id the gateway gave it.
 //
@@ -255,6 +323,9 @@ type GeneratedDocument struct {
 	Extension    *string               `json:"Extension"`
 }
 
+// RawDocumentType is DocumentType as the service spelled it.
+func (d *GeneratedDocument) RawDocumentType() string { return string(d.DocumentType) }
+
 // Name is the specification's name object, used in arrays of beneficiaries and owners.
 type Name struct {
 	Name string `json:"Name"`
@@ -262,11 +333,22 @@ type Name struct {
 
 // DocumentOwnerInfo describes who an estate document is for.
 type DocumentOwnerInfo struct {
-	FirstName   *string             `json:"FirstName"`
-	LastName    *string             `json:"LastName"`
-	LegalName   *string             `json:"LegalName"`
-	ContactType *family.ContactType `json:"ContactType"`
-	IsPrimary   *bool               `json:"IsPrimary"`
+	FirstName *string `json:"FirstName"`
+	LastName  *string `json:"LastName"`
+	LegalName *string `json:"LegalName"`
+	// RawContactType is the ContactType as the service spelled it, nil when it has none.
+	RawContactType *string `json:"ContactType"`
+	IsPrimary      *bool   `json:"IsPrimary"`
+}
+
+// ContactType is the owner's contact type; nil when there is none or it is one the gateway's
+// ContactType cannot name (RawContactType holds it then).
+func (o *DocumentOwnerInfo) ContactType() *family.ContactType {
+	if o.RawContactType == nil || !slices.Contains(advisorspec.ContactTypes, advisorspec.ContactType(*o.RawContactType)) {
+		return nil
+	}
+	t := family.ContactType(*o.RawContactType)
+	return &t
 }
 
 type AssistantJobCompleted struct {
@@ -283,6 +365,10 @@ type AssistantJobFailed struct {
 	Reason AssistantFailureReason `json:"Reason"`
 }
 
+// RawReason is Reason as the service spelled it, which the schema gives beside the enumeration
+// so that a reason added since reads as UNKNOWN without being lost.
+func (e *AssistantJobFailed) RawReason() string { return string(e.Reason) }
+
 type AssistantMultiDocumentRequiresReview struct {
 	Envelope
 	Analysis
@@ -298,11 +384,17 @@ type TaxJobCompleted struct {
 	PresentationStatus *PresentationStatus `json:"PresentationStatus"`
 }
 
+// RawPresentationStatus is PresentationStatus as the service spelled it, nil when it has none.
+func (e *TaxJobCompleted) RawPresentationStatus() *string { return (*string)(e.PresentationStatus) }
+
 type TaxJobFailed struct {
 	Envelope
 	Analysis
 	Reason TaxFailureReason `json:"Reason"`
 }
+
+// RawReason is Reason as the service spelled it (see AssistantJobFailed.RawReason).
+func (e *TaxJobFailed) RawReason() string { return string(e.Reason) }
 
 // Invitation is what both invitation events carry: the inviting advisor's ids and the email
 // the client registered with.
@@ -349,6 +441,9 @@ type ClientProgressChanged struct {
 	EstateStatus         EstateStatus `json:"EstateStatus"`
 	CompletionPercentage int          `json:"CompletionPercentage"`
 }
+
+// RawEstateStatus is EstateStatus as the service spelled it.
+func (e *ClientProgressChanged) RawEstateStatus() string { return string(e.EstateStatus) }
 
 // Asset is what every asset event carries.
 type Asset struct {
@@ -403,6 +498,9 @@ type Progress struct {
 	UserTier                   *string            `json:"UserTier"`
 	DocumentOwnerInfo          *DocumentOwnerInfo `json:"DocumentOwnerInfo"`
 }
+
+// RawDocumentName is DocumentName as the service spelled it.
+func (p *Progress) RawDocumentName() string { return string(p.DocumentName) }
 
 type DocumentStarted struct {
 	Envelope

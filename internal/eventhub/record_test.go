@@ -17,7 +17,8 @@ import (
 
 // A Redis Stream outlives a deployment: deliveries that an earlier gateway stored as they arrived
 // reach subscribers, resuming ones and recentEvents beside the records stored now, and a record
-// that cannot be read is skipped without holding up the ones after it.
+// that cannot be read is skipped without holding up the ones after it. An event of a type this
+// gateway does not know, whoever stored it, reaches them as an UnknownEvent.
 func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
 	t.Parallel()
 	log := eventlog.NewMemory(100, time.Hour, nil)
@@ -34,7 +35,8 @@ func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
 	}{
 		{"a record", string(body("w-1", 1)), true},
 		{"a delivery stored as it arrived", `{"Wid": "w-1", "EventType": "AssetDeleted", "Timestamp": "2026-11-22T10:00:00", "AssetName": "Boat", "Extra": 1}`, true},
-		{"a record of a type unknown here", `{"GatewayRecord":1,"EventType":"ClientWaved","Wid":"w-1","Timestamp":"2026-11-22T10:00:00Z"}`, false},
+		{"a record a newer gateway made of a type unknown here", `{"GatewayRecord":1,"EventType":"ClientWaved","Wid":"w-1","Timestamp":"2026-11-22T10:00:00Z"}`, true},
+		{"a delivery of a type unknown here", `{"EventType":"ClientMovedHouse","Wid":"w-1","Timestamp":"2026-11-22T10:00:00Z","City":"Lyon"}`, true},
 		{"a delivery stored as it arrived that breaks a rule", `{"Wid": "w-1", "EventType": "AssetDeleted", "Timestamp": "2026-11-22T10:00:00Z"}`, false},
 		{"another record", string(body("w-1", 2)), true},
 	} {
@@ -65,6 +67,11 @@ func TestEveryStoredFormReachesSubscribersInOrder(t *testing.T) {
 	}
 	if del, ok := recent[1].(*event.AssetDeleted); !ok || del.AssetName != "Boat" || !del.Timestamp.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("got %+v, want the Boat deleted at 10:00 UTC", recent[1])
+	}
+	for i, rawType := range map[int]string{2: "ClientWaved", 3: "ClientMovedHouse"} {
+		if u, ok := recent[i].(*event.UnknownEvent); !ok || u.RawType() != rawType || u.Wid != "w-1" {
+			t.Errorf("got %+v, want an UnknownEvent of type %s", recent[i], rawType)
+		}
 	}
 }
 

@@ -231,7 +231,8 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		PerRequest: func(ctx context.Context) context.Context {
 			return advisor.WithBudget(advisor.WithCache(ctx), cfg.UpstreamBudget)
 		},
-		Webhooks: &webhook.Receiver{Log: events, Keys: webhookKeys(firms), Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook},
+		Webhooks: &webhook.Receiver{Log: events, Keys: webhookKeys(firms), Logger: log.With("component", "webhooks"), Observe: m.ObserveWebhook,
+			ObserveUnknown: m.ObserveWebhookUnknown},
 		// Every caller is admitted into the firm of its token, or refused before any upstream call.
 		Authenticate: access.Authenticate(callers.authenticate),
 		Persisted:    persistedOps,

@@ -28,6 +28,7 @@ type Metrics struct {
 	operations       *prometheus.CounterVec
 	opDuration       *prometheus.HistogramVec
 	webhooks         *prometheus.CounterVec
+	webhookUnknown   *prometheus.CounterVec
 	persisted        *prometheus.CounterVec
 
 	mu    sync.Mutex
@@ -60,13 +61,17 @@ func New() *Metrics {
 			Name: "advisor_webhook_events_total",
 			Help: "Webhook deliveries received, by event type and outcome (stored, duplicate, invalid, unauthorized, unavailable).",
 		}, []string{"type", "outcome"}),
+		webhookUnknown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "advisor_webhook_unknown_values_total",
+			Help: "Values of stored webhook deliveries that the gateway does not know yet (an event type or an enumeration's value the service added), by field (kind).",
+		}, []string{"kind"}),
 		persisted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "graphql_persisted_operations_total",
 			Help: "Operations named by id, by outcome (trusted, hit, miss, registered, refused).",
 		}, []string{"outcome"}),
 		names: map[string]bool{},
 	}
-	m.reg.MustRegister(m.upstream, m.upstreamDuration, m.operations, m.opDuration, m.webhooks, m.persisted,
+	m.reg.MustRegister(m.upstream, m.upstreamDuration, m.operations, m.opDuration, m.webhooks, m.webhookUnknown, m.persisted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -88,9 +93,16 @@ func (m *Metrics) ObserveUpstream(operation, status string, elapsed time.Duratio
 }
 
 // ObserveWebhook counts one webhook delivery. eventType must come from a fixed set (the
-// specification's types, or "unknown"), so the series stay bounded.
+// specification's types, "Unknown" for the others, or "unknown" when there is none), so the
+// series stay bounded.
 func (m *Metrics) ObserveWebhook(eventType, outcome string) {
 	m.webhooks.WithLabelValues(eventType, outcome).Inc()
+}
+
+// ObserveWebhookUnknown counts one value a stored delivery holds that the gateway does not know,
+// by the field's name: the specification's field names are a fixed set.
+func (m *Metrics) ObserveWebhookUnknown(field string) {
+	m.webhookUnknown.WithLabelValues(field).Inc()
 }
 
 // ObservePersisted counts one operation named by id, or registered, by outcome: one of a fixed

@@ -79,12 +79,20 @@ type Receiver struct {
 	MaxBytes int64
 	// Logger records refusals and failures, never the key or the body.
 	Logger *slog.Logger
-	// Observe, when set, counts each delivery by event type and outcome.
+	// Observe, when set, counts each delivery by event type and outcome. An event of a type
+	// the specification does not have is counted under Unknown.
 	Observe func(eventType, outcome string)
+	// ObserveUnknown, when set, counts each value a stored delivery holds that the
+	// specification does not, by the field's name (EventType, Reason, DocumentName...).
+	ObserveUnknown func(field string)
+
+	// warned holds the unknown values already logged, so each is logged once per process.
+	warned warnedValues
 }
 
 // ServeHTTP answers 200 once the event is stored (or was already) as an event of the firm whose
-// key it carries, 401 for a missing or unknown key before anything else, 405, 415, 413 and 400
+// key it carries, whatever types and enumeration values it holds that the gateway does not know
+// yet (the service adds them, and never retries a refusal), 401 for a missing or unknown key before anything else, 405, 415, 413 and 400
 // for what is wrong with the request, and 503 when the store cannot be reached, so the sender
 // retries.
 func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -142,7 +150,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusBadRequest, out)
 		return
 	}
-	typ := string(ev.EventType)
+	typ := string(event.EventType(ev.EventType).Known())
 	id, dup, err := rc.Log.Append(r.Context(), firm, event.Record(ev))
 	if err != nil {
 		rc.observe(typ, "unavailable")
@@ -156,10 +164,11 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		outcome = "duplicate"
 	}
 	// The request's span is the event's receipt; the id ties it to the spans of its delivery on
-	// every replica. The type is one of the specification's, checked above.
+	// every replica. The type is one of the specification's or Unknown.
 	trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("event.id", id), attribute.String("event.type", typ),
 		attribute.Bool("event.duplicate", dup))
 	rc.observe(typ, outcome)
+	rc.noteUnknown(r, firm, ev.Unknown)
 	reply(w, http.StatusOK, map[string]any{"id": id, "duplicate": dup})
 }
 
@@ -180,6 +189,20 @@ func (rc *Receiver) firmOf(got string) (firm string, matches int) {
 		return "", 0
 	}
 	return rc.Keys[match].Firm, matches
+}
+
+// noteUnknown counts the values of a stored delivery that the specification does not have, and
+// logs each the first time this process sees it: the gateway's schema has to learn them.
+func (rc *Receiver) noteUnknown(r *http.Request, firm string, values []advisorspec.UnknownValue) {
+	for _, v := range values {
+		if rc.ObserveUnknown != nil {
+			rc.ObserveUnknown(v.Field)
+		}
+		if rc.warned.first(v) {
+			rc.Logger.WarnContext(r.Context(), "stored a webhook event holding a value the gateway does not know yet; it reaches subscribers as UNKNOWN",
+				"firm", firm, "field", v.Field, "value", v.Value)
+		}
+	}
 }
 
 func (rc *Receiver) observe(eventType, outcome string) {

@@ -139,6 +139,7 @@ type ComplexityRoot struct {
 		Group         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		JobID         func(childComplexity int) int
+		RawReason     func(childComplexity int) int
 		Reason        func(childComplexity int) int
 		Timestamp     func(childComplexity int) int
 		Wid           func(childComplexity int) int
@@ -324,6 +325,7 @@ type ComplexityRoot struct {
 		EventType            func(childComplexity int) int
 		Group                func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		RawEstateStatus      func(childComplexity int) int
 		Timestamp            func(childComplexity int) int
 		Wid                  func(childComplexity int) int
 	}
@@ -371,6 +373,7 @@ type ComplexityRoot struct {
 		Group                      func(childComplexity int) int
 		ID                         func(childComplexity int) int
 		IsRecommendedDocument      func(childComplexity int) int
+		RawDocumentName            func(childComplexity int) int
 		Timestamp                  func(childComplexity int) int
 		UserTier                   func(childComplexity int) int
 		Wid                        func(childComplexity int) int
@@ -383,11 +386,12 @@ type ComplexityRoot struct {
 	}
 
 	DocumentOwnerInfo struct {
-		ContactType func(childComplexity int) int
-		FirstName   func(childComplexity int) int
-		IsPrimary   func(childComplexity int) int
-		LastName    func(childComplexity int) int
-		LegalName   func(childComplexity int) int
+		ContactType    func(childComplexity int) int
+		FirstName      func(childComplexity int) int
+		IsPrimary      func(childComplexity int) int
+		LastName       func(childComplexity int) int
+		LegalName      func(childComplexity int) int
+		RawContactType func(childComplexity int) int
 	}
 
 	DocumentPayload struct {
@@ -403,6 +407,7 @@ type ComplexityRoot struct {
 		Group                      func(childComplexity int) int
 		ID                         func(childComplexity int) int
 		IsRecommendedDocument      func(childComplexity int) int
+		RawDocumentName            func(childComplexity int) int
 		Timestamp                  func(childComplexity int) int
 		UserTier                   func(childComplexity int) int
 		Wid                        func(childComplexity int) int
@@ -416,6 +421,7 @@ type ComplexityRoot struct {
 		Group                      func(childComplexity int) int
 		ID                         func(childComplexity int) int
 		IsRecommendedDocument      func(childComplexity int) int
+		RawDocumentName            func(childComplexity int) int
 		Timestamp                  func(childComplexity int) int
 		UserTier                   func(childComplexity int) int
 		WasCompletedBefore         func(childComplexity int) int
@@ -445,10 +451,11 @@ type ComplexityRoot struct {
 	}
 
 	GeneratedDocument struct {
-		Document     func(childComplexity int) int
-		DocumentType func(childComplexity int) int
-		Extension    func(childComplexity int) int
-		VaultID      func(childComplexity int) int
+		Document        func(childComplexity int) int
+		DocumentType    func(childComplexity int) int
+		Extension       func(childComplexity int) int
+		RawDocumentType func(childComplexity int) int
+		VaultID         func(childComplexity int) int
 	}
 
 	Individual struct {
@@ -565,19 +572,20 @@ type ComplexityRoot struct {
 	}
 
 	TaxJobCompleted struct {
-		Category           func(childComplexity int) int
-		CorrelationID      func(childComplexity int) int
-		Document           func(childComplexity int) int
-		DocumentWid        func(childComplexity int) int
-		EventType          func(childComplexity int) int
-		ExternalID         func(childComplexity int) int
-		Group              func(childComplexity int) int
-		ID                 func(childComplexity int) int
-		JobID              func(childComplexity int) int
-		PresentationStatus func(childComplexity int) int
-		SourceDocument     func(childComplexity int) int
-		Timestamp          func(childComplexity int) int
-		Wid                func(childComplexity int) int
+		Category              func(childComplexity int) int
+		CorrelationID         func(childComplexity int) int
+		Document              func(childComplexity int) int
+		DocumentWid           func(childComplexity int) int
+		EventType             func(childComplexity int) int
+		ExternalID            func(childComplexity int) int
+		Group                 func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		JobID                 func(childComplexity int) int
+		PresentationStatus    func(childComplexity int) int
+		RawPresentationStatus func(childComplexity int) int
+		SourceDocument        func(childComplexity int) int
+		Timestamp             func(childComplexity int) int
+		Wid                   func(childComplexity int) int
 	}
 
 	TaxJobFailed struct {
@@ -589,6 +597,7 @@ type ComplexityRoot struct {
 		Group         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		JobID         func(childComplexity int) int
+		RawReason     func(childComplexity int) int
 		Reason        func(childComplexity int) int
 		Timestamp     func(childComplexity int) int
 		Wid           func(childComplexity int) int
@@ -624,6 +633,16 @@ type ComplexityRoot struct {
 		TrustCreators     func(childComplexity int) int
 		TrustType         func(childComplexity int) int
 		Type              func(childComplexity int) int
+	}
+
+	UnknownEvent struct {
+		Body      func(childComplexity int) int
+		EventType func(childComplexity int) int
+		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		RawType   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Wid       func(childComplexity int) int
 	}
 
 	UserSubscriptionCanceled struct {
@@ -1162,6 +1181,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AssistantJobFailed.JobID(childComplexity), true
+	case "AssistantJobFailed.rawReason":
+		if e.ComplexityRoot.AssistantJobFailed.RawReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssistantJobFailed.RawReason(childComplexity), true
 	case "AssistantJobFailed.reason":
 		if e.ComplexityRoot.AssistantJobFailed.Reason == nil {
 			break
@@ -1993,6 +2018,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientProgressChanged.ID(childComplexity), true
+	case "ClientProgressChanged.rawEstateStatus":
+		if e.ComplexityRoot.ClientProgressChanged.RawEstateStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientProgressChanged.RawEstateStatus(childComplexity), true
 	case "ClientProgressChanged.timestamp":
 		if e.ComplexityRoot.ClientProgressChanged.Timestamp == nil {
 			break
@@ -2173,6 +2204,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentCompleted.IsRecommendedDocument(childComplexity), true
+	case "DocumentCompleted.rawDocumentName":
+		if e.ComplexityRoot.DocumentCompleted.RawDocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentCompleted.RawDocumentName(childComplexity), true
 	case "DocumentCompleted.timestamp":
 		if e.ComplexityRoot.DocumentCompleted.Timestamp == nil {
 			break
@@ -2241,6 +2278,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentOwnerInfo.LegalName(childComplexity), true
+	case "DocumentOwnerInfo.rawContactType":
+		if e.ComplexityRoot.DocumentOwnerInfo.RawContactType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentOwnerInfo.RawContactType(childComplexity), true
 
 	case "DocumentPayload.document":
 		if e.ComplexityRoot.DocumentPayload.Document == nil {
@@ -2297,6 +2340,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentPendingValidation.IsRecommendedDocument(childComplexity), true
+	case "DocumentPendingValidation.rawDocumentName":
+		if e.ComplexityRoot.DocumentPendingValidation.RawDocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentPendingValidation.RawDocumentName(childComplexity), true
 	case "DocumentPendingValidation.timestamp":
 		if e.ComplexityRoot.DocumentPendingValidation.Timestamp == nil {
 			break
@@ -2358,6 +2407,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentStarted.IsRecommendedDocument(childComplexity), true
+	case "DocumentStarted.rawDocumentName":
+		if e.ComplexityRoot.DocumentStarted.RawDocumentName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentStarted.RawDocumentName(childComplexity), true
 	case "DocumentStarted.timestamp":
 		if e.ComplexityRoot.DocumentStarted.Timestamp == nil {
 			break
@@ -2482,6 +2537,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GeneratedDocument.Extension(childComplexity), true
+	case "GeneratedDocument.rawDocumentType":
+		if e.ComplexityRoot.GeneratedDocument.RawDocumentType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedDocument.RawDocumentType(childComplexity), true
 	case "GeneratedDocument.vaultId":
 		if e.ComplexityRoot.GeneratedDocument.VaultID == nil {
 			break
@@ -3122,6 +3183,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaxJobCompleted.PresentationStatus(childComplexity), true
+	case "TaxJobCompleted.rawPresentationStatus":
+		if e.ComplexityRoot.TaxJobCompleted.RawPresentationStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobCompleted.RawPresentationStatus(childComplexity), true
 	case "TaxJobCompleted.sourceDocument":
 		if e.ComplexityRoot.TaxJobCompleted.SourceDocument == nil {
 			break
@@ -3189,6 +3256,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaxJobFailed.JobID(childComplexity), true
+	case "TaxJobFailed.rawReason":
+		if e.ComplexityRoot.TaxJobFailed.RawReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaxJobFailed.RawReason(childComplexity), true
 	case "TaxJobFailed.reason":
 		if e.ComplexityRoot.TaxJobFailed.Reason == nil {
 			break
@@ -3368,6 +3441,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Trust.Type(childComplexity), true
+
+	case "UnknownEvent.body":
+		if e.ComplexityRoot.UnknownEvent.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Body(childComplexity), true
+	case "UnknownEvent.eventType":
+		if e.ComplexityRoot.UnknownEvent.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.EventType(childComplexity), true
+	case "UnknownEvent.group":
+		if e.ComplexityRoot.UnknownEvent.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Group(childComplexity), true
+	case "UnknownEvent.id":
+		if e.ComplexityRoot.UnknownEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.ID(childComplexity), true
+	case "UnknownEvent.rawType":
+		if e.ComplexityRoot.UnknownEvent.RawType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.RawType(childComplexity), true
+	case "UnknownEvent.timestamp":
+		if e.ComplexityRoot.UnknownEvent.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Timestamp(childComplexity), true
+	case "UnknownEvent.wid":
+		if e.ComplexityRoot.UnknownEvent.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnknownEvent.Wid(childComplexity), true
 
 	case "UserSubscriptionCanceled.eventType":
 		if e.ComplexityRoot.UserSubscriptionCanceled.EventType == nil {
@@ -4781,15 +4897,23 @@ input EventFilter {
   groups: [EventGroup!]
 }
 
-"The specification's four groups of events."
+"The specification's four groups of events, and UNKNOWN: the group of every UnknownEvent."
 enum EventGroup {
   ANALYSIS
   CLIENT
   ASSET
   DOCUMENT
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
-"Every kind of event, named as the specification's EventType in SCREAMING_SNAKE_CASE."
+"""
+Every kind of event, named as the specification's EventType in SCREAMING_SNAKE_CASE. UNKNOWN is
+any type the service added after this gateway was built (an UnknownEvent, whose ` + "`" + `rawType` + "`" + ` names it).
+Every enumeration of events has an UNKNOWN member, and each field of an enumeration has a raw
+field beside it, named ` + "`" + `raw` + "`" + ` and the field's name (such as ` + "`" + `rawReason` + "`" + `), holding the value as the
+service sent it: read it when the enumeration says UNKNOWN.
+"""
 enum EventType {
   ASSISTANT_JOB_COMPLETED
   ASSISTANT_JOB_FAILED
@@ -4812,6 +4936,8 @@ enum EventType {
   DOCUMENT_STARTED
   DOCUMENT_PENDING_VALIDATION
   DOCUMENT_COMPLETED
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "A client's progress through the estate plan."
@@ -4820,6 +4946,8 @@ enum EstateStatus {
   IN_PROGRESS
   PENDING_VALIDATION
   COMPLETED
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "Why an estate document analysis failed."
@@ -4829,6 +4957,8 @@ enum AssistantFailureReason {
   DOCUMENT_TYPE_NOT_SUPPORTED
   FILE_TOO_LARGE
   INVALID_DOCUMENT
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "Why a tax document analysis failed."
@@ -4840,6 +4970,8 @@ enum TaxFailureReason {
   PROCESSING_FAILED
   REPORT_UNAVAILABLE
   TIMED_OUT
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "The estate documents a client fills in."
@@ -4850,12 +4982,16 @@ enum DocumentName {
   LAST_WILL_AND_TESTAMENT
   JOINT_REVOCABLE_TRUST
   NOMINATION_OF_GUARDIANSHIP
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "The outcome of a tax analysis."
 enum PresentationStatus {
   FILED
   INSIGHTS_UNAVAILABLE
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "What an estate analysis generated."
@@ -4863,6 +4999,8 @@ enum GeneratedDocumentType {
   STANDARD_EXEC_SUMMARY
   ADVANCED_EXEC_SUMMARY
   INSIGHTS
+  "A value the service added after this gateway was built; the raw field beside this one holds it."
+  UNKNOWN
 }
 
 "What every event carries."
@@ -4909,6 +5047,8 @@ type SourceDocument {
 "A document an estate analysis generated, kept in the client's vault."
 type GeneratedDocument {
   documentType: GeneratedDocumentType!
+  "` + "`" + `documentType` + "`" + ` as the service sent it."
+  rawDocumentType: String!
   vaultId: ID!
   extension: String
   "The document, loaded from the vault; null when it no longer exists."
@@ -4925,7 +5065,10 @@ type DocumentOwnerInfo {
   firstName: String
   lastName: String
   legalName: String
+  "The owner's contact type; null when there is none or the service sent one this gateway does not know."
   contactType: ContactType
+  "` + "`" + `contactType` + "`" + ` as the service sent it; read it when ` + "`" + `contactType` + "`" + ` is null."
+  rawContactType: String
   "True when the owner is the client."
   isPrimary: Boolean
 }
@@ -4962,6 +5105,8 @@ type AssistantJobFailed implements Event & AnalysisEvent {
   documentWid: ID!
   document: Document
   reason: AssistantFailureReason!
+  "` + "`" + `reason` + "`" + ` as the service sent it."
+  rawReason: String!
 }
 
 "An uploaded file holds more than one estate document and needs review."
@@ -4997,6 +5142,8 @@ type TaxJobCompleted implements Event & AnalysisEvent {
   "Always ` + "`" + `tax` + "`" + `."
   category: String
   presentationStatus: PresentationStatus
+  "` + "`" + `presentationStatus` + "`" + ` as the service sent it."
+  rawPresentationStatus: String
 }
 
 "Tax document analysis failed."
@@ -5012,6 +5159,8 @@ type TaxJobFailed implements Event & AnalysisEvent {
   documentWid: ID!
   document: Document
   reason: TaxFailureReason!
+  "` + "`" + `reason` + "`" + ` as the service sent it."
+  rawReason: String!
 }
 
 "A client accepted an invitation on registration."
@@ -5090,6 +5239,8 @@ type ClientProgressChanged implements Event {
   group: EventGroup!
   timestamp: DateTime!
   estateStatus: EstateStatus!
+  "` + "`" + `estateStatus` + "`" + ` as the service sent it."
+  rawEstateStatus: String!
   "From 0 to 100."
   completionPercentage: Int!
 }
@@ -5175,6 +5326,8 @@ type DocumentStarted implements Event {
   "True when the document is recommended on the client's plan."
   isRecommendedDocument: Boolean
   documentName: DocumentName!
+  "` + "`" + `documentName` + "`" + ` as the service sent it."
+  rawDocumentName: String!
   "From 0 to 100."
   documentProgressPercentage: Int!
   "The client's estate plan code."
@@ -5193,6 +5346,8 @@ type DocumentPendingValidation implements Event {
   timestamp: DateTime!
   isRecommendedDocument: Boolean
   documentName: DocumentName!
+  "` + "`" + `documentName` + "`" + ` as the service sent it."
+  rawDocumentName: String!
   documentProgressPercentage: Int!
   userTier: String
   documentOwnerInfo: DocumentOwnerInfo
@@ -5207,9 +5362,29 @@ type DocumentCompleted implements Event {
   timestamp: DateTime!
   isRecommendedDocument: Boolean
   documentName: DocumentName!
+  "` + "`" + `documentName` + "`" + ` as the service sent it."
+  rawDocumentName: String!
   documentProgressPercentage: Int!
   userTier: String
   documentOwnerInfo: DocumentOwnerInfo
+}
+
+"""
+An event of a type the service added after this gateway was built. It is kept as it came, so a
+newer gateway reading it from the store shows it as its own type.
+"""
+type UnknownEvent implements Event {
+  id: ID!
+  wid: ID!
+  "Always UNKNOWN; ` + "`" + `rawType` + "`" + ` names the type."
+  eventType: EventType!
+  "Always UNKNOWN."
+  group: EventGroup!
+  timestamp: DateTime!
+  "The EventType as the service sent it, such as ` + "`" + `ClientMovedHouse` + "`" + `."
+  rawType: String!
+  "The whole delivery as the service sent it, a JSON object in text: the envelope and every other field."
+  body: String!
 }
 `, BuiltIn: false},
 	{Name: "../../../schema/gateway.graphqls", Input: `"""
@@ -5717,6 +5892,8 @@ func (ec *executionContext) childFields_DocumentOwnerInfo(ctx context.Context, f
 		return ec.fieldContext_DocumentOwnerInfo_legalName(ctx, field)
 	case "contactType":
 		return ec.fieldContext_DocumentOwnerInfo_contactType(ctx, field)
+	case "rawContactType":
+		return ec.fieldContext_DocumentOwnerInfo_rawContactType(ctx, field)
 	case "isPrimary":
 		return ec.fieldContext_DocumentOwnerInfo_isPrimary(ctx, field)
 	}
@@ -5757,6 +5934,8 @@ func (ec *executionContext) childFields_GeneratedDocument(ctx context.Context, f
 	switch field.Name {
 	case "documentType":
 		return ec.fieldContext_GeneratedDocument_documentType(ctx, field)
+	case "rawDocumentType":
+		return ec.fieldContext_GeneratedDocument_rawDocumentType(ctx, field)
 	case "vaultId":
 		return ec.fieldContext_GeneratedDocument_vaultId(ctx, field)
 	case "extension":
@@ -8428,6 +8607,29 @@ func (ec *executionContext) _AssistantJobFailed_reason(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type AssistantFailureReason does not have child fields"))
+}
+
+func (ec *executionContext) _AssistantJobFailed_rawReason(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssistantJobFailed_rawReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawReason(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssistantJobFailed_rawReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssistantJobFailed", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
@@ -11643,6 +11845,29 @@ func (ec *executionContext) fieldContext_ClientProgressChanged_estateStatus(_ co
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EstateStatus does not have child fields"))
 }
 
+func (ec *executionContext) _ClientProgressChanged_rawEstateStatus(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientProgressChanged_rawEstateStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawEstateStatus(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientProgressChanged_rawEstateStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientProgressChanged", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ClientProgressChanged_completionPercentage(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12296,6 +12521,29 @@ func (ec *executionContext) fieldContext_DocumentCompleted_documentName(_ contex
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
+func (ec *executionContext) _DocumentCompleted_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentCompleted_rawDocumentName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawDocumentName(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentCompleted_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentCompleted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _DocumentCompleted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12539,7 +12787,7 @@ func (ec *executionContext) _DocumentOwnerInfo_contactType(ctx context.Context, 
 			return ec.fieldContext_DocumentOwnerInfo_contactType(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ContactType, nil
+			return obj.ContactType(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactType) graphql.Marshaler {
@@ -12550,7 +12798,30 @@ func (ec *executionContext) _DocumentOwnerInfo_contactType(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_contactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type ContactType does not have child fields"))
+	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, true, false, errors.New("field of type ContactType does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentOwnerInfo_rawContactType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentOwnerInfo_rawContactType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawContactType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentOwnerInfo_rawContactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_isPrimary(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
@@ -12792,6 +13063,29 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_documentName(
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
+func (ec *executionContext) _DocumentPendingValidation_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentPendingValidation_rawDocumentName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawDocumentName(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentPendingValidation_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _DocumentPendingValidation_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13029,6 +13323,29 @@ func (ec *executionContext) _DocumentStarted_documentName(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentStarted_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentStarted_rawDocumentName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawDocumentName(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentStarted_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentStarted", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
@@ -13470,6 +13787,29 @@ func (ec *executionContext) _GeneratedDocument_documentType(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_documentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type GeneratedDocumentType does not have child fields"))
+}
+
+func (ec *executionContext) _GeneratedDocument_rawDocumentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GeneratedDocument_rawDocumentType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawDocumentType(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GeneratedDocument_rawDocumentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GeneratedDocument", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
@@ -16218,6 +16558,29 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_presentationStatus(_ co
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type PresentationStatus does not have child fields"))
 }
 
+func (ec *executionContext) _TaxJobCompleted_rawPresentationStatus(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaxJobCompleted_rawPresentationStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawPresentationStatus(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaxJobCompleted_rawPresentationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaxJobCompleted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _TaxJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16478,6 +16841,29 @@ func (ec *executionContext) _TaxJobFailed_reason(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type TaxFailureReason does not have child fields"))
+}
+
+func (ec *executionContext) _TaxJobFailed_rawReason(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaxJobFailed_rawReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawReason(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaxJobFailed_rawReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaxJobFailed", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_wid(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
@@ -17145,6 +17531,167 @@ func (ec *executionContext) _Trust_trustCreationDate(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_Trust_trustCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_id(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnknownEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_wid(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnknownEvent_wid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Wid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnknownEvent_eventType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
+			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type EventType does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_group(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnknownEvent_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
+			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type EventGroup does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnknownEvent_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_rawType(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnknownEvent_rawType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawType(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_rawType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UnknownEvent_body(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnknownEvent_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnknownEvent_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
@@ -20986,6 +21533,11 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			return graphql.Null
 		}
 		return ec._UserSubscriptionCanceled(ctx, sel, obj)
+	case *event.UnknownEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UnknownEvent(ctx, sel, obj)
 	case *event.DocumentStarted:
 		if obj == nil {
 			return graphql.Null
@@ -21700,6 +22252,11 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "reason":
 			out.Values[i] = ec._AssistantJobFailed_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rawReason":
+			out.Values[i] = ec._AssistantJobFailed_rawReason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -23023,6 +23580,11 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rawEstateStatus":
+			out.Values[i] = ec._ClientProgressChanged_rawEstateStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "completionPercentage":
 			out.Values[i] = ec._ClientProgressChanged_completionPercentage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -23427,6 +23989,11 @@ func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rawDocumentName":
+			out.Values[i] = ec._DocumentCompleted_rawDocumentName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "documentProgressPercentage":
 			out.Values[i] = ec._DocumentCompleted_documentProgressPercentage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -23540,6 +24107,11 @@ func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.Sele
 			}
 		case "contactType":
 			out.Values[i] = ec._DocumentOwnerInfo_contactType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rawContactType":
+			out.Values[i] = ec._DocumentOwnerInfo_rawContactType(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -23659,6 +24231,11 @@ func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rawDocumentName":
+			out.Values[i] = ec._DocumentPendingValidation_rawDocumentName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "documentProgressPercentage":
 			out.Values[i] = ec._DocumentPendingValidation_documentProgressPercentage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -23739,6 +24316,11 @@ func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.Select
 			}
 		case "documentName":
 			out.Values[i] = ec._DocumentStarted_documentName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rawDocumentName":
+			out.Values[i] = ec._DocumentStarted_rawDocumentName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23961,6 +24543,11 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("GeneratedDocument")
 		case "documentType":
 			out.Values[i] = ec._GeneratedDocument_documentType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rawDocumentType":
+			out.Values[i] = ec._GeneratedDocument_rawDocumentType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25184,6 +25771,11 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "rawPresentationStatus":
+			out.Values[i] = ec._TaxJobCompleted_rawPresentationStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25302,6 +25894,11 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "reason":
 			out.Values[i] = ec._TaxJobFailed_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rawReason":
+			out.Values[i] = ec._TaxJobFailed_rawReason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25682,6 +26279,74 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 		case "trustCreationDate":
 			out.Values[i] = ec._Trust_trustCreationDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var unknownEventImplementors = []string{"UnknownEvent", "Event"}
+
+func (ec *executionContext) _UnknownEvent(ctx context.Context, sel ast.SelectionSet, obj *event.UnknownEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unknownEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnknownEvent")
+		case "id":
+			out.Values[i] = ec._UnknownEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "wid":
+			out.Values[i] = ec._UnknownEvent_wid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventType":
+			out.Values[i] = ec._UnknownEvent_eventType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "group":
+			out.Values[i] = ec._UnknownEvent_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timestamp":
+			out.Values[i] = ec._UnknownEvent_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rawType":
+			out.Values[i] = ec._UnknownEvent_rawType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._UnknownEvent_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
