@@ -11,8 +11,9 @@ import (
 )
 
 // The Clients file of bulk-referral-session-sdk.md, "Clients file (JSONL, one client per line)",
-// row by row. A row is also the body of Add Client (../shared/spec/README.md: "POST
-// {base_url}/v1/clients (body as one Clients-file row)").
+// row by row. A row is also the body of Add Client, as the project decides where the
+// specification says "not shown" (docs/sandbox.md): "POST {base_url}/v1/clients (body as one
+// Clients-file row)".
 
 // clientRow is a valid row with every field, changed by changes; a nil value removes the key.
 func clientRow(changes map[string]any) string {

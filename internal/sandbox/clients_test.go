@@ -11,7 +11,8 @@ import (
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
-// Add Client and Delete Client, as ../shared/spec/README.md decides them: "POST
+// Add Client and Delete Client, as the project decides them where the specification says "not
+// shown" (docs/sandbox.md): "POST
 // {base_url}/v1/clients (body as one Clients-file row) and DELETE
 // {base_url}/v1/clients/{external_id}", with the meaning bulk-referral-session-sdk.md gives the
 // Clients file: "The Clients file is the bulk equivalent of the Add Client endpoint", "Removing
