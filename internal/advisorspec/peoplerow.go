@@ -24,14 +24,6 @@ const (
 	TopAccountModel
 )
 
-// idField is the field by which a row of the model names its client or top account.
-func (m BulkModel) idField() string {
-	if m == TopAccountModel {
-		return "top_account_id"
-	}
-	return "client_id"
-}
-
 // Limits of the bulk files, in characters ("Limits").
 const (
 	MaxBulkID             = 255 // client id, person/trust/entity ids, client_id, top_account_id

@@ -94,9 +94,6 @@ func New(ctx context.Context, cfg config.Gateway, opts ...Option) (_ *Gateway, e
 	return g, nil
 }
 
-// URL is the gateway's base URL, where a browser on this machine reaches it.
-func (g *Gateway) URL() string { return g.base }
-
 // onClose has Close release what was just opened.
 func (g *Gateway) onClose(f func()) { g.closers = append(g.closers, f) }
 

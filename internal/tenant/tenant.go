@@ -147,9 +147,3 @@ func (r *Refusal) Status() int { return http.StatusForbidden }
 
 // WWWAuthenticate is empty: another token of the same caller would not help.
 func (r *Refusal) WWWAuthenticate() string { return "" }
-
-// Forbidden reports whether err is a Refusal.
-func Forbidden(err error) bool {
-	var r *Refusal
-	return errors.As(err, &r)
-}
