@@ -32,7 +32,7 @@ var suggestingRules = []struct {
 }
 
 // validationRules returns the rules operations are validated with: GraphQL's own, quiet ones
-// when suggest is false, and a @oneOf check that names the member the query wrote.
+// when suggest is false (introspection is off, and refused too), and a @oneOf check that names the member the query wrote.
 func validationRules(suggest bool) func() *rules.Rules {
 	return func() *rules.Rules {
 		r := rules.NewDefaultRules()
@@ -45,6 +45,7 @@ func validationRules(suggest bool) func() *rules.Rules {
 				}
 			}
 			values = rules.ValuesOfCorrectTypeRuleWithoutSuggestions
+			r.AddRule(introspectionOff.Name, introspectionOff.RuleFunc)
 		}
 		r.RemoveRule(values.Name)
 		values = oneOfNamesWhatWasWritten(values)
