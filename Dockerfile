@@ -12,5 +12,8 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/gateway .
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gateway /gateway
 USER nonroot:nonroot
+# Outside a container the gateway listens on loopback unless told otherwise; inside one, a
+# published port reaches it only on the container's own interface.
+ENV ADDR=:8080
 EXPOSE 8080
 ENTRYPOINT ["/gateway"]

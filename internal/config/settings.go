@@ -62,7 +62,7 @@ func settings(cfg *Gateway) []section {
 	return []section{{
 		title: "Serving",
 		settings: []setting{
-			{name: "ADDR", value: ":8080", meaning: "where the gateway listens, `host:port`",
+			{name: "ADDR", value: "127.0.0.1:8080", meaning: "where the gateway listens, `host:port`; the default is this machine only, `:8080` listens on every interface (as the image does)",
 				parse: func(v string) error {
 					if _, _, err := net.SplitHostPort(v); err != nil {
 						return fmt.Errorf("%q is not a host:port such as :8080 or 127.0.0.1:8080", v)
