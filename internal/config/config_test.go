@@ -381,3 +381,46 @@ func TestLogFormatIsTextOrJSON(t *testing.T) {
 		})
 	}
 }
+
+// A malformed address would otherwise start the gateway and fail at the first request that
+// uses it (the first bulk load, the first event); start-up stops instead, naming the setting.
+func TestMalformedAddressesAndURLsStopStartUpNamingTheSetting(t *testing.T) {
+	production := map[string]string{
+		"ADVISOR_BASE_URL": "https://advisor.example", "ADVISOR_FIRM": "firm-1", "ADVISOR_ACCESS_TOKEN": "t",
+		"WEBHOOK_API_KEY": "a-webhook-key-long-enough-to-pass", "AUTH_JWKS_URL": "https://idp.example/jwks.json",
+		"BULK_SFTP_ADDR": "sftp.advisor.example:22", "BULK_SFTP_USER": "u", "BULK_SFTP_PASSWORD": "p",
+		"BULK_SFTP_HOST_KEY_FINGERPRINT": "SHA256:" + strings.Repeat("A", 43),
+	}
+	if _, err := config.Load(func(k string) string { return production[k] }); err != nil {
+		t.Fatalf("the valid production settings the cases start from are refused: %v", err)
+	}
+	for _, tc := range []struct{ name, value string }{
+		{"ADDR", "127.0.0.1:not-a-port"},
+		{"ADDR", ":99999"},
+		{"ADDR", "127.0.0.1:-1"},
+		{"BULK_SFTP_ADDR", "127.0.0.1:not-a-port"},
+		{"BULK_SFTP_ADDR", "sftp.advisor.example:0"},
+		{"BULK_SFTP_ADDR", "sftp.advisor.example:65536"},
+		{"BULK_SFTP_ADDR", "[::1:22"},
+		{"ADVISOR_BASE_URL", "https://advisor.example:99999"},
+		{"ADVISOR_BASE_URL", "https://advisor.example:port"},
+		{"ADVISOR_BASE_URL", "https://:443"},
+		{"AUTH_JWKS_URL", "https://idp.example:0/jwks.json"},
+		{"REDIS_URL", "redis://127.0.0.1:not-a-port"},
+		{"REDIS_URL", "redis://127.0.0.1:70000/0"},
+		{"REDIS_URL", "redis://127.0.0.1:7000?addr=127.0.0.1:not-a-port"},
+		{"REFERRAL_URL", "https://referrals.example:65536"},
+		{"ASSISTANT_EMBED_URL", "https://embed.example:123456"},
+		{"ASSISTANT_SESSION_URL", "https://session.example:0"},
+		{"CORS_ALLOWED_ORIGINS", "https://app.example:99999"},
+	} {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			env := maps.Clone(production)
+			env[tc.name] = tc.value
+			_, err := config.Load(func(k string) string { return env[k] })
+			if err == nil || !strings.Contains(err.Error(), tc.name+":") {
+				t.Errorf("Load() = %v, want an error naming %s", err, tc.name)
+			}
+		})
+	}
+}

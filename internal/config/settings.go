@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/bytesize"
+	"github.com/advisorhq/gateway/internal/netaddr"
 )
 
 // section is a part of the configuration reference: settings that belong together, in the
@@ -64,8 +64,8 @@ func settings(cfg *Gateway) []section {
 		settings: []setting{
 			{name: "ADDR", value: "127.0.0.1:8080", meaning: "where the gateway listens, `host:port`; the default is this machine only, `:8080` listens on every interface (as the image does)",
 				parse: func(v string) error {
-					if _, _, err := net.SplitHostPort(v); err != nil {
-						return fmt.Errorf("%q is not a host:port such as :8080 or 127.0.0.1:8080", v)
+					if err := netaddr.HostPort(v, false, true); err != nil {
+						return fmt.Errorf("%w: give one such as :8080 or 127.0.0.1:8080", err)
 					}
 					cfg.Addr = v
 					return nil
@@ -117,6 +117,9 @@ func settings(cfg *Gateway) []section {
 					u, err := url.Parse(v)
 					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 						return errors.New("must be an absolute http or https URL without credentials, such as https://idp.example/.well-known/jwks.json")
+					}
+					if err := netaddr.URL(u); err != nil {
+						return err
 					}
 					a.JWKSURL = v
 					return nil
@@ -225,8 +228,8 @@ func settings(cfg *Gateway) []section {
 			{name: "BULK_SFTP_ADDR", unset: "(the embedded sandbox's)",
 				meaning: "the SFTP server bulk files go to, `host:port`",
 				parse: func(v string) error {
-					if host, port, err := net.SplitHostPort(v); err != nil || host == "" || port == "" {
-						return fmt.Errorf("%q is not a host:port such as sftp.advisor.example:22", v)
+					if err := netaddr.HostPort(v, true, false); err != nil {
+						return fmt.Errorf("%w: give one such as sftp.advisor.example:22", err)
 					}
 					b.Addr = v
 					return nil
@@ -262,6 +265,9 @@ func settings(cfg *Gateway) []section {
 					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 						return errors.New("must be an absolute http or https URL without credentials or query, such as https://embed.advisor.example")
 					}
+					if err := netaddr.URL(u); err != nil {
+						return err
+					}
 					cfg.AssistantEmbedURL = strings.TrimSuffix(v, "/")
 					return nil
 				}},
@@ -271,6 +277,9 @@ func settings(cfg *Gateway) []section {
 					u, err := url.Parse(v)
 					if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" {
 						return errors.New("must be an absolute https URL without credentials or query, such as https://session.advisor.example: the session host speaks only mutual TLS")
+					}
+					if err := netaddr.URL(u); err != nil {
+						return err
 					}
 					s.URL = strings.TrimSuffix(v, "/")
 					return nil
@@ -458,6 +467,9 @@ func baseURLSetting(dst *string, example string) func(string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
 			return "", errors.New("must be an absolute http or https URL without credentials or query, such as " + example)
 		}
+		if err := netaddr.URL(u); err != nil {
+			return "", err
+		}
 		return strings.TrimSuffix(v, "/"), nil
 	})
 }
@@ -475,6 +487,9 @@ func originsSetting(dst *[]string) func(string) error {
 				u, err := url.Parse(o)
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
 					return fmt.Errorf("%q is not an origin such as https://app.example.com", o)
+				}
+				if err := netaddr.URL(u); err != nil {
+					return err
 				}
 			}
 			*dst = append(*dst, o)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/advisorhq/gateway/internal/netaddr"
 )
 
 // Target is a parsed REDIS_URL: the options of one server, or of a cluster.
@@ -26,6 +28,13 @@ func Parse(rawURL string, cluster bool) (Target, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return Target{}, fmt.Errorf("not a URL: %w", err)
+	}
+	// go-redis takes "host:not-a-port" and dials it at the first command; refuse it here, at
+	// start-up, where the error names the setting.
+	for _, addr := range append([]string{u.Host}, u.Query()["addr"]...) {
+		if err := portOf(addr); err != nil {
+			return Target{}, err
+		}
 	}
 	if cluster || u.Query().Has("addr") {
 		// A cluster has one database; go-redis would ignore a number given, silently.
@@ -62,4 +71,17 @@ func (t Target) Open(timeout time.Duration) redis.UniversalClient {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
 	o.ContextTimeoutEnabled = true
 	return redis.NewClient(o)
+}
+
+// portOf refuses an address whose port is given but is not a port number; with none,
+// go-redis uses 6379.
+func portOf(addr string) error {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 || strings.HasSuffix(addr, "]") {
+		return nil
+	}
+	if err := netaddr.Port(addr[i+1:], false); err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	return nil
 }

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,6 +93,22 @@ Flags:
 		return cfg, fmt.Errorf("sandbox: unexpected argument %q", fs.Arg(0))
 	}
 	cfg.Options.MaxFileSize = int64(maxFile)
+	// A malformed address would start the sandbox and fail later (a webhook never sent, a
+	// listener on a port nobody asked for); refuse it here, naming the flag.
+	for _, a := range []struct{ flag, value string }{
+		{"-addr", cfg.Addr}, {"-sftp-addr", cfg.SFTPAddr}, {"-session-addr", cfg.SessionAddr},
+	} {
+		if err := checkListenAddr(a.value); err != nil {
+			return cfg, fmt.Errorf("%s: %w", a.flag, err)
+		}
+	}
+	for _, u := range []struct{ flag, value string }{
+		{"-public-url", cfg.Options.PublicURL}, {"-webhook-url", cfg.Options.WebhookURL},
+	} {
+		if err := checkURL(u.value); u.value != "" && err != nil {
+			return cfg, fmt.Errorf("%s %q: %w", u.flag, u.value, err)
+		}
+	}
 	if !slices.Contains(Environments, cfg.SessionEnv) {
 		return cfg, fmt.Errorf("-session-env %q: want %s or %s", cfg.SessionEnv, EnvUAT, EnvProduction)
 	}
@@ -172,6 +190,34 @@ func ParseEmbedOrigins(v string) ([]string, error) {
 		return nil, errors.New("names no origin")
 	}
 	return origins, nil
+}
+
+// checkListenAddr accepts a host:port to listen on; port 0 asks for a free one.
+func checkListenAddr(v string) error {
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a host:port such as 127.0.0.1:9090", v)
+	}
+	return checkPort(port, true)
+}
+
+// checkURL accepts an absolute http or https URL naming a host and, if any, a real port.
+func checkURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return errors.New("not an absolute http or https URL")
+	}
+	if p := u.Port(); p != "" {
+		return checkPort(p, false)
+	}
+	return nil
+}
+
+func checkPort(port string, zero bool) error {
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || n == 0 && !zero {
+		return fmt.Errorf("port %q is not a port number (1 to 65535)", port)
+	}
+	return nil
 }
 
 // sizeFlag is a byte count written as a number with an optional unit.

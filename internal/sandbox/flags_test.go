@@ -90,6 +90,11 @@ func TestParseFlagsRefusesWithTheSettingsName(t *testing.T) {
 		{"no partners", []string{"-partners", " , "}, nil, "-partners"},
 		{"a size that is not one", []string{"-max-file-size", "lots"}, nil, "max-file-size"},
 		{"an unknown flag", []string{"-colour"}, nil, "colour"},
+		{"a listen port that is no number", []string{"-addr", "127.0.0.1:not-a-port"}, nil, "-addr"},
+		{"an SFTP port beyond the ports", []string{"-sftp-addr", "127.0.0.1:70000"}, nil, "-sftp-addr"},
+		{"a session address with no port", []string{"-session-addr", "127.0.0.1"}, nil, "-session-addr"},
+		{"a webhook URL with a bad port", []string{"-webhook-url", "http://localhost:port/webhooks"}, map[string]string{"SANDBOX_WEBHOOK_KEY": "k"}, "-webhook-url"},
+		{"a public URL that is a path", []string{"-public-url", "/files"}, nil, "-public-url"},
 		{"an argument that is not a flag", []string{"extra"}, nil, `unexpected argument "extra"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/advisorhq/gateway/internal/netaddr"
 )
 
 // DefaultServiceName is service.name unless OTEL_SERVICE_NAME says otherwise.
@@ -53,6 +56,14 @@ func Setup(ctx context.Context, getenv func(string) string) (trace.TracerProvide
 	// spans go, not only whether there are any. A signal's own endpoint is used as it is; the
 	// general one gets the signal's path over HTTP, as the specification says.
 	endpoint, tracesEndpoint := getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	// The exporters take a malformed endpoint quietly and send spans nowhere; refuse it here.
+	for _, e := range []struct{ name, value string }{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint}, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", tracesEndpoint},
+	} {
+		if err := checkEndpoint(e.value); e.value != "" && err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", e.name, err)
+		}
+	}
 	var exp *otlptrace.Exporter
 	switch protocol {
 	case "", "http/protobuf":
@@ -85,6 +96,15 @@ func Setup(ctx context.Context, getenv func(string) string) (trace.TracerProvide
 	// No sampler option: the SDK reads OTEL_TRACES_SAMPLER itself (parent-based always-on by default).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return tp, tp.Shutdown, nil
+}
+
+// checkEndpoint accepts an absolute http or https URL naming a host and, if any, a real port.
+func checkEndpoint(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return errors.New("must be an absolute http or https URL, such as http://collector:4318")
+	}
+	return netaddr.URL(u)
 }
 
 // parseBool reads a boolean setting as the OpenTelemetry specification does: "true" in any

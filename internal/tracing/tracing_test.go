@@ -28,6 +28,12 @@ func TestSetupIsOffUnlessAnEndpointIsSet(t *testing.T) {
 		{name: "an unknown protocol is named", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
 			wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL"},
 		{name: "a bad boolean is named", env: map[string]string{"OTEL_SDK_DISABLED": "maybe"}, wantErr: "OTEL_SDK_DISABLED"},
+		{name: "an endpoint with no port number is named", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:not-a-port"},
+			wantErr: "OTEL_EXPORTER_OTLP_ENDPOINT"},
+		{name: "an endpoint beyond the ports is named", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:99999"},
+			wantErr: "OTEL_EXPORTER_OTLP_ENDPOINT"},
+		{name: "a traces endpoint that is no URL is named", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "collector:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+			wantErr: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp, shutdown, err := Setup(context.Background(), func(k string) string { return tc.env[k] })
