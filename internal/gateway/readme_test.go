@@ -22,7 +22,8 @@ import (
 func TestTheREADMEExampleQueryShowsTheDemoFamily(t *testing.T) {
 	t.Parallel()
 	query := markedGraphQL(t, "README example query")
-	gw := newGateway(t, newUpstream(t, true), nil)
+	up := newUpstream(t, true)
+	gw := newGateway(t, up, nil)
 	var got struct {
 		TopAccounts struct {
 			Nodes []struct {
@@ -36,7 +37,14 @@ func TestTheREADMEExampleQueryShowsTheDemoFamily(t *testing.T) {
 			}
 		}
 	}
+	up.ResetRequests()
 	gw.post(t, query, nil).ok(t, &got)
+	// The README says what the query costs the upstream: "eight requests: the page of top
+	// accounts, the family's cards, its documents, and one per document whose fileStatus is
+	// asked for (five here)".
+	if reqs := up.Requests(); len(reqs) != 8 {
+		t.Errorf("the README's query made %d upstream requests, the README says eight: %v", len(reqs), reqs)
+	}
 	if len(got.TopAccounts.Nodes) != 1 {
 		t.Fatalf("got %d top accounts, want the demo family", len(got.TopAccounts.Nodes))
 	}
