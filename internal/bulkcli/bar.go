@@ -10,13 +10,17 @@ import (
 )
 
 // bar is the command's progress on stderr: one line redrawn in place on a terminal, a line
-// every few seconds otherwise (a CI log), never more often than the eye can follow.
+// every few seconds otherwise (a CI log), never more often than the eye can follow. What the
+// throttle skips is kept, and drawn when the step ends, so a step always ends at where it got
+// to (100% once everything is sent), not at the last state that happened to be drawn.
 type bar struct {
 	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
 	last     time.Time
-	drawn    bool
+	drawn    bool   // a terminal line is open
+	pending  string // the latest state, not drawn yet
+	shown    string // the state last drawn
 }
 
 func newBar(w io.Writer) *bar {
@@ -33,15 +37,6 @@ func newBar(w io.Writer) *bar {
 func (b *bar) show(label string, done, total float64, unit string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	every := 2 * time.Second
-	if b.terminal {
-		every = 100 * time.Millisecond
-	}
-	if now := time.Now(); now.Sub(b.last) < every {
-		return
-	} else {
-		b.last = now
-	}
 	line := label
 	switch {
 	case total > 0:
@@ -51,23 +46,41 @@ func (b *bar) show(label string, done, total float64, unit string) {
 	case unit != "":
 		line = fmt.Sprintf("%-36s %s", label, amount(done, unit))
 	}
+	b.pending = line
+	every := 2 * time.Second
 	if b.terminal {
-		fmt.Fprintf(b.w, "\r\033[K%s", line)
-		b.drawn = true
-	} else {
-		fmt.Fprintln(b.w, line)
+		every = 100 * time.Millisecond
+	}
+	if now := time.Now(); now.Sub(b.last) >= every {
+		b.last = now
+		b.draw()
 	}
 }
 
-// done ends the line a terminal was being redrawn on.
+// draw writes the pending state, if it is not already what shows.
+func (b *bar) draw() {
+	if b.pending == "" || b.pending == b.shown {
+		return
+	}
+	if b.terminal {
+		fmt.Fprintf(b.w, "\r\033[K%s", b.pending)
+		b.drawn = true
+	} else {
+		fmt.Fprintln(b.w, b.pending)
+	}
+	b.shown = b.pending
+}
+
+// done ends a step: its last state is drawn, and the line a terminal was redrawn on ends.
 func (b *bar) done() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.draw()
 	if b.drawn {
 		fmt.Fprintln(b.w)
 		b.drawn = false
 	}
-	b.last = time.Time{}
+	b.last, b.pending, b.shown = time.Time{}, "", ""
 }
 
 func amount(n float64, unit string) string {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -338,5 +340,36 @@ func TestTheConfigCommandPrintsTheSettingsReference(t *testing.T) {
 	}
 	if !strings.Contains(string(doc), out.String()) {
 		t.Error("docs/configuration.md does not hold what go run . config prints; run go test ./internal/config -update")
+	}
+}
+
+// Help is there at every level, on stdout, and asking for it is not a failure.
+func TestHelpIsAnsweredAtEveryLevel(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // what the help must mention
+	}{
+		{[]string{"-h"}, []string{"Usage: go run . [command]", "sandbox", "bulk", "config"}},
+		{[]string{"--help"}, []string{"Usage: go run . [command]"}},
+		{[]string{"help"}, []string{"Usage: go run . [command]"}},
+		{[]string{"sandbox", "-h"}, []string{"-addr", "-sftp-addr", "-webhook-url"}},
+		{[]string{"sandbox", "enroll", "-h"}, []string{"-file-dir", "-env", "-out"}},
+		{[]string{"config", "-h"}, []string{"Usage: go run . config"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), tc.args, nil, &stdout, &stderr)
+			if err != nil && !errors.Is(err, flag.ErrHelp) {
+				t.Fatalf("got %v, want help (flag.ErrHelp, which the program takes as success)", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout does not mention %q:\n%s\nstderr:\n%s", w, stdout.String(), stderr.String())
+				}
+			}
+		})
+	}
+	if err := run(context.Background(), []string{"-x"}, nil, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "-h for help") {
+		t.Errorf("an unknown command: %v, want an error pointing at -h", err)
 	}
 }
