@@ -199,7 +199,7 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 			case ref.Kind == advisorspec.RefCard:
 				row.cards = append(row.cards, cardRef{RowRef: ref})
 			case !look.exists(ref.Kind, ref.ID):
-				c.fail(l.no, id, ref.Field, fmt.Sprintf("%s %q names no %s of this upload and no existing one", ref.Field, ref.ID, ref.Kind))
+				c.fail(l.no, id, ref.Field, advisorspec.UnknownOwnerMessage(ref))
 			}
 		}
 		if kind == advisorspec.BulkKindPeople && id != "" && people.Type != "" {

@@ -239,7 +239,7 @@ func TestBulkFilesWithErrors(t *testing.T) {
 			errs: []advisorspec.BulkLineError{
 				{Line: 3, ID: "p2", Field: "last_name", Message: "last_name is required"},
 				{Line: 4, ID: "t1", Field: "trust_creator", Message: `trust_creator "p2" names the row on line 3, which is invalid`},
-				{Line: 5, ID: "p3", Field: "client_id", Message: `client_id "C-9" names no client of this upload and no existing one`},
+				{Line: 5, ID: "p3", Field: "client_id", Message: `client_id "C-9" names no client of the Clients file and no existing one`},
 				{Line: 6, ID: "t2", Field: "trust_creator", Message: `trust_creator "q1" names no person, trust or entity of client_id "C-1"`},
 			}},
 		{name: "a row naming a row refused for another client's card is not applied either",
