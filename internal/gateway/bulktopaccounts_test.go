@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -32,10 +33,10 @@ type taLineError struct {
 }
 
 func (e taLineError) String() string {
-	return fmt.Sprintf("%d %s %s: %s", e.Line, deref(e.ID), deref(e.Field), e.Message)
+	return fmt.Sprintf("%d %s %s: %s", e.Line, taText(e.ID), taText(e.Field), e.Message)
 }
 
-func deref(s *string) string {
+func taText(s *string) string {
 	if s == nil {
 		return ""
 	}
@@ -88,7 +89,7 @@ func TestValidateBulkFilesChecksTheTopAccountsFileOfTheContainerModel(t *testing
 					TopAccounts, People *taFileReport
 				}
 			}
-			bulkPost(t, gw, validateTopAccountsQuery, copyVars(top), tc.files).ok(t, &got)
+			bulkPost(t, gw, validateTopAccountsQuery, maps.Clone(top), tc.files).ok(t, &got)
 			r := got.ValidateBulkFiles
 			if r.Valid != tc.valid {
 				t.Errorf("valid %v, want %v: %+v %+v", r.Valid, tc.valid, r.TopAccounts, r.People)
@@ -109,14 +110,6 @@ func TestValidateBulkFilesChecksTheTopAccountsFileOfTheContainerModel(t *testing
 		bulkPost(t, gw, validateTopAccountsQuery, m, map[string][]byte{"topAccounts": accounts}).
 			wantError(t, "BAD_USER_INPUT", "topAccounts is the Add/Update Top Accounts file of the deprecated top-account model: give model: TOP_ACCOUNTS with it, or leave it out")
 	}
-}
-
-func copyVars(m map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func lineErrors(errs []taLineError) []string {
@@ -170,7 +163,7 @@ func TestUploadBulkFilesLoadsTheTopAccountsFileOverSFTP(t *testing.T) {
 		"topAccounts": readSample(t, "top-accounts.jsonl"), "people": readSample(t, "people-top-accounts.jsonl"),
 	}))
 	if l.Phase != "DONE" || len(l.Results) != 2 {
-		t.Fatalf("the load ended %s (%v) with %+v, want DONE with two results", l.Phase, deref(l.Error), l.Results)
+		t.Fatalf("the load ended %s (%v) with %+v, want DONE with two results", l.Phase, taText(l.Error), l.Results)
 	}
 	if r := l.Results[0]; r.Kind != "top-accounts" || !strings.HasPrefix(r.File, "top-accounts-") || r.Rows != 2 || r.Applied != 2 || r.FileError != nil {
 		t.Errorf("the Top Accounts file's result %+v, want top-accounts-<UTC timestamp>.jsonl with its 2 rows applied", r)
@@ -179,7 +172,9 @@ func TestUploadBulkFilesLoadsTheTopAccountsFileOverSFTP(t *testing.T) {
 		t.Errorf("the People file's result %+v, want its 4 rows applied", r)
 	}
 	var page struct {
-		TopAccounts struct{ Nodes []struct{ Wid, ExternalID, Name string } }
+		TopAccounts struct {
+			Nodes []struct{ Wid, ExternalID, Name string }
+		}
 	}
 	gw.post(t, `{ topAccounts(limit: 100) { nodes { wid externalId name } } }`, nil).ok(t, &page)
 	wid := ""
