@@ -19,6 +19,7 @@ import (
 	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/gqlrun"
 	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -3785,10 +3786,16 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			if first {
 				first = false
 				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+				ec.run.Begin(ctx)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
-					result := <-ec.DeferredResults
+					var result graphql.DeferredResult
+					select {
+					case result = <-ec.DeferredResults:
+					case <-ctx.Done():
+						return nil
+					}
 					atomic.AddInt32(&ec.PendingDeferred, -1)
 					data = result.Result
 					response.Path = result.Path
@@ -3799,7 +3806,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				}
 			}
 			var buf bytes.Buffer
+			buf.Grow(ec.run.Size())
 			data.MarshalGQL(&buf)
+			ec.run.End()
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -3815,9 +3824,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 			first = false
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			ec.run.Begin(ctx)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			buf.Grow(ec.run.Size())
 			data.MarshalGQL(&buf)
+			ec.run.End()
 
 			return &graphql.Response{
 				Data: buf.Bytes(),
@@ -3829,12 +3841,15 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		var buf bytes.Buffer
 		return func(ctx context.Context) *graphql.Response {
 			buf.Reset()
+			ec.run.Begin(ctx)
 			data := next(ctx)
 
 			if data == nil {
+				ec.run.End()
 				return nil
 			}
 			data.MarshalGQL(&buf)
+			ec.run.End()
 
 			return &graphql.Response{
 				Data: buf.Bytes(),
@@ -3848,6 +3863,80 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 type executionContext struct {
 	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
+	run gqlrun.State
+}
+
+// fieldDoesIO reports whether a field is resolved by a resolver or a method that takes a
+// context.
+func fieldDoesIO(object, field string) bool {
+	switch object {
+	case "AssistantJobCompleted":
+		switch field {
+		case "document":
+			return true
+		}
+	case "AssistantJobFailed":
+		switch field {
+		case "document":
+			return true
+		}
+	case "AssistantMultiDocumentRequiresReview":
+		switch field {
+		case "document":
+			return true
+		}
+	case "Client":
+		switch field {
+		case "contacts", "contact":
+			return true
+		}
+	case "Document":
+		switch field {
+		case "fileStatus", "downloadUri":
+			return true
+		}
+	case "GeneratedDocument":
+		switch field {
+		case "document":
+			return true
+		}
+	case "Query":
+		switch field {
+		case "version", "bulkUpload", "viewer", "contact", "client", "document", "documentTaxonomy", "recentEvents", "topAccounts", "topAccount":
+			return true
+		}
+	case "SourceDocument":
+		switch field {
+		case "document":
+			return true
+		}
+	case "Subscription":
+		switch field {
+		case "events", "bulkUploadProgress":
+			return true
+		}
+	case "TaxJobCompleted":
+		switch field {
+		case "document":
+			return true
+		}
+	case "TaxJobFailed":
+		switch field {
+		case "document":
+			return true
+		}
+	case "TopAccount":
+		switch field {
+		case "contacts", "contact", "documents", "document", "relationships":
+			return true
+		}
+	}
+	return false
+}
+
+// reachesIO reports whether selecting sel on objects of type typ reaches a field that does I/O.
+func (ec *executionContext) reachesIO(sel ast.SelectionSet, typ string) bool {
+	return ec.run.ReachesIO(ec.Schema(), sel, typ, fieldDoesIO)
 }
 
 func newExecutionContext(
@@ -7080,322 +7169,116 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _AssetAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetAdded_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetAdded_dollarAmount(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetAdded_dollarAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DollarAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return gqlrun.Nullable((*gqlrun.Int)(obj.DollarAmount))
 }
 func (ec *executionContext) fieldContext_AssetAdded_dollarAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_beneficiaryAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BeneficiaryAdded, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryAdded)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7411,161 +7294,58 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetBeneficiaryDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_beneficiaryDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetBeneficiaryDeleted_beneficiaryDeleted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BeneficiaryDeleted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryDeleted)
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7581,299 +7361,108 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDele
 }
 
 func (ec *executionContext) _AssetDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetDeleted_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipAdded", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_ownershipAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_ownershipAdded(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnershipAdded, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false}), field.Selections, obj.OwnershipAdded)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7889,23 +7478,8 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ co
 }
 
 func (ec *executionContext) _AssetOwnershipAdded_ownerAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipAdded_ownerAdded(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnerAdded(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true}), field.Selections, obj.OwnerAdded())
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -7921,161 +7495,58 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ contex
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_assetName(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_assetName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AssetName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AssetName)) + 2)
+	return (*gqlrun.String)(&obj.AssetName)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_assetName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssetOwnershipDeleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssetOwnershipDeleted_ownerDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssetOwnershipDeleted_ownerDeleted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnerDeleted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-			return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false}), field.Selections, obj.OwnerDeleted)
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8091,207 +7562,74 @@ func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ co
 }
 
 func (ec *executionContext) _AssistantJobCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_group(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -8330,23 +7668,8 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_document(_ contex
 }
 
 func (ec *executionContext) _AssistantJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_sourceDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SourceDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.SourceDocument) graphql.Marshaler {
-			return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8362,46 +7685,16 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ 
 }
 
 func (ec *executionContext) _AssistantJobCompleted_category(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Category))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Category))
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobCompleted_documents(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobCompleted_documents(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Documents, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*event.GeneratedDocument) graphql.Marshaler {
-			return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.Documents)
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8417,207 +7710,74 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ conte
 }
 
 func (ec *executionContext) _AssistantJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_group(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -8656,253 +7816,91 @@ func (ec *executionContext) fieldContext_AssistantJobFailed_document(_ context.C
 }
 
 func (ec *executionContext) _AssistantJobFailed_reason(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_reason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Reason, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.AssistantFailureReason) graphql.Marshaler {
-			return ec.marshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Reason)) + 2)
+	return &obj.Reason
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, false, false, errors.New("field of type AssistantFailureReason does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantJobFailed_rawReason(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantJobFailed_rawReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantJobFailed_rawReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantJobFailed", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_id(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_wid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_eventType(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_group(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_externalId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_jobId(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -8941,207 +7939,73 @@ func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_do
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_vaultLink(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_vaultLink(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultLink, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.VaultLink))
+	return gqlrun.Nullable((*gqlrun.String)(obj.VaultLink))
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_vaultLink(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_detectedDocumentCount(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantMultiDocumentRequiresReview_detectedDocumentCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DetectedDocumentCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return gqlrun.Nullable((*gqlrun.Int)(obj.DetectedDocumentCount))
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_detectedDocumentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantMultiDocumentRequiresReview", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantSession_token(ctx context.Context, field graphql.CollectedField, obj *assistant.Session) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantSession_token(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Token, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Token)) + 2)
+	return (*gqlrun.String)(&obj.Token)
 }
 func (ec *executionContext) fieldContext_AssistantSession_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantSession", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssistantSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *assistant.Session) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AssistantSession_expiresAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExpiresAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.ExpiresAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_AssistantSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AssistantSession", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _BulkFileReport_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkFileReport_rows(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Rows, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Rows)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkFileReport_validRows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkFileReport_validRows(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ValidRows, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.ValidRows)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_validRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkFileReport_invalidRows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkFileReport_invalidRows(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InvalidRows, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.InvalidRows)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_invalidRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkFileReport_bytes(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkFileReport_bytes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Bytes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return (*gqlrun.Float)(&obj.Bytes)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _BulkFileReport_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkFileReport_errors(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Errors, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.BulkLineError) graphql.Marshaler {
-			return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.Errors)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9157,184 +8021,64 @@ func (ec *executionContext) fieldContext_BulkFileReport_errors(_ context.Context
 }
 
 func (ec *executionContext) _BulkFileReport_errorCount(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkFileReport_errorCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ErrorCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.ErrorCount)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkFileReport_fileError(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkFileReport_fileError(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FileError, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FileError))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FileError))
 }
 func (ec *executionContext) fieldContext_BulkFileReport_fileError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkFileReport", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkLineError_line(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkLineError_line(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Line, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Line)
 }
 func (ec *executionContext) fieldContext_BulkLineError_line(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkLineError_id(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkLineError_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ID))
 }
 func (ec *executionContext) fieldContext_BulkLineError_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkLineError_field(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkLineError_field(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Field, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Field))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Field))
 }
 func (ec *executionContext) fieldContext_BulkLineError_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkLineError_message(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkLineError_message(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Message, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Message)) + 2)
+	return (*gqlrun.String)(&obj.Message)
 }
 func (ec *executionContext) fieldContext_BulkLineError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkLineError", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkReport_valid(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkReport_valid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Valid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.Valid)
 }
 func (ec *executionContext) fieldContext_BulkReport_valid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkReport", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _BulkReport_topAccounts(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkReport_topAccounts(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TopAccounts, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkFileReport) graphql.Marshaler {
-			return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.TopAccounts)
 }
 func (ec *executionContext) fieldContext_BulkReport_topAccounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9350,23 +8094,8 @@ func (ec *executionContext) fieldContext_BulkReport_topAccounts(_ context.Contex
 }
 
 func (ec *executionContext) _BulkReport_clients(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkReport_clients(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Clients, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkFileReport) graphql.Marshaler {
-			return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.Clients)
 }
 func (ec *executionContext) fieldContext_BulkReport_clients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9382,23 +8111,8 @@ func (ec *executionContext) fieldContext_BulkReport_clients(_ context.Context, f
 }
 
 func (ec *executionContext) _BulkReport_people(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkReport_people(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.People, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkFileReport) graphql.Marshaler {
-			return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.People)
 }
 func (ec *executionContext) fieldContext_BulkReport_people(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9414,138 +8128,48 @@ func (ec *executionContext) fieldContext_BulkReport_people(_ context.Context, fi
 }
 
 func (ec *executionContext) _BulkResult_file(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_file(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.File, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.File)) + 2)
+	return (*gqlrun.String)(&obj.File)
 }
 func (ec *executionContext) fieldContext_BulkResult_file(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkResult_kind(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Kind)) + 2)
+	return (*gqlrun.String)(&obj.Kind)
 }
 func (ec *executionContext) fieldContext_BulkResult_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkResult_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_rows(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Rows, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Rows)
 }
 func (ec *executionContext) fieldContext_BulkResult_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkResult_applied(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_applied(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Applied, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Applied)
 }
 func (ec *executionContext) fieldContext_BulkResult_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkResult_invalid(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_invalid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Invalid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Invalid)
 }
 func (ec *executionContext) fieldContext_BulkResult_invalid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkResult_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_errors(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Errors, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.BulkLineError) graphql.Marshaler {
-			return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.Errors)
 }
 func (ec *executionContext) fieldContext_BulkResult_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9561,253 +8185,89 @@ func (ec *executionContext) fieldContext_BulkResult_errors(_ context.Context, fi
 }
 
 func (ec *executionContext) _BulkResult_errorCount(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_errorCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ErrorCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.ErrorCount)
 }
 func (ec *executionContext) fieldContext_BulkResult_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkResult_fileError(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_fileError(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FileError, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FileError))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FileError))
 }
 func (ec *executionContext) fieldContext_BulkResult_fileError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkResult_processedAt(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkResult_processedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ProcessedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *time.Time = obj.ProcessedAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_BulkResult_processedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkResult", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_id(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_BulkUpload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_phase(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_phase(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Phase, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.BulkPhase) graphql.Marshaler {
-			return ec.marshalNBulkPhase2githubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkPhase(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Phase)) + 2)
+	return &obj.Phase
 }
 func (ec *executionContext) fieldContext_BulkUpload_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type BulkPhase does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_rows(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Rows, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Rows)
 }
 func (ec *executionContext) fieldContext_BulkUpload_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_rowsTotal(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_rowsTotal(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RowsTotal, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return gqlrun.Nullable((*gqlrun.Int)(obj.RowsTotal))
 }
 func (ec *executionContext) fieldContext_BulkUpload_rowsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_bytes(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_bytes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Bytes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return (*gqlrun.Float)(&obj.Bytes)
 }
 func (ec *executionContext) fieldContext_BulkUpload_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_bytesTotal(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_bytesTotal(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BytesTotal, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
-			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return gqlrun.Nullable((*gqlrun.Float)(obj.BytesTotal))
 }
 func (ec *executionContext) fieldContext_BulkUpload_bytesTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_error(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_error(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Error, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Error))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Error))
 }
 func (ec *executionContext) fieldContext_BulkUpload_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _BulkUpload_validation(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_validation(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Validation, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkReport) graphql.Marshaler {
-			return ec.marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Validation)
 }
 func (ec *executionContext) fieldContext_BulkUpload_validation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9823,23 +8283,8 @@ func (ec *executionContext) fieldContext_BulkUpload_validation(_ context.Context
 }
 
 func (ec *executionContext) _BulkUpload_results(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_results(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Results, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.BulkResult) graphql.Marshaler {
-			return ec.marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Results)
 }
 func (ec *executionContext) fieldContext_BulkUpload_results(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9855,138 +8300,50 @@ func (ec *executionContext) fieldContext_BulkUpload_results(_ context.Context, f
 }
 
 func (ec *executionContext) _BulkUpload_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BulkUpload_updatedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UpdatedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.UpdatedAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_BulkUpload_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_id(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Charity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Charity_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_type(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Charity_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Charity_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10002,253 +8359,89 @@ func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context
 }
 
 func (ec *executionContext) _Charity_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Charity_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_ein(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_ein(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Ein, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint64(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return gqlrun.Nullable((*gqlrun.Int64)(obj.Ein))
 }
 func (ec *executionContext) fieldContext_Charity_ein(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_city(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_city(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.City, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.City)) + 2)
+	return (*gqlrun.String)(&obj.City)
 }
 func (ec *executionContext) fieldContext_Charity_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_state(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_state(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.State, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.State)) + 2)
+	return (*gqlrun.String)(&obj.State)
 }
 func (ec *executionContext) fieldContext_Charity_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_addressFormatted(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_addressFormatted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AddressFormatted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AddressFormatted))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AddressFormatted))
 }
 func (ec *executionContext) fieldContext_Charity_addressFormatted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_notes(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Charity_notes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Notes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Notes))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Notes))
 }
 func (ec *executionContext) fieldContext_Charity_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_id(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Class_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Class_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Class_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_type(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Class_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Class_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Class_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10264,69 +8457,24 @@ func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, 
 }
 
 func (ec *executionContext) _Class_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Class_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_notes(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_notes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Notes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Notes))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Notes))
 }
 func (ec *executionContext) fieldContext_Class_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Class_currentParties(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Class_currentParties(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CurrentParties, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ClassParties) graphql.Marshaler {
-			return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: false}), field.Selections, obj.CurrentParties)
 }
 func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10342,69 +8490,24 @@ func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context,
 }
 
 func (ec *executionContext) _ClassParties_isDistributedEvenly(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParties_isDistributedEvenly(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDistributedEvenly, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsDistributedEvenly))
 }
 func (ec *executionContext) fieldContext_ClassParties_isDistributedEvenly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParties", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParties_shareAmount(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParties_shareAmount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ShareAmount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ShareAmount))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ShareAmount))
 }
 func (ec *executionContext) fieldContext_ClassParties_shareAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParties", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParties_parties(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParties_parties(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Parties, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ClassParty) graphql.Marshaler {
-			return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false}), field.Selections, obj.Parties)
 }
 func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10420,23 +8523,8 @@ func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context,
 }
 
 func (ec *executionContext) _ClassParty_party(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_party(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Party(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true}), field.Selections, obj.Party())
 }
 func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10452,69 +8540,24 @@ func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, fie
 }
 
 func (ec *executionContext) _ClassParty_contactId(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_contactId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ContactID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ContactID)) + 2)
+	return (*gqlrun.String)(&obj.ContactID)
 }
 func (ec *executionContext) fieldContext_ClassParty_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParty", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParty_distributionPercentage(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_distributionPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DistributionPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
-			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return gqlrun.Nullable((*gqlrun.Float)(obj.DistributionPercentage))
 }
 func (ec *executionContext) fieldContext_ClassParty_distributionPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClassParty", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _ClassParty_fraction(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClassParty_fraction(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Fraction, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.Fraction) graphql.Marshaler {
-			return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false}), field.Selections, obj.Fraction)
 }
 func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10530,69 +8573,24 @@ func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, 
 }
 
 func (ec *executionContext) _Client_ref(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_ref(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Ref, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Ref)) + 2)
+	return (*gqlrun.String)(&obj.Ref)
 }
 func (ec *executionContext) fieldContext_Client_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Client_advisorId(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_advisorId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AdvisorID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AdvisorID))
 }
 func (ec *executionContext) fieldContext_Client_advisorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Client_teamId(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_teamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TeamID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TeamID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TeamID))
 }
 func (ec *executionContext) fieldContext_Client_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
@@ -10687,46 +8685,16 @@ func (ec *executionContext) fieldContext_Client_contact(ctx context.Context, fie
 }
 
 func (ec *executionContext) _Client_added(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_added(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Added, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.Added))
 }
 func (ec *executionContext) fieldContext_Client_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Client_details(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Client_details(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Details, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ClientDetails) graphql.Marshaler {
-			return ec.marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Client", Field: field, IsMethod: false}), field.Selections, obj.Details)
 }
 func (ec *executionContext) fieldContext_Client_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10742,920 +8710,324 @@ func (ec *executionContext) fieldContext_Client_details(_ context.Context, field
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_group(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_advisorWid(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_advisorWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AdvisorWid))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AdvisorWid))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_advisorWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_teamId(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_teamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TeamID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TeamID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TeamID))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_companyId(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_companyId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CompanyID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.CompanyID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.CompanyID))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAcceptedInvitation_registrationEmail(ctx context.Context, field graphql.CollectedField, obj *event.ClientAcceptedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAcceptedInvitation_registrationEmail(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RegistrationEmail, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.RegistrationEmail))
+	return gqlrun.Nullable((*gqlrun.String)(obj.RegistrationEmail))
 }
 func (ec *executionContext) fieldContext_ClientAcceptedInvitation_registrationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAcceptedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAddress_line1(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAddress_line1(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Line1, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Line1))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Line1))
 }
 func (ec *executionContext) fieldContext_ClientAddress_line1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAddress_line2(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAddress_line2(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Line2, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Line2))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Line2))
 }
 func (ec *executionContext) fieldContext_ClientAddress_line2(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAddress_city(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAddress_city(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.City, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.City))
+	return gqlrun.Nullable((*gqlrun.String)(obj.City))
 }
 func (ec *executionContext) fieldContext_ClientAddress_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAddress_state(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAddress_state(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.State, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.State))
+	return gqlrun.Nullable((*gqlrun.String)(obj.State))
 }
 func (ec *executionContext) fieldContext_ClientAddress_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientAddress_zip(ctx context.Context, field graphql.CollectedField, obj *advisorspec.ClientAddress) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientAddress_zip(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Zip, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Zip))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Zip))
 }
 func (ec *executionContext) fieldContext_ClientAddress_zip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_group(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_advisorWid(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_advisorWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.AdvisorWid))
+	return gqlrun.Nullable((*gqlrun.String)(obj.AdvisorWid))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_advisorWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_teamId(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_teamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TeamID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TeamID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TeamID))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_companyId(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_companyId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CompanyID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.CompanyID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.CompanyID))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_companyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDeclinedInvitation_registrationEmail(ctx context.Context, field graphql.CollectedField, obj *event.ClientDeclinedInvitation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDeclinedInvitation_registrationEmail(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RegistrationEmail, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.RegistrationEmail))
+	return gqlrun.Nullable((*gqlrun.String)(obj.RegistrationEmail))
 }
 func (ec *executionContext) fieldContext_ClientDeclinedInvitation_registrationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDeclinedInvitation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_wid(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_ClientDetails_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_id(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ClientDetails_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_primaryId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_primaryId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PrimaryID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.PrimaryID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.PrimaryID))
 }
 func (ec *executionContext) fieldContext_ClientDetails_primaryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_spouseId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_spouseId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SpouseID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseID))
 }
 func (ec *executionContext) fieldContext_ClientDetails_spouseId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_sendInvitationEmail(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_sendInvitationEmail(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SendInvitationEmail, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.SendInvitationEmail))
 }
 func (ec *executionContext) fieldContext_ClientDetails_sendInvitationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_advisorId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_advisorId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AdvisorID)) + 2)
+	return (*gqlrun.String)(&obj.AdvisorID)
 }
 func (ec *executionContext) fieldContext_ClientDetails_advisorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_teamId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_teamId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TeamID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.TeamID)) + 2)
+	return (*gqlrun.String)(&obj.TeamID)
 }
 func (ec *executionContext) fieldContext_ClientDetails_teamId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_primaryContactId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_primaryContactId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PrimaryContactID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.PrimaryContactID)) + 2)
+	return (*gqlrun.String)(&obj.PrimaryContactID)
 }
 func (ec *executionContext) fieldContext_ClientDetails_primaryContactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_spouseContactId(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_spouseContactId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SpouseContactID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOID2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseContactID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseContactID))
 }
 func (ec *executionContext) fieldContext_ClientDetails_spouseContactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_invitationSent(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_invitationSent(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InvitationSent, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.InvitationSent)
 }
 func (ec *executionContext) fieldContext_ClientDetails_invitationSent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_firstName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_firstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.FirstName)) + 2)
+	return (*gqlrun.String)(&obj.FirstName)
 }
 func (ec *executionContext) fieldContext_ClientDetails_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_lastName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_lastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LastName)) + 2)
+	return (*gqlrun.String)(&obj.LastName)
 }
 func (ec *executionContext) fieldContext_ClientDetails_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_email(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Email))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Email))
 }
 func (ec *executionContext) fieldContext_ClientDetails_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_maritalStatus(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_maritalStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MaritalStatus, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.MaritalStatus) graphql.Marshaler {
-			return ec.marshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.MaritalStatus))
+	return gqlrun.Nullable(obj.MaritalStatus)
 }
 func (ec *executionContext) fieldContext_ClientDetails_maritalStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type MaritalStatus does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_spouseFirstName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_spouseFirstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SpouseFirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseFirstName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseFirstName))
 }
 func (ec *executionContext) fieldContext_ClientDetails_spouseFirstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_spouseLastName(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_spouseLastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SpouseLastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SpouseLastName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.SpouseLastName))
 }
 func (ec *executionContext) fieldContext_ClientDetails_spouseLastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_address(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_address(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Address, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *advisorspec.ClientAddress) graphql.Marshaler {
-			return ec.marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClientDetails", Field: field, IsMethod: false}), field.Selections, obj.Address)
 }
 func (ec *executionContext) fieldContext_ClientDetails_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11671,690 +9043,250 @@ func (ec *executionContext) fieldContext_ClientDetails_address(_ context.Context
 }
 
 func (ec *executionContext) _ClientDetails_subscriptionStartDate(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_subscriptionStartDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubscriptionStartDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *time.Time = obj.SubscriptionStartDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientDetails_subscriptionStartDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_hasChildren(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_hasChildren(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasChildren, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.HasChildren))
 }
 func (ec *executionContext) fieldContext_ClientDetails_hasChildren(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_hasPets(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_hasPets(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasPets, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.HasPets))
 }
 func (ec *executionContext) fieldContext_ClientDetails_hasPets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_ownProperty(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_ownProperty(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnProperty, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.OwnProperty))
 }
 func (ec *executionContext) fieldContext_ClientDetails_ownProperty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_existingEstatePlan(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_existingEstatePlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExistingEstatePlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.EstatePlan) graphql.Marshaler {
-			return ec.marshalOEstatePlan2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐEstatePlan(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExistingEstatePlan))
+	return gqlrun.Nullable(obj.ExistingEstatePlan)
 }
 func (ec *executionContext) fieldContext_ClientDetails_existingEstatePlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type EstatePlan does not have child fields"))
 }
 
 func (ec *executionContext) _ClientDetails_selectedPrimaryDocument(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientDetails_selectedPrimaryDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SelectedPrimaryDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.PrimaryDocument) graphql.Marshaler {
-			return ec.marshalOPrimaryDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐPrimaryDocument(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.SelectedPrimaryDocument))
+	return gqlrun.Nullable(obj.SelectedPrimaryDocument)
 }
 func (ec *executionContext) fieldContext_ClientDetails_selectedPrimaryDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientDetails", field, false, false, errors.New("field of type PrimaryDocument does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_id(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_wid(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_eventType(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_group(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_estateStatus(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_estateStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EstateStatus, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EstateStatus) graphql.Marshaler {
-			return ec.marshalNEstateStatus2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEstateStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EstateStatus)) + 2)
+	return &obj.EstateStatus
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_estateStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type EstateStatus does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_rawEstateStatus(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_rawEstateStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawEstateStatus(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawEstateStatus()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_rawEstateStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientProgressChanged_completionPercentage(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ClientProgressChanged_completionPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CompletionPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.CompletionPercentage)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_completionPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ContactRef_externalId(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ContactRef_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
+	return (*gqlrun.String)(&obj.ExternalID)
 }
 func (ec *executionContext) fieldContext_ContactRef_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ContactRef_contact(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ContactRef_contact(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Contact, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.Contact) graphql.Marshaler {
-			return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false}), field.Selections, obj.Contact)
 }
 func (ec *executionContext) fieldContext_ContactRef_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type Contact does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteClientPayload_externalId(ctx context.Context, field graphql.CollectedField, obj *family.DeleteClientPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteClientPayload_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
+	return (*gqlrun.String)(&obj.ExternalID)
 }
 func (ec *executionContext) fieldContext_DeleteClientPayload_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteClientPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteClientPayload_deleted(ctx context.Context, field graphql.CollectedField, obj *family.DeleteClientPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteClientPayload_deleted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Deleted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.Deleted)
 }
 func (ec *executionContext) fieldContext_DeleteClientPayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteClientPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteDocumentPayload_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.DeleteDocumentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteDocumentPayload_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_DeleteDocumentPayload_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteDocumentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_wid(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.WID)) + 2)
+	return (*gqlrun.String)(&obj.WID)
 }
 func (ec *executionContext) fieldContext_Document_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_Document_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_name(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Document_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_extension(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_extension(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Extension, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Extension)) + 2)
+	return (*gqlrun.String)(&obj.Extension)
 }
 func (ec *executionContext) fieldContext_Document_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_description(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Description))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Description))
 }
 func (ec *executionContext) fieldContext_Document_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_category(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentCategory) graphql.Marshaler {
-			return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Category)) + 2)
+	return &obj.Category
 }
 func (ec *executionContext) fieldContext_Document_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentCategory does not have child fields"))
 }
 
 func (ec *executionContext) _Document_subCategory(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_subCategory(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubCategory, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentSubCategory) graphql.Marshaler {
-			return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.SubCategory)) + 2)
+	return &obj.SubCategory
 }
 func (ec *executionContext) fieldContext_Document_subCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentSubCategory does not have child fields"))
 }
 
 func (ec *executionContext) _Document_type(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *vault.DocumentType) graphql.Marshaler {
-			return ec.marshalODocumentType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Type))
+	return gqlrun.Nullable(obj.Type)
 }
 func (ec *executionContext) fieldContext_Document_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _Document_tags(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_tags(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Tags, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Tags
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Document", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Document_creationDate(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_creationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CreationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.CreationDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_creationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Document_modificationDate(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Document_modificationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ModificationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.ModificationDate
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Document_modificationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, false, false, errors.New("field of type DateTime does not have child fields"))
@@ -12407,46 +9339,16 @@ func (ec *executionContext) fieldContext_Document_downloadUri(_ context.Context,
 }
 
 func (ec *executionContext) _DocumentCategoryOption_category(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCategoryOption_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentCategory) graphql.Marshaler {
-			return ec.marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Category)) + 2)
+	return &obj.Category
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCategoryOption", field, false, false, errors.New("field of type DocumentCategory does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCategoryOption_subCategories(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCategoryOption_subCategories(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubCategories, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
-			return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false}), field.Selections, obj.SubCategories)
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12462,253 +9364,91 @@ func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ 
 }
 
 func (ec *executionContext) _DocumentCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_group(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_isRecommendedDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRecommendedDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsRecommendedDocument))
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_documentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.DocumentName) graphql.Marshaler {
-			return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentName)) + 2)
+	return &obj.DocumentName
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_rawDocumentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawDocumentName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawDocumentName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_documentProgressPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentProgressPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_userTier(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UserTier, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UserTier))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UserTier))
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentCompleted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentCompleted_documentOwnerInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentOwnerInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.DocumentOwnerInfo) graphql.Marshaler {
-			return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12724,23 +9464,8 @@ func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ c
 }
 
 func (ec *executionContext) _DocumentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentConnection_nodes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Nodes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*vault.Document) graphql.Marshaler {
-			return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12756,46 +9481,16 @@ func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Cont
 }
 
 func (ec *executionContext) _DocumentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentConnection_totalCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentConnection_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12811,161 +9506,57 @@ func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.C
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_firstName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_firstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FirstName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FirstName))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_lastName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_lastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.LastName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.LastName))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_legalName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.LegalName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.LegalName))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_contactType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_contactType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ContactType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactType) graphql.Marshaler {
-			return ec.marshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *family.ContactType = obj.ContactType()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_contactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, true, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_rawContactType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_rawContactType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawContactType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.RawContactType))
+	return gqlrun.Nullable((*gqlrun.String)(obj.RawContactType))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_rawContactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentOwnerInfo_isPrimary(ctx context.Context, field graphql.CollectedField, obj *event.DocumentOwnerInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentOwnerInfo_isPrimary(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsPrimary, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsPrimary))
 }
 func (ec *executionContext) fieldContext_DocumentOwnerInfo_isPrimary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentOwnerInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPayload_document(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPayload_document(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Document, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *vault.Document) graphql.Marshaler {
-			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false}), field.Selections, obj.Document)
 }
 func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12981,276 +9572,99 @@ func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Cont
 }
 
 func (ec *executionContext) _DocumentPayload_uploadUri(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPayload_uploadUri(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UploadURI, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UploadURI))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UploadURI))
 }
 func (ec *executionContext) fieldContext_DocumentPayload_uploadUri(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_group(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_isRecommendedDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRecommendedDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsRecommendedDocument))
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_documentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.DocumentName) graphql.Marshaler {
-			return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentName)) + 2)
+	return &obj.DocumentName
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_rawDocumentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawDocumentName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawDocumentName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_documentProgressPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentProgressPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_userTier(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UserTier, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UserTier))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UserTier))
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentPendingValidation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentPendingValidation_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentPendingValidation_documentOwnerInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentOwnerInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.DocumentOwnerInfo) graphql.Marshaler {
-			return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13266,253 +9680,91 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwner
 }
 
 func (ec *executionContext) _DocumentStarted_id(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_wid(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_DocumentStarted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_group(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_isRecommendedDocument(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_isRecommendedDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRecommendedDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.IsRecommendedDocument))
 }
 func (ec *executionContext) fieldContext_DocumentStarted_isRecommendedDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_documentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.DocumentName) graphql.Marshaler {
-			return ec.marshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentName)) + 2)
+	return &obj.DocumentName
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type DocumentName does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_rawDocumentName(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_rawDocumentName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawDocumentName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawDocumentName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_rawDocumentName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_documentProgressPercentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentProgressPercentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_userTier(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_userTier(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UserTier, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.UserTier))
+	return gqlrun.Nullable((*gqlrun.String)(obj.UserTier))
 }
 func (ec *executionContext) fieldContext_DocumentStarted_userTier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentStarted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_documentOwnerInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentOwnerInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.DocumentOwnerInfo) graphql.Marshaler {
-			return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13528,184 +9780,69 @@ func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ con
 }
 
 func (ec *executionContext) _DocumentStarted_wasCompletedBefore(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentStarted_wasCompletedBefore(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WasCompletedBefore, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.WasCompletedBefore))
 }
 func (ec *executionContext) fieldContext_DocumentStarted_wasCompletedBefore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentStarted", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentSubCategoryOption_subCategory(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentSubCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentSubCategoryOption_subCategory(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubCategory, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.DocumentSubCategory) graphql.Marshaler {
-			return ec.marshalNDocumentSubCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategory(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.SubCategory)) + 2)
+	return &obj.SubCategory
 }
 func (ec *executionContext) fieldContext_DocumentSubCategoryOption_subCategory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentSubCategoryOption", field, false, false, errors.New("field of type DocumentSubCategory does not have child fields"))
 }
 
 func (ec *executionContext) _DocumentSubCategoryOption_types(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentSubCategoryOption) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DocumentSubCategoryOption_types(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Types, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
-			return ec.marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []vault.DocumentType = obj.Types
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentSubCategoryOption", Field: field, IsMethod: false})
+	}
+	return ec.marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_DocumentSubCategoryOption_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DocumentSubCategoryOption", field, false, false, errors.New("field of type DocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Entity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Entity_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_type(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Entity_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Entity_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13721,92 +9858,32 @@ func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context,
 }
 
 func (ec *executionContext) _Entity_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Entity_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_incorporationState(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_incorporationState(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IncorporationState, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.IncorporationState))
+	return gqlrun.Nullable((*gqlrun.String)(obj.IncorporationState))
 }
 func (ec *executionContext) fieldContext_Entity_incorporationState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_incorporationForm(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_incorporationForm(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IncorporationForm, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.IncorporationForm) graphql.Marshaler {
-			return ec.marshalOIncorporationForm2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐIncorporationForm(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.IncorporationForm))
+	return gqlrun.Nullable(obj.IncorporationForm)
 }
 func (ec *executionContext) fieldContext_Entity_incorporationForm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type IncorporationForm does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_ownership(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_ownership(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Ownership, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Ownership) graphql.Marshaler {
-			return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false}), field.Selections, obj.Ownership)
 }
 func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13822,138 +9899,49 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 }
 
 func (ec *executionContext) _Fraction_numerator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Fraction_numerator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Numerator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int64)(&obj.Numerator)
 }
 func (ec *executionContext) fieldContext_Fraction_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Fraction_denominator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Fraction_denominator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Denominator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int64)(&obj.Denominator)
 }
 func (ec *executionContext) fieldContext_Fraction_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_documentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_GeneratedDocument_documentType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.GeneratedDocumentType) graphql.Marshaler {
-			return ec.marshalNGeneratedDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentType)) + 2)
+	return &obj.DocumentType
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_documentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type GeneratedDocumentType does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_rawDocumentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_GeneratedDocument_rawDocumentType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawDocumentType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawDocumentType()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_rawDocumentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_GeneratedDocument_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_extension(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_GeneratedDocument_extension(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Extension, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Extension))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Extension))
 }
 func (ec *executionContext) fieldContext_GeneratedDocument_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GeneratedDocument", field, false, false, errors.New("field of type String does not have child fields"))
@@ -13992,115 +9980,41 @@ func (ec *executionContext) fieldContext_GeneratedDocument_document(_ context.Co
 }
 
 func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Individual_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_type(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Individual_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Individual_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Individual_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14116,92 +10030,32 @@ func (ec *executionContext) fieldContext_Individual_relationships(_ context.Cont
 }
 
 func (ec *executionContext) _Individual_firstName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_firstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.FirstName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.FirstName))
 }
 func (ec *executionContext) fieldContext_Individual_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_middleName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_middleName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MiddleName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.MiddleName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.MiddleName))
 }
 func (ec *executionContext) fieldContext_Individual_middleName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_lastName(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_lastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.LastName))
+	return gqlrun.Nullable((*gqlrun.String)(obj.LastName))
 }
 func (ec *executionContext) fieldContext_Individual_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Individual_dob(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Individual_dob(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Dob, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Dob))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Dob))
 }
 func (ec *executionContext) fieldContext_Individual_dob(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type String does not have child fields"))
@@ -14856,184 +10710,65 @@ func (ec *executionContext) fieldContext_Mutation_referClient(ctx context.Contex
 }
 
 func (ec *executionContext) _Name_name(ctx context.Context, field graphql.CollectedField, obj *event.Name) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Name_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Name_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Name", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_page(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_page(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Page, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Page)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_limit(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_limit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Limit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.Limit)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_totalCount(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_totalCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OffsetPageInfo_totalPages(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OffsetPageInfo_totalPages(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalPages, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return (*gqlrun.Int)(&obj.TotalPages)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_percentage(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_percentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Percentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return (*gqlrun.Float)(&obj.Percentage)
 }
 func (ec *executionContext) fieldContext_Ownership_percentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_joint(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_joint(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Joint(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.Joint()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Ownership_joint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_owners(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_owners(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Owners(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true}), field.Selections, obj.Owners())
 }
 func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15049,92 +10784,33 @@ func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, fie
 }
 
 func (ec *executionContext) _Ownership_ownerId(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_ownerId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OwnerID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.OwnerID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.OwnerID))
 }
 func (ec *executionContext) fieldContext_Ownership_ownerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Ownership_subowners(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ownership_subowners(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Subowners, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v []string = obj.Subowners
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Ownership_subowners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_endCursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.EndCursor))
+	return gqlrun.Nullable((*gqlrun.String)(obj.EndCursor))
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.HasNextPage)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -15612,138 +11288,48 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _Referral_referralToken(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Referral_referralToken(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ReferralToken, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ReferralToken)) + 2)
+	return (*gqlrun.String)(&obj.ReferralToken)
 }
 func (ec *executionContext) fieldContext_Referral_referralToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Referral_url(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Referral_url(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.URL)) + 2)
+	return (*gqlrun.String)(&obj.URL)
 }
 func (ec *executionContext) fieldContext_Referral_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Referral_partnerId(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Referral_partnerId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PartnerID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.PartnerID)) + 2)
+	return (*gqlrun.String)(&obj.PartnerID)
 }
 func (ec *executionContext) fieldContext_Referral_partnerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Referral_product(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Referral_product(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Product, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v referral.Product) graphql.Marshaler {
-			return ec.marshalNReferralProduct2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐProduct(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	return &obj.Product
 }
 func (ec *executionContext) fieldContext_Referral_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type ReferralProduct does not have child fields"))
 }
 
 func (ec *executionContext) _Referral_token(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Referral_token(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Token, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Token))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Token))
 }
 func (ec *executionContext) fieldContext_Referral_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Referral", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Referral_user(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Referral_user(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.User, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v referral.User) graphql.Marshaler {
-			return ec.marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Referral", Field: field, IsMethod: false}), field.Selections, obj.User)
 }
 func (ec *executionContext) fieldContext_Referral_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15759,253 +11345,88 @@ func (ec *executionContext) fieldContext_Referral_user(_ context.Context, field 
 }
 
 func (ec *executionContext) _ReferralAddress_line1(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralAddress_line1(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Line1, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Line1)) + 2)
+	return (*gqlrun.String)(&obj.Line1)
 }
 func (ec *executionContext) fieldContext_ReferralAddress_line1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralAddress_line2(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralAddress_line2(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Line2, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Line2))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Line2))
 }
 func (ec *executionContext) fieldContext_ReferralAddress_line2(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralAddress_city(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralAddress_city(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.City, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.City)) + 2)
+	return (*gqlrun.String)(&obj.City)
 }
 func (ec *executionContext) fieldContext_ReferralAddress_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralAddress_state(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralAddress_state(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.State, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.State)) + 2)
+	return (*gqlrun.String)(&obj.State)
 }
 func (ec *executionContext) fieldContext_ReferralAddress_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralAddress_zip(ctx context.Context, field graphql.CollectedField, obj *referral.Address) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralAddress_zip(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Zip, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Zip)) + 2)
+	return (*gqlrun.String)(&obj.Zip)
 }
 func (ec *executionContext) fieldContext_ReferralAddress_zip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralAddress", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralUser_email(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralUser_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Email)) + 2)
+	return (*gqlrun.String)(&obj.Email)
 }
 func (ec *executionContext) fieldContext_ReferralUser_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralUser_firstName(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralUser_firstName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirstName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.FirstName)) + 2)
+	return (*gqlrun.String)(&obj.FirstName)
 }
 func (ec *executionContext) fieldContext_ReferralUser_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralUser_lastName(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralUser_lastName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LastName)) + 2)
+	return (*gqlrun.String)(&obj.LastName)
 }
 func (ec *executionContext) fieldContext_ReferralUser_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralUser_hasPets(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralUser_hasPets(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasPets, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
-			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return gqlrun.Nullable((*gqlrun.Boolean)(obj.HasPets))
 }
 func (ec *executionContext) fieldContext_ReferralUser_hasPets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralUser_maritalStatus(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralUser_maritalStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MaritalStatus, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.MaritalStatus) graphql.Marshaler {
-			return ec.marshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.MaritalStatus))
+	return gqlrun.Nullable(obj.MaritalStatus)
 }
 func (ec *executionContext) fieldContext_ReferralUser_maritalStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferralUser", field, false, false, errors.New("field of type MaritalStatus does not have child fields"))
 }
 
 func (ec *executionContext) _ReferralUser_address(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferralUser_address(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Address, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *referral.Address) graphql.Marshaler {
-			return ec.marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ReferralUser", Field: field, IsMethod: false}), field.Selections, obj.Address)
 }
 func (ec *executionContext) fieldContext_ReferralUser_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -16021,46 +11442,16 @@ func (ec *executionContext) fieldContext_ReferralUser_address(_ context.Context,
 }
 
 func (ec *executionContext) _Relationship_role(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_role(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Role, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.RelationshipRole) graphql.Marshaler {
-			return ec.marshalNRelationshipRole2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipRole(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Role)) + 2)
+	return &obj.Role
 }
 func (ec *executionContext) fieldContext_Relationship_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type RelationshipRole does not have child fields"))
 }
 
 func (ec *executionContext) _Relationship_source(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_source(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Source, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Source)
 }
 func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -16076,23 +11467,8 @@ func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, 
 }
 
 func (ec *executionContext) _Relationship_target(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_target(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Target, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Target)
 }
 func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -16108,115 +11484,41 @@ func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, 
 }
 
 func (ec *executionContext) _Relationship_percentage(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Relationship_percentage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Percentage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
-			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 24)
+	return gqlrun.Nullable((*gqlrun.Float)(obj.Percentage))
 }
 func (ec *executionContext) fieldContext_Relationship_percentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Relationship", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_vaultId(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_vaultId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.VaultID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.VaultID)) + 2)
+	return (*gqlrun.String)(&obj.VaultID)
 }
 func (ec *executionContext) fieldContext_SourceDocument_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_name(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Name))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Name))
 }
 func (ec *executionContext) fieldContext_SourceDocument_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_extension(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_extension(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Extension, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Extension))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Extension))
 }
 func (ec *executionContext) fieldContext_SourceDocument_extension(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SourceDocument_uploadedAt(ctx context.Context, field graphql.CollectedField, obj *event.SourceDocument) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SourceDocument_uploadedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UploadedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *time.Time = obj.UploadedAt
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_SourceDocument_uploadedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SourceDocument", field, false, false, errors.New("field of type DateTime does not have child fields"))
@@ -16343,207 +11645,74 @@ func (ec *executionContext) fieldContext_Subscription_bulkUploadProgress(ctx con
 }
 
 func (ec *executionContext) _TaxJobCompleted_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_wid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_eventType(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_group(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_externalId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_jobId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -16582,23 +11751,8 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_document(_ context.Cont
 }
 
 func (ec *executionContext) _TaxJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_sourceDocument(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SourceDocument, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.SourceDocument) graphql.Marshaler {
-			return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -16614,276 +11768,99 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ contex
 }
 
 func (ec *executionContext) _TaxJobCompleted_category(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_category(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Category, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Category))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Category))
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_presentationStatus(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_presentationStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PresentationStatus, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *event.PresentationStatus) graphql.Marshaler {
-			return ec.marshalOPresentationStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐPresentationStatus(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.PresentationStatus))
+	return gqlrun.Nullable(obj.PresentationStatus)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_presentationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, false, false, errors.New("field of type PresentationStatus does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobCompleted_rawPresentationStatus(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobCompleted_rawPresentationStatus(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawPresentationStatus(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.RawPresentationStatus()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_rawPresentationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobCompleted", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_id(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_wid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_eventType(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_group(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_externalId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_correlationId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_correlationId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CorrelationID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.CorrelationID)) + 2)
+	return (*gqlrun.String)(&obj.CorrelationID)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_jobId(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_jobId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JobID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.JobID)) + 2)
+	return (*gqlrun.String)(&obj.JobID)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_documentWid(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_documentWid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DocumentWid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.DocumentWid)) + 2)
+	return (*gqlrun.String)(&obj.DocumentWid)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_documentWid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type ID does not have child fields"))
@@ -16922,115 +11899,41 @@ func (ec *executionContext) fieldContext_TaxJobFailed_document(_ context.Context
 }
 
 func (ec *executionContext) _TaxJobFailed_reason(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_reason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Reason, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.TaxFailureReason) graphql.Marshaler {
-			return ec.marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐTaxFailureReason(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Reason)) + 2)
+	return &obj.Reason
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, false, false, errors.New("field of type TaxFailureReason does not have child fields"))
 }
 
 func (ec *executionContext) _TaxJobFailed_rawReason(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobFailed) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaxJobFailed_rawReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_TaxJobFailed_rawReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_wid(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccount_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.WID)) + 2)
+	return (*gqlrun.String)(&obj.WID)
 }
 func (ec *executionContext) fieldContext_TopAccount_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_externalId(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccount_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
+	return (*gqlrun.String)(&obj.ExternalID)
 }
 func (ec *executionContext) fieldContext_TopAccount_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TopAccount_name(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccount_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_TopAccount_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, false, false, errors.New("field of type String does not have child fields"))
@@ -17245,23 +12148,8 @@ func (ec *executionContext) fieldContext_TopAccount_relationships(_ context.Cont
 }
 
 func (ec *executionContext) _TopAccountPage_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccountPage_nodes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Nodes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.TopAccount) graphql.Marshaler {
-			return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
 }
 func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17277,23 +12165,8 @@ func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context,
 }
 
 func (ec *executionContext) _TopAccountPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TopAccountPage_pageInfo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PageInfo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.OffsetPageInfo) graphql.Marshaler {
-			return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
 }
 func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17309,115 +12182,41 @@ func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Conte
 }
 
 func (ec *executionContext) _Trust_id(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Trust_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Trust_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_type(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Trust_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17433,69 +12232,24 @@ func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, 
 }
 
 func (ec *executionContext) _Trust_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Trust_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustType(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.TrustType) graphql.Marshaler {
-			return ec.marshalOTrustType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTrustType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TrustType))
+	return gqlrun.Nullable(obj.TrustType)
 }
 func (ec *executionContext) fieldContext_Trust_trustType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type TrustType does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustCreators(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustCreators(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustCreators(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.TrustCreators())
 }
 func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17511,23 +12265,8 @@ func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, 
 }
 
 func (ec *executionContext) _Trust_initialTrustees(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_initialTrustees(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InitialTrustees(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.InitialTrustees())
 }
 func (ec *executionContext) fieldContext_Trust_initialTrustees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -17543,989 +12282,365 @@ func (ec *executionContext) fieldContext_Trust_initialTrustees(_ context.Context
 }
 
 func (ec *executionContext) _Trust_trustCreator(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustCreator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustCreator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.TrustCreator
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_trustCreator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_initialTrustee(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_initialTrustee(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InitialTrustee, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.InitialTrustee
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Trust_initialTrustee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_governingState(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_governingState(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GoverningState, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.GoverningState))
+	return gqlrun.Nullable((*gqlrun.String)(obj.GoverningState))
 }
 func (ec *executionContext) fieldContext_Trust_governingState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Trust_trustCreationDate(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Trust_trustCreationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TrustCreationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.TrustCreationDate))
+	return gqlrun.Nullable((*gqlrun.String)(obj.TrustCreationDate))
 }
 func (ec *executionContext) fieldContext_Trust_trustCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UnknownEvent_id(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UnknownEvent_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UnknownEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UnknownEvent_wid(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UnknownEvent_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UnknownEvent_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UnknownEvent_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UnknownEvent_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UnknownEvent_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UnknownEvent_group(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UnknownEvent_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UnknownEvent_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UnknownEvent_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UnknownEvent_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UnknownEvent_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnknownEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UnknownEvent_rawType(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UnknownEvent_rawType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RawType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.RawType()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UnknownEvent_rawType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UnknownEvent_body(ctx context.Context, field graphql.CollectedField, obj *event.UnknownEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UnknownEvent_body(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Body(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Body()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UnknownEvent_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UnknownEvent", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCanceled_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCanceled) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCanceled_oldPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OldPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.OldPlan)) + 2)
+	return (*gqlrun.String)(&obj.OldPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCanceled_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCanceled", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_oldPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OldPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.OldPlan)) + 2)
+	return (*gqlrun.String)(&obj.OldPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionChanged_newPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionChanged) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionChanged_newPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.NewPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.NewPlan)) + 2)
+	return (*gqlrun.String)(&obj.NewPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionChanged_newPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionChanged", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionCreated_newPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionCreated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionCreated_newPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.NewPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.NewPlan)) + 2)
+	return (*gqlrun.String)(&obj.NewPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionCreated_newPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionCreated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_id(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_wid(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_wid(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Wid, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Wid)) + 2)
+	return (*gqlrun.String)(&obj.Wid)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_eventType(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_eventType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventType) graphql.Marshaler {
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.EventType)) + 2)
+	return &obj.EventType
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type EventType does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_group(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_group(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Group(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v event.EventGroup) graphql.Marshaler {
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v event.EventGroup = obj.Group()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, true, false, errors.New("field of type EventGroup does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_timestamp(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_timestamp(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Timestamp, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v time.Time = obj.Timestamp
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Size(v))
+	return ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _UserSubscriptionReactivated_oldPlan(ctx context.Context, field graphql.CollectedField, obj *event.UserSubscriptionReactivated) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_UserSubscriptionReactivated_oldPlan(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OldPlan, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.OldPlan)) + 2)
+	return (*gqlrun.String)(&obj.OldPlan)
 }
 func (ec *executionContext) fieldContext_UserSubscriptionReactivated_oldPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserSubscriptionReactivated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Viewer_advisorId(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Viewer_advisorId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AdvisorID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.AdvisorID)) + 2)
+	return (*gqlrun.String)(&obj.AdvisorID)
 }
 func (ec *executionContext) fieldContext_Viewer_advisorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Viewer_firmId(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Viewer_firmId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FirmID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.FirmID)) + 2)
+	return (*gqlrun.String)(&obj.FirmID)
 }
 func (ec *executionContext) fieldContext_Viewer_firmId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Will_id(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ID)) + 2)
+	return (*gqlrun.String)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Will_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Will_externalId(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_externalId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExternalID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.ExternalID))
+	return gqlrun.Nullable((*gqlrun.String)(obj.ExternalID))
 }
 func (ec *executionContext) fieldContext_Will_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_type(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.ContactType) graphql.Marshaler {
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Type)) + 2)
+	return &obj.Type
 }
 func (ec *executionContext) fieldContext_Will_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type ContactType does not have child fields"))
 }
 
 func (ec *executionContext) _Will_displayName(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_displayName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DisplayName(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.DisplayName()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNString2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_relationships(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationships(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-			return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
 }
 func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18541,115 +12656,40 @@ func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, f
 }
 
 func (ec *executionContext) _Will_legalName(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_legalName(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LegalName, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.LegalName)) + 2)
+	return (*gqlrun.String)(&obj.LegalName)
 }
 func (ec *executionContext) fieldContext_Will_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_willType(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_willType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WillType, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v family.WillType) graphql.Marshaler {
-			return ec.marshalNWillType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐWillType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.WillType)) + 2)
+	return &obj.WillType
 }
 func (ec *executionContext) fieldContext_Will_willType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type WillType does not have child fields"))
 }
 
 func (ec *executionContext) _Will_governingState(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_governingState(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GoverningState, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.GoverningState))
+	return gqlrun.Nullable((*gqlrun.String)(obj.GoverningState))
 }
 func (ec *executionContext) fieldContext_Will_governingState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_willCreationDate(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_willCreationDate(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WillCreationDate, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.WillCreationDate))
+	return gqlrun.Nullable((*gqlrun.String)(obj.WillCreationDate))
 }
 func (ec *executionContext) fieldContext_Will_willCreationDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_testators(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_testators(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Testators(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Testators())
 }
 func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18665,23 +12705,8 @@ func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field
 }
 
 func (ec *executionContext) _Will_executors(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_executors(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Executors(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-			return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Executors())
 }
 func (ec *executionContext) fieldContext_Will_executors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -18697,138 +12722,61 @@ func (ec *executionContext) fieldContext_Will_executors(_ context.Context, field
 }
 
 func (ec *executionContext) _Will_testator(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_testator(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Testator, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Testator
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_testator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Will_executor(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Will_executor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Executor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Executor
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: false})
+	}
+	return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext_Will_executor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_isRepeatable(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRepeatable, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return (*gqlrun.Boolean)(&obj.IsRepeatable)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_locations(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Locations, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
-			return ec.marshalN__DirectiveLocation2ᚕstringᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v []string = obj.Locations
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.Strings(v))
+	if v == nil { // the error says where
+		ctx = gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Directive", Field: field, IsMethod: false})
+	}
+	return ec.marshalN__DirectiveLocation2ᚕstringᚄ(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type __DirectiveLocation does not have child fields"))
@@ -18878,138 +12826,52 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.IsDeprecated()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.DeprecationReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
@@ -19059,23 +12921,8 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 }
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false}), field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19091,115 +12938,43 @@ func (ec *executionContext) fieldContext___Field_type(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.IsDeprecated()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.DeprecationReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Name)) + 2)
+	return (*gqlrun.String)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false}), field.Selections, obj.Type)
 }
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19215,115 +12990,43 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_defaultValue(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DefaultValue, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.DefaultValue))
+	return gqlrun.Nullable((*gqlrun.String)(obj.DefaultValue))
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v bool = obj.IsDeprecated()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.DeprecationReason()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Schema", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_types(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Types(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Types())
 }
 func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19339,23 +13042,8 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 }
 
 func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_queryType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.QueryType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.QueryType())
 }
 func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19371,23 +13059,8 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 }
 
 func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_mutationType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.MutationType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.MutationType())
 }
 func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19403,23 +13076,8 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 }
 
 func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_subscriptionType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SubscriptionType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.SubscriptionType())
 }
 func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19435,23 +13093,8 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 }
 
 func (ec *executionContext) ___Schema_directives(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_directives(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Directives(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-			return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Directives())
 }
 func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19467,92 +13110,36 @@ func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, 
 }
 
 func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalN__TypeKind2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	var v string = obj.Kind()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalN__TypeKind2string(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type __TypeKind does not have child fields"))
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Name()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.Description()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_specifiedByURL(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SpecifiedByURL(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v *string = obj.SpecifiedByURL()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(v))
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
@@ -19603,23 +13190,8 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 }
 
 func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_interfaces(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Interfaces(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.Interfaces())
 }
 func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19635,23 +13207,8 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 }
 
 func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_possibleTypes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PossibleTypes(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.PossibleTypes())
 }
 func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19711,23 +13268,8 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 }
 
 func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_inputFields(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.InputFields(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-			return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.InputFields())
 }
 func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19743,23 +13285,8 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 }
 
 func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_ofType(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OfType(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
-			return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.OfType())
 }
 func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -19775,23 +13302,9 @@ func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field 
 }
 
 func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_isOneOf(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsOneOf(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalOBoolean2bool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	var v bool = obj.IsOneOf()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + 5)
+	return ec.marshalOBoolean2bool(ctx, field.Selections, v)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type Boolean does not have child fields"))
@@ -21720,14 +15233,15 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 var assetAddedImplementors = []string{"AssetAdded", "Event"}
 
 func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetAdded) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetAddedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetAddedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("AssetAdded")
 		case "id":
 			out.Values[i] = ec._AssetAdded_id(ctx, field, obj)
@@ -21773,6 +15287,10 @@ func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -21788,14 +15306,15 @@ func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSe
 var assetBeneficiaryAddedImplementors = []string{"AssetBeneficiaryAdded", "Event"}
 
 func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetBeneficiaryAdded) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetBeneficiaryAddedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetBeneficiaryAddedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("AssetBeneficiaryAdded")
 		case "id":
 			out.Values[i] = ec._AssetBeneficiaryAdded_id(ctx, field, obj)
@@ -21841,6 +15360,10 @@ func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -21856,14 +15379,15 @@ func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.
 var assetBeneficiaryDeletedImplementors = []string{"AssetBeneficiaryDeleted", "Event"}
 
 func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetBeneficiaryDeleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetBeneficiaryDeletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetBeneficiaryDeletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 23 + 6)
 			out.Values[i] = graphql.MarshalString("AssetBeneficiaryDeleted")
 		case "id":
 			out.Values[i] = ec._AssetBeneficiaryDeleted_id(ctx, field, obj)
@@ -21909,6 +15433,10 @@ func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel as
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -21924,14 +15452,15 @@ func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel as
 var assetDeletedImplementors = []string{"AssetDeleted", "Event"}
 
 func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetDeleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetDeletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetDeletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("AssetDeleted")
 		case "id":
 			out.Values[i] = ec._AssetDeleted_id(ctx, field, obj)
@@ -21972,6 +15501,10 @@ func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -21987,14 +15520,15 @@ func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.Selection
 var assetOwnershipAddedImplementors = []string{"AssetOwnershipAdded", "Event"}
 
 func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.SelectionSet, obj *event.AssetOwnershipAdded) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetOwnershipAddedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetOwnershipAddedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 19 + 6)
 			out.Values[i] = graphql.MarshalString("AssetOwnershipAdded")
 		case "id":
 			out.Values[i] = ec._AssetOwnershipAdded_id(ctx, field, obj)
@@ -22045,6 +15579,10 @@ func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22060,14 +15598,15 @@ func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.Se
 var assetOwnershipDeletedImplementors = []string{"AssetOwnershipDeleted", "Event"}
 
 func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssetOwnershipDeleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assetOwnershipDeletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assetOwnershipDeletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("AssetOwnershipDeleted")
 		case "id":
 			out.Values[i] = ec._AssetOwnershipDeleted_id(ctx, field, obj)
@@ -22113,6 +15652,10 @@ func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22128,14 +15671,15 @@ func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.
 var assistantJobCompletedImplementors = []string{"AssistantJobCompleted", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantJobCompleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assistantJobCompletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantJobCompletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("AssistantJobCompleted")
 		case "id":
 			out.Values[i] = ec._AssistantJobCompleted_id(ctx, field, obj)
@@ -22184,8 +15728,7 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22193,16 +15736,20 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				}()
 				res = ec._AssistantJobCompleted_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22215,11 +15762,11 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "sourceDocument":
 			out.Values[i] = ec._AssistantJobCompleted_sourceDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -22244,6 +15791,10 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22259,14 +15810,15 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 var assistantJobFailedImplementors = []string{"AssistantJobFailed", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantJobFailed) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assistantJobFailedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantJobFailedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 18 + 6)
 			out.Values[i] = graphql.MarshalString("AssistantJobFailed")
 		case "id":
 			out.Values[i] = ec._AssistantJobFailed_id(ctx, field, obj)
@@ -22315,8 +15867,7 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22324,16 +15875,20 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				}()
 				res = ec._AssistantJobFailed_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22346,11 +15901,11 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "reason":
 			out.Values[i] = ec._AssistantJobFailed_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -22370,6 +15925,10 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22385,14 +15944,15 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 var assistantMultiDocumentRequiresReviewImplementors = []string{"AssistantMultiDocumentRequiresReview", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Context, sel ast.SelectionSet, obj *event.AssistantMultiDocumentRequiresReview) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assistantMultiDocumentRequiresReviewImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantMultiDocumentRequiresReviewImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 36 + 6)
 			out.Values[i] = graphql.MarshalString("AssistantMultiDocumentRequiresReview")
 		case "id":
 			out.Values[i] = ec._AssistantMultiDocumentRequiresReview_id(ctx, field, obj)
@@ -22441,8 +16001,7 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22450,16 +16009,20 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				}()
 				res = ec._AssistantMultiDocumentRequiresReview_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22472,11 +16035,11 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "vaultLink":
 			out.Values[i] = ec._AssistantMultiDocumentRequiresReview_vaultLink(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -22496,6 +16059,10 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22511,14 +16078,15 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 var assistantSessionImplementors = []string{"AssistantSession"}
 
 func (ec *executionContext) _AssistantSession(ctx context.Context, sel ast.SelectionSet, obj *assistant.Session) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, assistantSessionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, assistantSessionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 16 + 6)
 			out.Values[i] = graphql.MarshalString("AssistantSession")
 		case "token":
 			out.Values[i] = ec._AssistantSession_token(ctx, field, obj)
@@ -22539,6 +16107,10 @@ func (ec *executionContext) _AssistantSession(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22554,14 +16126,15 @@ func (ec *executionContext) _AssistantSession(ctx context.Context, sel ast.Selec
 var bulkFileReportImplementors = []string{"BulkFileReport"}
 
 func (ec *executionContext) _BulkFileReport(ctx context.Context, sel ast.SelectionSet, obj *model.BulkFileReport) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bulkFileReportImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkFileReportImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
 			out.Values[i] = graphql.MarshalString("BulkFileReport")
 		case "rows":
 			out.Values[i] = ec._BulkFileReport_rows(ctx, field, obj)
@@ -22607,6 +16180,10 @@ func (ec *executionContext) _BulkFileReport(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22622,14 +16199,15 @@ func (ec *executionContext) _BulkFileReport(ctx context.Context, sel ast.Selecti
 var bulkLineErrorImplementors = []string{"BulkLineError"}
 
 func (ec *executionContext) _BulkLineError(ctx context.Context, sel ast.SelectionSet, obj *model.BulkLineError) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bulkLineErrorImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkLineErrorImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 13 + 6)
 			out.Values[i] = graphql.MarshalString("BulkLineError")
 		case "line":
 			out.Values[i] = ec._BulkLineError_line(ctx, field, obj)
@@ -22660,6 +16238,10 @@ func (ec *executionContext) _BulkLineError(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22675,14 +16257,15 @@ func (ec *executionContext) _BulkLineError(ctx context.Context, sel ast.Selectio
 var bulkReportImplementors = []string{"BulkReport"}
 
 func (ec *executionContext) _BulkReport(ctx context.Context, sel ast.SelectionSet, obj *model.BulkReport) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bulkReportImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkReportImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("BulkReport")
 		case "valid":
 			out.Values[i] = ec._BulkReport_valid(ctx, field, obj)
@@ -22713,6 +16296,10 @@ func (ec *executionContext) _BulkReport(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22728,14 +16315,15 @@ func (ec *executionContext) _BulkReport(ctx context.Context, sel ast.SelectionSe
 var bulkResultImplementors = []string{"BulkResult"}
 
 func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSet, obj *model.BulkResult) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bulkResultImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkResultImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("BulkResult")
 		case "file":
 			out.Values[i] = ec._BulkResult_file(ctx, field, obj)
@@ -22791,6 +16379,10 @@ func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22806,14 +16398,15 @@ func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSe
 var bulkUploadImplementors = []string{"BulkUpload"}
 
 func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSet, obj *model.BulkUpload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bulkUploadImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, bulkUploadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("BulkUpload")
 		case "id":
 			out.Values[i] = ec._BulkUpload_id(ctx, field, obj)
@@ -22874,6 +16467,10 @@ func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22889,14 +16486,15 @@ func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSe
 var charityImplementors = []string{"Charity", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, obj *family.Charity) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, charityImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, charityImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 7 + 6)
 			out.Values[i] = graphql.MarshalString("Charity")
 		case "id":
 			out.Values[i] = ec._Charity_id(ctx, field, obj)
@@ -22962,6 +16560,10 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -22977,14 +16579,15 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 var classImplementors = []string{"Class", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, obj *family.Class) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, classImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, classImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 5 + 6)
 			out.Values[i] = graphql.MarshalString("Class")
 		case "id":
 			out.Values[i] = ec._Class_id(ctx, field, obj)
@@ -23035,6 +16638,10 @@ func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23050,14 +16657,15 @@ func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, ob
 var classPartiesImplementors = []string{"ClassParties"}
 
 func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.SelectionSet, obj *family.ClassParties) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, classPartiesImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, classPartiesImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("ClassParties")
 		case "isDistributedEvenly":
 			out.Values[i] = ec._ClassParties_isDistributedEvenly(ctx, field, obj)
@@ -23083,6 +16691,10 @@ func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23098,14 +16710,15 @@ func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.Selection
 var classPartyImplementors = []string{"ClassParty"}
 
 func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSet, obj *family.ClassParty) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, classPartyImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, classPartyImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("ClassParty")
 		case "party":
 			out.Values[i] = ec._ClassParty_party(ctx, field, obj)
@@ -23136,6 +16749,10 @@ func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23151,14 +16768,15 @@ func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSe
 var clientImplementors = []string{"Client"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *family.Client) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
 			out.Values[i] = graphql.MarshalString("Client")
 		case "ref":
 			out.Values[i] = ec._Client_ref(ctx, field, obj)
@@ -23177,8 +16795,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "contacts":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -23186,16 +16803,20 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}()
 				res = ec._Client_contacts(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23208,15 +16829,14 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "contact":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -23224,16 +16844,20 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}()
 				res = ec._Client_contact(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23246,11 +16870,11 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "added":
 			out.Values[i] = ec._Client_added(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -23270,6 +16894,10 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23285,14 +16913,15 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 var clientAcceptedInvitationImplementors = []string{"ClientAcceptedInvitation", "Event"}
 
 func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel ast.SelectionSet, obj *event.ClientAcceptedInvitation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientAcceptedInvitationImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientAcceptedInvitationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 24 + 6)
 			out.Values[i] = graphql.MarshalString("ClientAcceptedInvitation")
 		case "id":
 			out.Values[i] = ec._ClientAcceptedInvitation_id(ctx, field, obj)
@@ -23348,6 +16977,10 @@ func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel a
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23363,14 +16996,15 @@ func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel a
 var clientAddressImplementors = []string{"ClientAddress"}
 
 func (ec *executionContext) _ClientAddress(ctx context.Context, sel ast.SelectionSet, obj *advisorspec.ClientAddress) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientAddressImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientAddressImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 13 + 6)
 			out.Values[i] = graphql.MarshalString("ClientAddress")
 		case "line1":
 			out.Values[i] = ec._ClientAddress_line1(ctx, field, obj)
@@ -23406,6 +17040,10 @@ func (ec *executionContext) _ClientAddress(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23421,14 +17059,15 @@ func (ec *executionContext) _ClientAddress(ctx context.Context, sel ast.Selectio
 var clientDeclinedInvitationImplementors = []string{"ClientDeclinedInvitation", "Event"}
 
 func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel ast.SelectionSet, obj *event.ClientDeclinedInvitation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientDeclinedInvitationImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientDeclinedInvitationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 24 + 6)
 			out.Values[i] = graphql.MarshalString("ClientDeclinedInvitation")
 		case "id":
 			out.Values[i] = ec._ClientDeclinedInvitation_id(ctx, field, obj)
@@ -23484,6 +17123,10 @@ func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel a
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23499,14 +17142,15 @@ func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel a
 var clientDetailsImplementors = []string{"ClientDetails"}
 
 func (ec *executionContext) _ClientDetails(ctx context.Context, sel ast.SelectionSet, obj *family.ClientDetails) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientDetailsImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientDetailsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 13 + 6)
 			out.Values[i] = graphql.MarshalString("ClientDetails")
 		case "wid":
 			out.Values[i] = ec._ClientDetails_wid(ctx, field, obj)
@@ -23632,6 +17276,10 @@ func (ec *executionContext) _ClientDetails(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23647,14 +17295,15 @@ func (ec *executionContext) _ClientDetails(ctx context.Context, sel ast.Selectio
 var clientProgressChangedImplementors = []string{"ClientProgressChanged", "Event"}
 
 func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.SelectionSet, obj *event.ClientProgressChanged) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, clientProgressChangedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, clientProgressChangedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("ClientProgressChanged")
 		case "id":
 			out.Values[i] = ec._ClientProgressChanged_id(ctx, field, obj)
@@ -23705,6 +17354,10 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23720,14 +17373,15 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 var contactRefImplementors = []string{"ContactRef"}
 
 func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSet, obj *family.ContactRef) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, contactRefImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, contactRefImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("ContactRef")
 		case "externalId":
 			out.Values[i] = ec._ContactRef_externalId(ctx, field, obj)
@@ -23748,6 +17402,10 @@ func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23763,14 +17421,15 @@ func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSe
 var deleteClientPayloadImplementors = []string{"DeleteClientPayload"}
 
 func (ec *executionContext) _DeleteClientPayload(ctx context.Context, sel ast.SelectionSet, obj *family.DeleteClientPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteClientPayloadImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, deleteClientPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 19 + 6)
 			out.Values[i] = graphql.MarshalString("DeleteClientPayload")
 		case "externalId":
 			out.Values[i] = ec._DeleteClientPayload_externalId(ctx, field, obj)
@@ -23791,6 +17450,10 @@ func (ec *executionContext) _DeleteClientPayload(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -23806,14 +17469,15 @@ func (ec *executionContext) _DeleteClientPayload(ctx context.Context, sel ast.Se
 var deleteDocumentPayloadImplementors = []string{"DeleteDocumentPayload"}
 
 func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.SelectionSet, obj *vault.DeleteDocumentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteDocumentPayloadImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, deleteDocumentPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("DeleteDocumentPayload")
 		case "vaultId":
 			out.Values[i] = ec._DeleteDocumentPayload_vaultId(ctx, field, obj)
@@ -23827,6 +17491,10 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -23844,14 +17512,15 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 var documentImplementors = []string{"Document"}
 
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *vault.Document) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("Document")
 		case "wid":
 			out.Values[i] = ec._Document_wid(ctx, field, obj)
@@ -23910,8 +17579,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "fileStatus":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -23919,16 +17587,20 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}()
 				res = ec._Document_fileStatus(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23941,15 +17613,14 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "downloadUri":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -23957,16 +17628,20 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}()
 				res = ec._Document_downloadUri(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23979,11 +17654,11 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23991,6 +17666,10 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -24008,14 +17687,15 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 var documentCategoryOptionImplementors = []string{"DocumentCategoryOption"}
 
 func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentCategoryOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentCategoryOptionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentCategoryOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 22 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentCategoryOption")
 		case "category":
 			out.Values[i] = ec._DocumentCategoryOption_category(ctx, field, obj)
@@ -24036,6 +17716,10 @@ func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24051,14 +17735,15 @@ func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast
 var documentCompletedImplementors = []string{"DocumentCompleted", "Event"}
 
 func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentCompleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentCompletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentCompletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 17 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentCompleted")
 		case "id":
 			out.Values[i] = ec._DocumentCompleted_id(ctx, field, obj)
@@ -24124,6 +17809,10 @@ func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24139,14 +17828,15 @@ func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.Sele
 var documentConnectionImplementors = []string{"DocumentConnection"}
 
 func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentConnectionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 18 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentConnection")
 		case "nodes":
 			out.Values[i] = ec._DocumentConnection_nodes(ctx, field, obj)
@@ -24172,6 +17862,10 @@ func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24187,14 +17881,15 @@ func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.Sel
 var documentOwnerInfoImplementors = []string{"DocumentOwnerInfo"}
 
 func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentOwnerInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentOwnerInfoImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentOwnerInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 17 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentOwnerInfo")
 		case "firstName":
 			out.Values[i] = ec._DocumentOwnerInfo_firstName(ctx, field, obj)
@@ -24235,6 +17930,10 @@ func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24250,14 +17949,15 @@ func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.Sele
 var documentPayloadImplementors = []string{"DocumentPayload"}
 
 func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentPayloadImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentPayload")
 		case "document":
 			out.Values[i] = ec._DocumentPayload_document(ctx, field, obj)
@@ -24278,6 +17978,10 @@ func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24293,14 +17997,15 @@ func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.Select
 var documentPendingValidationImplementors = []string{"DocumentPendingValidation", "Event"}
 
 func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentPendingValidation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentPendingValidationImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentPendingValidationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 25 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentPendingValidation")
 		case "id":
 			out.Values[i] = ec._DocumentPendingValidation_id(ctx, field, obj)
@@ -24366,6 +18071,10 @@ func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24381,14 +18090,15 @@ func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel 
 var documentStartedImplementors = []string{"DocumentStarted", "Event"}
 
 func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.SelectionSet, obj *event.DocumentStarted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentStartedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentStartedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentStarted")
 		case "id":
 			out.Values[i] = ec._DocumentStarted_id(ctx, field, obj)
@@ -24459,6 +18169,10 @@ func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24474,14 +18188,15 @@ func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.Select
 var documentSubCategoryOptionImplementors = []string{"DocumentSubCategoryOption"}
 
 func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentSubCategoryOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, documentSubCategoryOptionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, documentSubCategoryOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 25 + 6)
 			out.Values[i] = graphql.MarshalString("DocumentSubCategoryOption")
 		case "subCategory":
 			out.Values[i] = ec._DocumentSubCategoryOption_subCategory(ctx, field, obj)
@@ -24502,6 +18217,10 @@ func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24517,14 +18236,15 @@ func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel 
 var entityImplementors = []string{"Entity", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, obj *family.Entity) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, entityImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
 			out.Values[i] = graphql.MarshalString("Entity")
 		case "id":
 			out.Values[i] = ec._Entity_id(ctx, field, obj)
@@ -24580,6 +18300,10 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24595,14 +18319,15 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 var fractionImplementors = []string{"Fraction"}
 
 func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet, obj *family.Fraction) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, fractionImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, fractionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("Fraction")
 		case "numerator":
 			out.Values[i] = ec._Fraction_numerator(ctx, field, obj)
@@ -24623,6 +18348,10 @@ func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24638,14 +18367,15 @@ func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet,
 var generatedDocumentImplementors = []string{"GeneratedDocument"}
 
 func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.SelectionSet, obj *event.GeneratedDocument) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, generatedDocumentImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, generatedDocumentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 17 + 6)
 			out.Values[i] = graphql.MarshalString("GeneratedDocument")
 		case "documentType":
 			out.Values[i] = ec._GeneratedDocument_documentType(ctx, field, obj)
@@ -24669,8 +18399,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -24678,16 +18407,20 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				}()
 				res = ec._GeneratedDocument_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -24700,11 +18433,11 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24712,6 +18445,10 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -24729,14 +18466,15 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 var individualImplementors = []string{"Individual", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSet, obj *family.Individual) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, individualImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, individualImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("Individual")
 		case "id":
 			out.Values[i] = ec._Individual_id(ctx, field, obj)
@@ -24792,6 +18530,10 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24812,9 +18554,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -24823,6 +18565,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("Mutation")
 		case "createTopAccount":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -24938,6 +18681,10 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -24953,14 +18700,15 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var nameImplementors = []string{"Name"}
 
 func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj *event.Name) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, nameImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, nameImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 4 + 6)
 			out.Values[i] = graphql.MarshalString("Name")
 		case "name":
 			out.Values[i] = ec._Name_name(ctx, field, obj)
@@ -24974,6 +18722,10 @@ func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -24991,14 +18743,15 @@ func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj
 var offsetPageInfoImplementors = []string{"OffsetPageInfo"}
 
 func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.SelectionSet, obj *family.OffsetPageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, offsetPageInfoImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, offsetPageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
 			out.Values[i] = graphql.MarshalString("OffsetPageInfo")
 		case "page":
 			out.Values[i] = ec._OffsetPageInfo_page(ctx, field, obj)
@@ -25029,6 +18782,10 @@ func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25044,14 +18801,15 @@ func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.Selecti
 var ownershipImplementors = []string{"Ownership"}
 
 func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet, obj *family.Ownership) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, ownershipImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, ownershipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 9 + 6)
 			out.Values[i] = graphql.MarshalString("Ownership")
 		case "percentage":
 			out.Values[i] = ec._Ownership_percentage(ctx, field, obj)
@@ -25087,6 +18845,10 @@ func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25102,14 +18864,15 @@ func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *vault.PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("PageInfo")
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
@@ -25128,6 +18891,10 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -25150,9 +18917,9 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -25161,11 +18928,11 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 5 + 6)
 			out.Values[i] = graphql.MarshalString("Query")
 		case "version":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25173,21 +18940,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_version(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "bulkUpload":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25195,21 +18961,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_bulkUpload(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "viewer":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25217,21 +18982,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_viewer(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "contact":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25239,21 +19003,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_contact(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "client":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25261,21 +19024,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_client(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25283,21 +19045,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_document(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "documentTaxonomy":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25305,21 +19066,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_documentTaxonomy(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "recentEvents":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25327,21 +19087,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_recentEvents(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "topAccounts":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25349,21 +19108,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_topAccounts(ctx, field)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "topAccount":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25371,14 +19129,14 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_topAccount(ctx, field)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			rrm := func(ctx context.Context) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
@@ -25405,6 +19163,10 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25420,14 +19182,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var referralImplementors = []string{"Referral"}
 
 func (ec *executionContext) _Referral(ctx context.Context, sel ast.SelectionSet, obj *referral.Referral) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, referralImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, referralImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("Referral")
 		case "referralToken":
 			out.Values[i] = ec._Referral_referralToken(ctx, field, obj)
@@ -25468,6 +19231,10 @@ func (ec *executionContext) _Referral(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25483,14 +19250,15 @@ func (ec *executionContext) _Referral(ctx context.Context, sel ast.SelectionSet,
 var referralAddressImplementors = []string{"ReferralAddress"}
 
 func (ec *executionContext) _ReferralAddress(ctx context.Context, sel ast.SelectionSet, obj *referral.Address) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, referralAddressImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, referralAddressImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
 			out.Values[i] = graphql.MarshalString("ReferralAddress")
 		case "line1":
 			out.Values[i] = ec._ReferralAddress_line1(ctx, field, obj)
@@ -25526,6 +19294,10 @@ func (ec *executionContext) _ReferralAddress(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25541,14 +19313,15 @@ func (ec *executionContext) _ReferralAddress(ctx context.Context, sel ast.Select
 var referralUserImplementors = []string{"ReferralUser"}
 
 func (ec *executionContext) _ReferralUser(ctx context.Context, sel ast.SelectionSet, obj *referral.User) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, referralUserImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, referralUserImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("ReferralUser")
 		case "email":
 			out.Values[i] = ec._ReferralUser_email(ctx, field, obj)
@@ -25589,6 +19362,10 @@ func (ec *executionContext) _ReferralUser(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25604,14 +19381,15 @@ func (ec *executionContext) _ReferralUser(ctx context.Context, sel ast.Selection
 var relationshipImplementors = []string{"Relationship"}
 
 func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *family.Relationship) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, relationshipImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, relationshipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("Relationship")
 		case "role":
 			out.Values[i] = ec._Relationship_role(ctx, field, obj)
@@ -25642,6 +19420,10 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25657,14 +19439,15 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 var sourceDocumentImplementors = []string{"SourceDocument"}
 
 func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.SelectionSet, obj *event.SourceDocument) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, sourceDocumentImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, sourceDocumentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
 			out.Values[i] = graphql.MarshalString("SourceDocument")
 		case "vaultId":
 			out.Values[i] = ec._SourceDocument_vaultId(ctx, field, obj)
@@ -25688,8 +19471,7 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25697,16 +19479,20 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				}()
 				res = ec._SourceDocument_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -25719,11 +19505,11 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25731,6 +19517,10 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -25770,14 +19560,15 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var taxJobCompletedImplementors = []string{"TaxJobCompleted", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.SelectionSet, obj *event.TaxJobCompleted) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, taxJobCompletedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, taxJobCompletedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
 			out.Values[i] = graphql.MarshalString("TaxJobCompleted")
 		case "id":
 			out.Values[i] = ec._TaxJobCompleted_id(ctx, field, obj)
@@ -25826,8 +19617,7 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25835,16 +19625,20 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				}()
 				res = ec._TaxJobCompleted_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -25857,11 +19651,11 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "sourceDocument":
 			out.Values[i] = ec._TaxJobCompleted_sourceDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -25891,6 +19685,10 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -25906,14 +19704,15 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 var taxJobFailedImplementors = []string{"TaxJobFailed", "Event", "AnalysisEvent"}
 
 func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.SelectionSet, obj *event.TaxJobFailed) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, taxJobFailedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, taxJobFailedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("TaxJobFailed")
 		case "id":
 			out.Values[i] = ec._TaxJobFailed_id(ctx, field, obj)
@@ -25962,8 +19761,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 			}
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -25971,16 +19769,20 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				}()
 				res = ec._TaxJobFailed_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -25993,11 +19795,11 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "reason":
 			out.Values[i] = ec._TaxJobFailed_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26017,6 +19819,10 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26032,14 +19838,15 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 var topAccountImplementors = []string{"TopAccount"}
 
 func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, topAccountImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, topAccountImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("TopAccount")
 		case "wid":
 			out.Values[i] = ec._TopAccount_wid(ctx, field, obj)
@@ -26058,8 +19865,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 			}
 		case "contacts":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -26067,16 +19873,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_contacts(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -26089,15 +19899,14 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "contact":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -26105,16 +19914,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_contact(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -26127,15 +19940,14 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "documents":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -26143,16 +19955,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_documents(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -26165,15 +19981,14 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "document":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -26181,16 +19996,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_document(ctx, field, obj)
 				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -26203,15 +20022,14 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		case "relationships":
 			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -26219,16 +20037,20 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._TopAccount_relationships(ctx, field, obj)
 				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
+					atomic.AddUint32(invalids, 1)
 				}
 				return res
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet = graphql.NewFieldSet(nil)
+					deferLabelToView = make(map[string]*graphql.FieldSetView)
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+					return innerFunc(ctx, &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -26241,11 +20063,11 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				}
 
 				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
+				out.Values[i] = ec.run.DeferredField()
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26253,6 +20075,10 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
 	}
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
@@ -26270,14 +20096,15 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 var topAccountPageImplementors = []string{"TopAccountPage"}
 
 func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, topAccountPageImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, topAccountPageImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
 			out.Values[i] = graphql.MarshalString("TopAccountPage")
 		case "nodes":
 			out.Values[i] = ec._TopAccountPage_nodes(ctx, field, obj)
@@ -26298,6 +20125,10 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26313,14 +20144,15 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 var trustImplementors = []string{"Trust", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, obj *family.Trust) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, trustImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, trustImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 5 + 6)
 			out.Values[i] = graphql.MarshalString("Trust")
 		case "id":
 			out.Values[i] = ec._Trust_id(ctx, field, obj)
@@ -26396,6 +20228,10 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26411,14 +20247,15 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 var unknownEventImplementors = []string{"UnknownEvent", "Event"}
 
 func (ec *executionContext) _UnknownEvent(ctx context.Context, sel ast.SelectionSet, obj *event.UnknownEvent) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, unknownEventImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, unknownEventImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("UnknownEvent")
 		case "id":
 			out.Values[i] = ec._UnknownEvent_id(ctx, field, obj)
@@ -26464,6 +20301,10 @@ func (ec *executionContext) _UnknownEvent(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26479,14 +20320,15 @@ func (ec *executionContext) _UnknownEvent(ctx context.Context, sel ast.Selection
 var userSubscriptionCanceledImplementors = []string{"UserSubscriptionCanceled", "Event"}
 
 func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionCanceled) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionCanceledImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionCanceledImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 24 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionCanceled")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionCanceled_id(ctx, field, obj)
@@ -26527,6 +20369,10 @@ func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel a
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26542,14 +20388,15 @@ func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel a
 var userSubscriptionChangedImplementors = []string{"UserSubscriptionChanged", "Event"}
 
 func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionChanged) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionChangedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionChangedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 23 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionChanged")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionChanged_id(ctx, field, obj)
@@ -26595,6 +20442,10 @@ func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel as
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26610,14 +20461,15 @@ func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel as
 var userSubscriptionCreatedImplementors = []string{"UserSubscriptionCreated", "Event"}
 
 func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionCreated) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionCreatedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionCreatedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 23 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionCreated")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionCreated_id(ctx, field, obj)
@@ -26658,6 +20510,10 @@ func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel as
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26673,14 +20529,15 @@ func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel as
 var userSubscriptionReactivatedImplementors = []string{"UserSubscriptionReactivated", "Event"}
 
 func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, sel ast.SelectionSet, obj *event.UserSubscriptionReactivated) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userSubscriptionReactivatedImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, userSubscriptionReactivatedImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 27 + 6)
 			out.Values[i] = graphql.MarshalString("UserSubscriptionReactivated")
 		case "id":
 			out.Values[i] = ec._UserSubscriptionReactivated_id(ctx, field, obj)
@@ -26721,6 +20578,10 @@ func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, se
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26736,14 +20597,15 @@ func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, se
 var viewerImplementors = []string{"Viewer"}
 
 func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model.Viewer) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, viewerImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
 			out.Values[i] = graphql.MarshalString("Viewer")
 		case "advisorId":
 			out.Values[i] = ec._Viewer_advisorId(ctx, field, obj)
@@ -26764,6 +20626,10 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26779,14 +20645,15 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 var willImplementors = []string{"Will", "Contact", "ContactCard"}
 
 func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj *family.Will) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, willImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, willImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 4 + 6)
 			out.Values[i] = graphql.MarshalString("Will")
 		case "id":
 			out.Values[i] = ec._Will_id(ctx, field, obj)
@@ -26862,6 +20729,10 @@ func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26877,14 +20748,15 @@ func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 11 + 6)
 			out.Values[i] = graphql.MarshalString("__Directive")
 		case "name":
 			out.Values[i] = ec.___Directive_name(ctx, field, obj)
@@ -26920,6 +20792,10 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26935,14 +20811,15 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 11 + 6)
 			out.Values[i] = graphql.MarshalString("__EnumValue")
 		case "name":
 			out.Values[i] = ec.___EnumValue_name(ctx, field, obj)
@@ -26973,6 +20850,10 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -26988,14 +20869,15 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 7 + 6)
 			out.Values[i] = graphql.MarshalString("__Field")
 		case "name":
 			out.Values[i] = ec.___Field_name(ctx, field, obj)
@@ -27036,6 +20918,10 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -27051,14 +20937,15 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("__InputValue")
 		case "name":
 			out.Values[i] = ec.___InputValue_name(ctx, field, obj)
@@ -27099,6 +20986,10 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -27114,14 +21005,15 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
 			out.Values[i] = graphql.MarshalString("__Schema")
 		case "description":
 			out.Values[i] = ec.___Schema_description(ctx, field, obj)
@@ -27162,6 +21054,10 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -27177,14 +21073,15 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := ec.run.Fields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 6 + 6)
 			out.Values[i] = graphql.MarshalString("__Type")
 		case "kind":
 			out.Values[i] = ec.___Type_kind(ctx, field, obj)
@@ -27250,6 +21147,10 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
+	if deferredFieldSet == nil {
+		return out
+	}
+
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
@@ -27303,11 +21204,37 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 }
 
 func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BulkLineError) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "BulkLineError") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27369,11 +21296,37 @@ func (ec *executionContext) marshalNBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgat
 }
 
 func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ClassParty) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "ClassParty") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27439,11 +21392,37 @@ func (ec *executionContext) marshalNContact2githubᚗcomᚋadvisorhqᚋgateway�
 }
 
 func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(ctx context.Context, sel ast.SelectionSet, v []family.Contact) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Contact") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27465,11 +21444,37 @@ func (ec *executionContext) unmarshalNContactPatch2githubᚗcomᚋadvisorhqᚋga
 }
 
 func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "ContactRef") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27547,11 +21552,37 @@ func (ec *executionContext) marshalNDeleteDocumentPayload2ᚖgithubᚗcomᚋadvi
 }
 
 func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.Document) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Document") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27583,11 +21614,37 @@ func (ec *executionContext) marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋ
 }
 
 func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentCategoryOption) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "DocumentCategoryOption") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27649,11 +21706,37 @@ func (ec *executionContext) marshalNDocumentSubCategory2githubᚗcomᚋadvisorhq
 }
 
 func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "DocumentSubCategoryOption") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27699,11 +21782,37 @@ func (ec *executionContext) unmarshalNDocumentType2ᚕgithubᚗcomᚋadvisorhq�
 }
 
 func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "DocumentType") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27735,11 +21844,37 @@ func (ec *executionContext) marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋi
 }
 
 func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []event.Event) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Event") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27797,11 +21932,37 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 }
 
 func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.GeneratedDocument) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "GeneratedDocument") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27881,11 +22042,37 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Name) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Name") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27911,11 +22098,37 @@ func (ec *executionContext) marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋga
 }
 
 func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Ownership) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Ownership") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -27980,11 +22193,37 @@ func (ec *executionContext) unmarshalNReferralUserInput2githubᚗcomᚋadvisorhq
 }
 
 func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "Relationship") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28071,11 +22310,37 @@ func (ec *executionContext) marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋ
 }
 
 func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "TopAccount") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28131,11 +22396,37 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Directive") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28177,11 +22468,37 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__DirectiveLocation") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__DirectiveLocation2string(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28205,11 +22522,37 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__InputValue") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28225,11 +22568,37 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Type") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28330,11 +22699,37 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "BulkResult") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28456,11 +22851,37 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "ContactType") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28628,11 +23049,37 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "EventGroup") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -28664,11 +23111,37 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "EventType") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -29082,11 +23555,37 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__EnumValue") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -29101,11 +23600,37 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Field") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -29120,11 +23645,37 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__InputValue") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -29146,11 +23697,37 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if ec.reachesIO(sel, "__Type") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
