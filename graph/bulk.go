@@ -21,8 +21,9 @@ import (
 type Bulk struct {
 	Loads    *bulk.Loads
 	Progress bulkprogress.Store
-	// Existing makes what one validation's references are checked against.
-	Existing func() bulk.Existing
+	// Existing makes what one validation's references are checked against, its clients looked
+	// up as the scope's advisor and team.
+	Existing func(bulk.Scope) bulk.Existing
 }
 
 // errBulkOff answers bulk loads on a gateway without a server to send them to.
@@ -45,13 +46,37 @@ func bulkFile(u *graphql.Upload) io.Reader {
 }
 
 // bulkNoFile refuses a bulk call without a file.
-var bulkNoFile = apperr.New(apperr.BadUserInput, "Give a clients file, a people file or both")
+var bulkNoFile = apperr.New(apperr.BadUserInput, "Give a clients file, a people file or both (or, with model: TOP_ACCOUNTS, a topAccounts file)")
+
+// bulkTopAccountsInClientModel refuses the Top Accounts file outside the model it belongs to.
+var bulkTopAccountsInClientModel = apperr.New(apperr.BadUserInput,
+	"topAccounts is the Add/Update Top Accounts file of the deprecated top-account model: give model: TOP_ACCOUNTS with it, or leave it out")
+
+// bulkInput maps a bulk call's arguments: its files, and the advisor and team its clients are
+// looked up as (the caller's own unless it names others, which needs the firm-admin role, as
+// for every v1 operation).
+func (r *Resolver) bulkInput(ctx context.Context, topAccounts, clients, people *graphql.Upload, m *model.BulkModel, advisorID, teamID *string) (bulk.Input, bulk.Scope, error) {
+	in := bulk.Input{TopAccounts: bulkFile(topAccounts), Clients: bulkFile(clients), People: bulkFile(people), Model: bulkModel(m)}
+	switch {
+	case in.TopAccounts == nil && in.Clients == nil && in.People == nil:
+		return in, bulk.Scope{}, bulkNoFile
+	case in.TopAccounts != nil && in.Model != advisorspec.TopAccountModel:
+		return in, bulk.Scope{}, bulkTopAccountsInClientModel
+	}
+	a, t, err := r.Access.ActingFor(ctx, deref(advisorID), deref(teamID))
+	if err != nil {
+		return in, bulk.Scope{}, err
+	}
+	return in, bulk.Scope{AdvisorID: a, TeamID: t}, nil
+}
 
 func toBulkReport(r *bulk.Report) *model.BulkReport {
 	if r == nil {
 		return nil
 	}
-	return &model.BulkReport{Valid: r.Valid(), Clients: toBulkFileReport(r.Clients), People: toBulkFileReport(r.People)}
+	return &model.BulkReport{
+		Valid: r.Valid(), TopAccounts: toBulkFileReport(r.TopAccounts), Clients: toBulkFileReport(r.Clients), People: toBulkFileReport(r.People),
+	}
 }
 
 func toBulkFileReport(f *bulk.FileReport) *model.BulkFileReport {

@@ -17,14 +17,15 @@ import (
 )
 
 // ValidateBulkFiles is the resolver for the validateBulkFiles field.
-func (r *mutationResolver) ValidateBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) (*model.BulkReport, error) {
-	if clients == nil && people == nil {
-		return nil, bulkNoFile
+func (r *mutationResolver) ValidateBulkFiles(ctx context.Context, topAccounts *graphql.Upload, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, advisorID *string, teamID *string) (*model.BulkReport, error) {
+	in, scope, err := r.bulkInput(ctx, topAccounts, clients, people, model, advisorID, teamID)
+	if err != nil {
+		return nil, err
 	}
 	// The checks ask about each existing record the files name, within bulk's own bound rather
 	// than the operation's upstream budget, which is sized for one screen's queries.
 	ctx = advisor.WithBudget(ctx, 2*bulk.DefaultMaxLookups)
-	rep, err := bulk.Validate(ctx, bulk.Input{Clients: bulkFile(clients), People: bulkFile(people), Model: bulkModel(model)}, r.Bulk.Existing(), bulk.Options{})
+	rep, err := bulk.Validate(ctx, in, r.Bulk.Existing(scope), bulk.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -32,15 +33,17 @@ func (r *mutationResolver) ValidateBulkFiles(ctx context.Context, clients *graph
 }
 
 // UploadBulkFiles is the resolver for the uploadBulkFiles field.
-func (r *mutationResolver) UploadBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) (*model.BulkUpload, error) {
+func (r *mutationResolver) UploadBulkFiles(ctx context.Context, topAccounts *graphql.Upload, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool, advisorID *string, teamID *string) (*model.BulkUpload, error) {
 	if r.Bulk.Loads == nil {
 		return nil, errBulkOff
 	}
-	if clients == nil && people == nil {
-		return nil, bulkNoFile
+	in, scope, err := r.bulkInput(ctx, topAccounts, clients, people, model, advisorID, teamID)
+	if err != nil {
+		return nil, err
 	}
 	id, err := r.Bulk.Loads.Start(ctx, bulk.Load{
-		Clients: bulkFile(clients), People: bulkFile(people), Model: bulkModel(model), ValidRowsOnly: validRowsOnly != nil && *validRowsOnly,
+		TopAccounts: in.TopAccounts, Clients: in.Clients, People: in.People, Model: in.Model, Scope: scope,
+		ValidRowsOnly: validRowsOnly != nil && *validRowsOnly,
 	})
 	if errors.Is(err, bulk.ErrBusy) {
 		return nil, apperr.New(apperr.BadUserInput, "Other bulk loads are running; start this one when one of them is done")

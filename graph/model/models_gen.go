@@ -39,16 +39,18 @@ type BulkLineError struct {
 // What the checks of a load's files found.
 type BulkReport struct {
 	// True when every file given can be sent whole.
-	Valid   bool            `json:"valid"`
-	Clients *BulkFileReport `json:"clients,omitempty"`
-	People  *BulkFileReport `json:"people,omitempty"`
+	Valid bool `json:"valid"`
+	// The Add/Update Top Accounts file (model TOP_ACCOUNTS).
+	TopAccounts *BulkFileReport `json:"topAccounts,omitempty"`
+	Clients     *BulkFileReport `json:"clients,omitempty"`
+	People      *BulkFileReport `json:"people,omitempty"`
 }
 
 // What the service made of one bulk file.
 type BulkResult struct {
 	// The file's name on the server, such as `people-20261123T204500Z.jsonl`.
 	File string `json:"file"`
-	// `clients` or `people`.
+	// `clients`, `people` or `top-accounts` (the Add/Update Top Accounts file).
 	Kind string `json:"kind"`
 	Rows int    `json:"rows"`
 	// Rows added or updated.
@@ -95,7 +97,8 @@ type BulkModel string
 const (
 	// Rows name their client with `client_id` (the current model).
 	BulkModelClients BulkModel = "CLIENTS"
-	// Rows name their top account with `top_account_id` (the deprecated container model).
+	// Rows name their top account with `top_account_id` (the deprecated container model), which
+	// also takes an Add/Update Top Accounts file.
 	BulkModelTopAccounts BulkModel = "TOP_ACCOUNTS"
 )
 

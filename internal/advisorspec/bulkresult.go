@@ -13,7 +13,8 @@ import (
 type BulkResult struct {
 	// File is the bulk file's name, such as "people-20261123T204500Z.jsonl".
 	File string `json:"file"`
-	// Kind is "clients" or "people".
+	// Kind is "clients", "people" or "top-accounts" (the deprecated model's Add/Update Top
+	// Accounts file): the first part of the file's name.
 	Kind string `json:"kind"`
 	// Model is the People file's model, "clients" or "top_accounts" (the deprecated container
 	// model); empty for a Clients file.
@@ -69,6 +70,7 @@ const MaxBulkResultErrors = 1000
 const (
 	BulkKindClients      = "clients"
 	BulkKindPeople       = "people"
+	BulkKindTopAccounts  = "top-accounts"
 	BulkModelClients     = "clients"
 	BulkModelTopAccounts = "top_accounts"
 )

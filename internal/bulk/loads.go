@@ -45,9 +45,10 @@ type Loads struct {
 type LoadsConfig struct {
 	Uploader Uploader
 	Progress bulkprogress.Store
-	// Existing makes what one load's references are checked against; its context carries the
-	// advisor client's request cache, which the load's requests share.
-	Existing func() Existing
+	// Existing makes what one load's references are checked against, its clients looked up
+	// as the load's Scope; its context carries the advisor client's request cache, which the
+	// load's requests share.
+	Existing func(Scope) Existing
 	// SpoolDir holds each load's files while it runs (os.TempDir() when empty): the request
 	// that brought them ends before the load does.
 	SpoolDir string
@@ -102,10 +103,13 @@ func (l *Loads) Close() {
 	l.wg.Wait()
 }
 
-// Load is one load's files; a nil reader is a file not given.
+// Load is one load's files; a nil reader is a file not given. TopAccounts belongs to the
+// deprecated container model only.
 type Load struct {
-	Clients, People io.Reader
-	Model           advisorspec.BulkModel
+	TopAccounts, Clients, People io.Reader
+	Model                        advisorspec.BulkModel
+	// Scope is the advisor and team the checks look the People file's clients up as.
+	Scope Scope
 	// ValidRowsOnly sends the valid rows of files that have invalid ones; otherwise a file
 	// with an invalid row sends nothing.
 	ValidRowsOnly bool
@@ -114,8 +118,8 @@ type Load struct {
 // Start copies the load's files aside and starts it, returning its id at once; its progress
 // is then in the store under that id.
 func (l *Loads) Start(ctx context.Context, in Load) (string, error) {
-	if in.Clients == nil && in.People == nil {
-		return "", errors.New("no file to load: give a Clients file, a People file or both")
+	if err := (Input{TopAccounts: in.TopAccounts, Clients: in.Clients, People: in.People, Model: in.Model}).check(); err != nil {
+		return "", err
 	}
 	select {
 	case l.running <- struct{}{}:
@@ -139,7 +143,7 @@ func (l *Loads) Start(ctx context.Context, in Load) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("start a bulk load: %w", tenant.ErrNoFirm)
 	}
-	job := &load{Loads: l, ctx: tenant.WithFirm(l.ctx, firm), firm: firm.ID, id: id, model: in.Model, validOnly: in.ValidRowsOnly}
+	job := &load{Loads: l, ctx: tenant.WithFirm(l.ctx, firm), firm: firm.ID, id: id, model: in.Model, scope: in.Scope, validOnly: in.ValidRowsOnly}
 	defer func() {
 		if !started {
 			job.removeSpool()
@@ -148,7 +152,7 @@ func (l *Loads) Start(ctx context.Context, in Load) (string, error) {
 	for _, f := range []struct {
 		r    io.Reader
 		kind sftpupload.Kind
-	}{{in.Clients, sftpupload.Clients}, {in.People, sftpupload.People}} {
+	}{{in.TopAccounts, sftpupload.TopAccounts}, {in.Clients, sftpupload.Clients}, {in.People, sftpupload.People}} {
 		if f.r == nil {
 			continue
 		}
@@ -232,6 +236,7 @@ type load struct {
 	firm       string
 	id         string
 	model      advisorspec.BulkModel
+	scope      Scope
 	validOnly  bool
 	files      []spooled
 	bytesTotal int64
@@ -299,10 +304,8 @@ func (j *load) run() {
 
 func invalidRows(r *Report) int {
 	n := 0
-	for _, f := range []*FileReport{r.Clients, r.People} {
-		if f != nil {
-			n += f.InvalidRows
-		}
+	for _, f := range r.files() {
+		n += f.InvalidRows
 	}
 	return n
 }
@@ -335,15 +338,18 @@ func (j *load) validate(ctx context.Context) (*Report, error) {
 			defer w.Close()
 			f.validPath, valid = w.Name(), j.budgeted(w)
 		}
-		if f.kind == sftpupload.Clients {
+		switch f.kind {
+		case sftpupload.TopAccounts:
+			in.TopAccounts, opts.ValidTopAccounts = r, valid
+		case sftpupload.Clients:
 			in.Clients, opts.ValidClients = r, valid
-		} else {
+		default:
 			in.People, opts.ValidPeople = r, valid
 		}
 	}
 	var existing Existing
 	if j.cfg.Existing != nil {
-		existing = j.cfg.Existing()
+		existing = j.cfg.Existing(j.scope)
 	}
 	return Validate(ctx, in, existing, opts)
 }

@@ -3,6 +3,7 @@ package bulk_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -209,7 +210,7 @@ func TestALoadTheServiceWouldRefuseSendsNothing(t *testing.T) {
 	t.Parallel()
 	for _, validOnly := range []bool{false, true} {
 		up := &fakeUploader{}
-		refusing := func() bulk.Existing {
+		refusing := func(bulk.Scope) bulk.Existing {
 			return &existing{refusal: "advisorId is required when the API user can access multiple advisors"}
 		}
 		l, store, spool := newLoads(t, up, bulk.LoadsConfig{Existing: refusing})
@@ -284,4 +285,62 @@ func waitEmpty(t *testing.T, dir string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// In the deprecated model a load takes the "Add/Update Top Accounts file" its People rows may
+// name ("an existing top account or one in the Add/Update Top Accounts file"): it goes up
+// first, its valid rows only when asked, and the People row naming an invalid one is invalid
+// too. The load's Scope reaches what its references are checked against.
+func TestALoadInTheContainerModelSendsItsTopAccountsFileFirst(t *testing.T) {
+	t.Parallel()
+	up := &fakeUploader{}
+	var scopes []bulk.Scope
+	var mu sync.Mutex
+	l, store, _ := newLoads(t, up, bulk.LoadsConfig{Existing: func(s bulk.Scope) bulk.Existing {
+		mu.Lock()
+		defer mu.Unlock()
+		scopes = append(scopes, s)
+		return &existing{}
+	}})
+	accounts := `{"id":"TA-1","name":"Okafor Family"}` + "\n" + `{"id":"TA-2"}` + "\n"
+	people := `{"type":"Individual","id":"p1","top_account_id":"TA-1","first_name":"A","last_name":"B"}` + "\n" +
+		`{"type":"Individual","id":"p2","top_account_id":"TA-2","first_name":"A","last_name":"B"}` + "\n"
+	id, err := l.Start(asFirm, bulk.Load{
+		TopAccounts: strings.NewReader(accounts), People: strings.NewReader(people), Model: advisorspec.TopAccountModel,
+		Scope: bulk.Scope{AdvisorID: "adv-7", TeamID: "team-7"}, ValidRowsOnly: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, last := watch(t, store, id)
+	if last.Phase != bulkprogress.Done {
+		t.Fatalf("ended %s: %q", last.Phase, last.Error)
+	}
+	var results []advisorspec.BulkResult
+	if err := json.Unmarshal(last.Result, &results); err != nil || len(results) != 2 || results[0].Kind != "top-accounts" || results[1].Kind != "people" {
+		t.Fatalf("results %s (%v), want the Top Accounts file's, then the People file's", last.Result, err)
+	}
+	if got, want := up.sent[sftpupload.TopAccounts], `{"id":"TA-1","name":"Okafor Family"}`+"\n"; got != want {
+		t.Errorf("sent the Top Accounts rows %q, want the valid one %q", got, want)
+	}
+	if got := up.sent[sftpupload.People]; strings.Contains(got, `"p2"`) || !strings.Contains(got, `"p1"`) {
+		t.Errorf("sent the People rows %q, want p1 alone", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := (bulk.Scope{AdvisorID: "adv-7", TeamID: "team-7"}); len(scopes) != 1 || scopes[0] != want {
+		t.Errorf("checked as %+v, want %+v", scopes, want)
+	}
+}
+
+// A Top Accounts file belongs to the deprecated model alone: with the current model the load is
+// refused before anything is kept aside.
+func TestALoadRefusesATopAccountsFileInTheClientModel(t *testing.T) {
+	t.Parallel()
+	l, _, spool := newLoads(t, &fakeUploader{}, bulk.LoadsConfig{})
+	_, err := l.Start(asFirm, bulk.Load{TopAccounts: strings.NewReader(`{"id":"TA-1","name":"N"}` + "\n")})
+	if !errors.Is(err, bulk.ErrTopAccountsInClientModel) {
+		t.Fatalf("got %v, want %v", err, bulk.ErrTopAccountsInClientModel)
+	}
+	waitEmpty(t, spool)
 }

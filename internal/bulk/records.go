@@ -22,16 +22,25 @@ import (
 // up is one request, so a load naming many existing owners needs a larger upstream budget
 // than one GraphQL operation has (advisor.WithBudget).
 type Records struct {
-	api *advisor.Client
+	api   *advisor.Client
+	scope Scope
 	// topAccounts maps the top accounts' external_ids to their wids, once listed.
 	topAccounts map[string]string
 	// cards maps each owner found to the types of its cards, by external_id.
 	cards map[advisorspec.RowRef]map[string]advisorspec.ContactType
 }
 
-// NewRecords asks api.
-func NewRecords(api *advisor.Client) *Records {
-	return &Records{api: api, cards: map[advisorspec.RowRef]map[string]advisorspec.ContactType{}}
+// Scope is the advisor and team a load's client lookups act for: the v1 client paths are
+// scoped by advisor and team, and an API user that reaches several must name them ("advisor_id
+// string optional, required when the API user can access multiple advisors"). Empty fields name
+// none, which serves an API user that reaches one.
+type Scope struct {
+	AdvisorID, TeamID string
+}
+
+// NewRecords asks api, looking clients up as scope's advisor and team.
+func NewRecords(api *advisor.Client, scope Scope) *Records {
+	return &Records{api: api, scope: scope, cards: map[advisorspec.RowRef]map[string]advisorspec.ContactType{}}
 }
 
 // topAccountPage is as many top accounts as the API lists at once.
@@ -41,7 +50,7 @@ const topAccountPage = 100
 func (r *Records) Exists(ctx context.Context, kind advisorspec.RefKind, id string) (bool, error) {
 	switch kind {
 	case advisorspec.RefClient:
-		contacts, err := r.api.ClientContacts(ctx, advisor.ClientRef{Ref: id})
+		contacts, err := r.api.ClientContacts(ctx, advisor.ClientRef{Ref: id, AdvisorID: r.scope.AdvisorID, TeamID: r.scope.TeamID})
 		if apperr.IsNotFound(err) {
 			return false, nil
 		}

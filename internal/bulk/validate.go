@@ -1,5 +1,5 @@
-// Package bulk loads a firm's book of business in bulk: a Clients file and a
-// People/Trusts/Entities file, checked against the specification as they stream, their
+// Package bulk loads a firm's book of business in bulk: a Clients file (or, in the deprecated
+// container model, an Add/Update Top Accounts file) and a People/Trusts/Entities file, checked against the specification as they stream, their
 // references resolved within the upload or against what the service already has, then sent to
 // the service's SFTP server.
 package bulk
@@ -29,10 +29,26 @@ type Existing interface {
 	ClientsRefusal(ctx context.Context) (string, error)
 }
 
-// Input is the files of one load; a nil reader is a file not given.
+// Input is the files of one load; a nil reader is a file not given. TopAccounts belongs to the
+// deprecated container model only.
 type Input struct {
-	Clients, People io.Reader
-	Model           advisorspec.BulkModel
+	TopAccounts, Clients, People io.Reader
+	Model                        advisorspec.BulkModel
+}
+
+// ErrTopAccountsInClientModel refuses a Top Accounts file outside the deprecated container
+// model, whose People rows alone name top accounts.
+var ErrTopAccountsInClientModel = errors.New("a Top Accounts file belongs to the deprecated top-account model, whose People rows name top accounts")
+
+// check refuses an input without a file, or with a file its model has no use for.
+func (in Input) check() error {
+	switch {
+	case in.TopAccounts == nil && in.Clients == nil && in.People == nil:
+		return errors.New("no file to validate: give a Top Accounts, Clients or People file")
+	case in.TopAccounts != nil && in.Model != advisorspec.TopAccountModel:
+		return ErrTopAccountsInClientModel
+	}
+	return nil
 }
 
 // FileReport is what validation found in one file.
@@ -51,27 +67,50 @@ func (r *FileReport) Valid() bool { return r.FileError == "" && r.InvalidRows ==
 
 // Report is what validation found in the files of one load; a file not given has no report.
 type Report struct {
-	Clients, People *FileReport
+	TopAccounts *FileReport `json:",omitempty"`
+	Clients     *FileReport
+	People      *FileReport
+}
+
+// files are the reports of the files given.
+func (r *Report) files() []*FileReport {
+	var out []*FileReport
+	for _, f := range []*FileReport{r.TopAccounts, r.Clients, r.People} {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Valid reports whether every file given can be sent whole.
 func (r *Report) Valid() bool {
-	return (r.Clients == nil || r.Clients.Valid()) && (r.People == nil || r.People.Valid())
+	for _, f := range r.files() {
+		if !f.Valid() {
+			return false
+		}
+	}
+	return true
 }
 
 // ServiceRefuses reports whether the service would apply none of a file given, so that sending
 // the load, or its valid rows, would only end with nothing applied.
 func (r *Report) ServiceRefuses() bool {
-	return r.Clients != nil && r.Clients.ServiceRefuses || r.People != nil && r.People.ServiceRefuses
+	for _, f := range r.files() {
+		if f.ServiceRefuses {
+			return true
+		}
+	}
+	return false
 }
 
 // Options are what Validate does beside checking.
 type Options struct {
 	// Progress, when set, hears how far each file has been read.
 	Progress func(kind string, p bulkfile.Progress)
-	// ValidClients and ValidPeople, when set, receive each file's valid rows as they are known
-	// valid: what a load of the valid rows only sends.
-	ValidClients, ValidPeople io.Writer
+	// ValidTopAccounts, ValidClients and ValidPeople, when set, receive each file's valid rows
+	// as they are known valid: what a load of the valid rows only sends.
+	ValidTopAccounts, ValidClients, ValidPeople io.Writer
 	// MaxLookups bounds the distinct ids Validate asks Existing about (DefaultMaxLookups when 0):
 	// each may cost the service a request.
 	MaxLookups int
@@ -84,13 +123,13 @@ const DefaultMaxLookups = 10_000
 // ErrTooManyLookups refuses a load that names more existing records than Options.MaxLookups.
 var ErrTooManyLookups = errors.New("the files name more existing records than can be checked")
 
-// Validate checks the files of in: the Clients file first, so that the People file's rows may
-// name its clients. It returns the report, and an error only when it could not finish: the
+// Validate checks the files of in: the Top Accounts and Clients files first, so that the People
+// file's rows may name their top accounts and clients. It returns the report, and an error only when it could not finish: the
 // context ended, a file could not be read, or Existing failed. A file refused as a whole is
 // in its report, not an error.
 func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*Report, error) {
-	if in.Clients == nil && in.People == nil {
-		return nil, errors.New("no file to validate: give a Clients file, a People file or both")
+	if err := in.check(); err != nil {
+		return nil, err
 	}
 	max := opts.MaxLookups
 	if max <= 0 {
@@ -119,6 +158,7 @@ func Validate(ctx context.Context, in Input, existing Existing, opts Options) (*
 		valid  io.Writer
 		into   **FileReport
 	}{
+		{advisorspec.BulkKindTopAccounts, in.TopAccounts, bulkfile.TopAccounts(), opts.ValidTopAccounts, &rep.TopAccounts},
 		{advisorspec.BulkKindClients, in.Clients, bulkfile.Clients(), validUnless(clientsRefused, opts.ValidClients), &rep.Clients},
 		{advisorspec.BulkKindPeople, in.People, bulkfile.People(in.Model), opts.ValidPeople, &rep.People},
 	}

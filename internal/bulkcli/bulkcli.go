@@ -39,34 +39,49 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("bulk "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
+	topAccounts := fs.String("top-accounts", "", "the Add/Update Top Accounts `file` (JSONL; with -model top_accounts)")
 	clients := fs.String("clients", "", "the Clients `file` (JSONL)")
 	people := fs.String("people", "", "the People/Trusts/Entities `file` (JSONL)")
 	model := fs.String("model", "clients", "the People file's model: clients, or top_accounts (deprecated)")
 	validOnly := fs.Bool("valid-rows-only", false, "upload: send the valid rows of files that have invalid ones")
+	advisorID := fs.String("advisor", "", "the advisor `id` existing clients are looked up as (default: the caller's)")
+	teamID := fs.String("team", "", "the team `id` existing clients are looked up as (default: the caller's)")
 	gateway := fs.String("gateway", DefaultGateway, "the gateway's GraphQL `URL`")
 	timeout := fs.Duration("timeout", 30*time.Minute, "how long to follow a load before giving up")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	if *clients == "" && *people == "" {
+	if *topAccounts == "" && *clients == "" && *people == "" {
 		fs.Usage()
-		return errors.New("bulk: give -clients, -people or both")
+		return errors.New("bulk: give -clients, -people or both (or, with -model top_accounts, -top-accounts)")
 	}
 	gqlModel := map[string]string{"clients": "CLIENTS", "top_accounts": "TOP_ACCOUNTS"}[*model]
 	if gqlModel == "" {
 		return fmt.Errorf("bulk: -model %q: want clients or top_accounts", *model)
 	}
 	c := &client{url: *gateway, token: strings.TrimSpace(getenv(TokenVariable)), http: &http.Client{Timeout: 0}, progress: newBar(stderr)}
-	files := map[string]string{"clients": *clients, "people": *people}
-	if cmd == "validate" {
-		return c.validate(ctx, files, gqlModel, stdout)
+	files := map[string]string{"topAccounts": *topAccounts, "clients": *clients, "people": *people}
+	vars := map[string]any{"model": gqlModel}
+	for name, v := range map[string]string{"advisorId": *advisorID, "teamId": *teamID} {
+		if v != "" {
+			vars[name] = v
+		}
 	}
+	if cmd == "validate" {
+		return c.validate(ctx, files, vars, stdout)
+	}
+	vars["validRowsOnly"] = *validOnly
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	return c.upload(ctx, files, gqlModel, *validOnly, stdout)
+	return c.upload(ctx, files, vars, stdout)
 }
 
-const usage = `Usage: go run . bulk validate|upload -clients FILE -people FILE [flags]
+// fileFlags are the files' GraphQL variables, in the order they are sent, and their flags.
+var fileFlags = []struct{ variable, flag string }{
+	{"topAccounts", "top-accounts"}, {"clients", "clients"}, {"people", "people"},
+}
+
+const usage = `Usage: go run . bulk validate|upload [-top-accounts FILE] -clients FILE -people FILE [flags]
 
 Checks bulk files (validate) or loads them (upload) through the gateway at -gateway
 (default ` + DefaultGateway + `): the gateway checks every row and, for upload, sends the files
@@ -95,27 +110,30 @@ type fileReport struct {
 }
 
 type report struct {
-	Valid           bool
-	Clients, People *fileReport
+	Valid                        bool
+	TopAccounts, Clients, People *fileReport
 }
 
 const reportFields = `valid
+  topAccounts { rows validRows invalidRows errorCount fileError errors { line id field message } }
   clients { rows validRows invalidRows errorCount fileError errors { line id field message } }
   people { rows validRows invalidRows errorCount fileError errors { line id field message } }`
 
-func (c *client) validate(ctx context.Context, files map[string]string, model string, stdout io.Writer) error {
+func (c *client) validate(ctx context.Context, files map[string]string, vars map[string]any, stdout io.Writer) error {
 	var out struct{ ValidateBulkFiles report }
-	query := `mutation($clients: Upload, $people: Upload, $model: BulkModel) { validateBulkFiles(clients: $clients, people: $people, model: $model) { ` + reportFields + ` } }`
-	if err := c.post(ctx, query, map[string]any{"model": model}, files, &out); err != nil {
+	query := `mutation($topAccounts: Upload, $clients: Upload, $people: Upload, $model: BulkModel, $advisorId: String, $teamId: String) {
+  validateBulkFiles(topAccounts: $topAccounts, clients: $clients, people: $people, model: $model, advisorId: $advisorId, teamId: $teamId) { ` + reportFields + ` } }`
+	if err := c.post(ctx, query, vars, files, &out); err != nil {
 		return err
 	}
 	return printReport(stdout, &out.ValidateBulkFiles)
 }
 
-func (c *client) upload(ctx context.Context, files map[string]string, model string, validOnly bool, stdout io.Writer) error {
+func (c *client) upload(ctx context.Context, files map[string]string, vars map[string]any, stdout io.Writer) error {
 	var started struct{ UploadBulkFiles struct{ ID string } }
-	query := `mutation($clients: Upload, $people: Upload, $model: BulkModel, $validRowsOnly: Boolean) { uploadBulkFiles(clients: $clients, people: $people, model: $model, validRowsOnly: $validRowsOnly) { id } }`
-	if err := c.post(ctx, query, map[string]any{"model": model, "validRowsOnly": validOnly}, files, &started); err != nil {
+	query := `mutation($topAccounts: Upload, $clients: Upload, $people: Upload, $model: BulkModel, $validRowsOnly: Boolean, $advisorId: String, $teamId: String) {
+  uploadBulkFiles(topAccounts: $topAccounts, clients: $clients, people: $people, model: $model, validRowsOnly: $validRowsOnly, advisorId: $advisorId, teamId: $teamId) { id } }`
+	if err := c.post(ctx, query, vars, files, &started); err != nil {
 		return err
 	}
 	id := started.UploadBulkFiles.ID
@@ -195,7 +213,7 @@ func printReport(w io.Writer, r *report) error {
 	for _, f := range []struct {
 		name string
 		rep  *fileReport
-	}{{"clients", r.Clients}, {"people", r.People}} {
+	}{{"top accounts", r.TopAccounts}, {"clients", r.Clients}, {"people", r.People}} {
 		if f.rep == nil {
 			continue
 		}
@@ -240,10 +258,10 @@ func (c *client) post(ctx context.Context, query string, vars map[string]any, fi
 	var body io.Reader
 	contentType := "application/json"
 	var given []string
-	for _, k := range []string{"clients", "people"} {
-		if files[k] != "" {
-			given = append(given, k)
-			vars[k] = nil
+	for _, f := range fileFlags {
+		if files[f.variable] != "" {
+			given = append(given, f.variable)
+			vars[f.variable] = nil
 		}
 	}
 	ops, err := json.Marshal(map[string]any{"query": query, "variables": vars})
@@ -315,7 +333,7 @@ func (c *client) writeParts(mw *multipart.Writer, ops []byte, given []string, fi
 	for _, k := range given {
 		f, err := os.Open(files[k])
 		if err != nil {
-			return fmt.Errorf("bulk: -%s: %w", k, err)
+			return fmt.Errorf("bulk: -%s: %w", flagOf(k), err)
 		}
 		part, err := mw.CreateFormFile(k, files[k])
 		if err == nil {
@@ -344,4 +362,14 @@ func (c *counting) Read(p []byte) (int, error) {
 	*c.n += int64(n)
 	c.tick()
 	return n, err
+}
+
+// flagOf is the flag of a file's GraphQL variable.
+func flagOf(variable string) string {
+	for _, f := range fileFlags {
+		if f.variable == variable {
+			return f.flag
+		}
+	}
+	return variable
 }

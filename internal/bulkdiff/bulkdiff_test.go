@@ -29,6 +29,9 @@ type file struct {
 
 func clients(rows ...string) file { return file{sftpd.Clients, lines(rows...)} }
 func people(rows ...string) file  { return file{sftpd.People, lines(rows...)} }
+func topAccounts(rows ...string) file {
+	return file{sftpd.TopAccounts, lines(rows...)}
+}
 
 func lines(rows ...string) string {
 	if len(rows) == 0 {
@@ -55,6 +58,11 @@ func (w world) lookups() (exists func(advisorspec.RefKind, string) bool, card fu
 	}
 	for _, f := range w.files {
 		for _, line := range strings.Split(strings.TrimSpace(f.text), "\n") {
+			if f.kind == sftpd.TopAccounts {
+				row, _ := advisorspec.CheckTopAccountRow([]byte(line))
+				known[advisorspec.RefTopAccount][row.ID] = true
+				continue
+			}
 			if f.kind == sftpd.Clients {
 				row, _ := advisorspec.CheckClientRow([]byte(line))
 				known[advisorspec.RefClient][row.ID] = true
@@ -102,7 +110,8 @@ func verdictOf(rows int, fileError string, errs []advisorspec.BulkLineError) ver
 	return v
 }
 
-// checkWithBulkfile is the gateway's verdict: the files checked as one upload, Clients first.
+// checkWithBulkfile is the gateway's verdict: the files checked as one upload, in their order
+// (the cases put Top Accounts and Clients first, as the gateway sends them).
 func checkWithBulkfile(t *testing.T, w world, model advisorspec.BulkModel, files []file) []verdict {
 	t.Helper()
 	exists, card := w.lookups()
@@ -110,8 +119,11 @@ func checkWithBulkfile(t *testing.T, w world, model advisorspec.BulkModel, files
 	var out []verdict
 	for _, f := range files {
 		format := bulkfile.Clients()
-		if f.kind == sftpd.People {
+		switch f.kind {
+		case sftpd.People:
 			format = bulkfile.People(model)
+		case sftpd.TopAccounts:
+			format = bulkfile.TopAccounts()
 		}
 		rep, err := u.Validate(context.Background(), strings.NewReader(f.text), format, nil)
 		fileError := ""
@@ -396,6 +408,30 @@ func TestTheGatewaysChecksAgreeWithTheSandboxs(t *testing.T) {
 				`{"type":"Individual","id":"p3","client_id":"C-1","first_name":"A","last_name":"B"}`,
 				`{"type":"Entity","id":"e2","top_account_id":"TA-1","legal_name":"E","ownership":[{"percentage":100,"owner_id":["p1","t1"]}]}`,
 			)}},
+		{name: "the container model's Add/Update Top Accounts file: limits, repeats, and People rows naming its rows",
+			world: world{topAccounts: []string{"TA-1"}}, model: advisorspec.TopAccountModel,
+			files: []file{
+				topAccounts(
+					`{"id":"TA-2","name":"Okafor Family"}`,
+					`{"id":"TA-1","name":"Renamed"}`,
+					`{"id":"TA-3"}`,
+					`{"id":"TA-2","name":"Again"}`,
+					`{"id":"`+strings.Repeat("t", 50)+`","name":"`+strings.Repeat("n", 255)+`"}`,
+					`{"id":"`+strings.Repeat("t", 51)+`","name":"N"}`,
+					`{"id":"TA-4","name":"N","external_id":"TA-4"}`,
+					`{"id":"TA-5","name":"N","wid":"w"}`,
+					`[]`,
+				),
+				people(
+					`{"type":"Individual","id":"p1","top_account_id":"TA-2","first_name":"A","last_name":"B"}`,
+					`{"type":"Individual","id":"p2","top_account_id":"TA-1","first_name":"A","last_name":"B"}`,
+					`{"type":"Individual","id":"p3","top_account_id":"TA-3","first_name":"A","last_name":"B"}`,
+					`{"type":"Individual","id":"p4","top_account_id":"TA-9","first_name":"A","last_name":"B"}`,
+					`{"type":"Trust","id":"t1","top_account_id":"TA-2","legal_name":"T","trust_type":"DynastyTrust","trust_creator":["p1"]}`,
+				),
+			}},
+		{name: "a Top Accounts file whose every row is invalid", files: []file{topAccounts(`{"id":"TA-1"}`, `{"name":"N"}`)}},
+		{name: "an empty Top Accounts file", files: []file{{sftpd.TopAccounts, "\n"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -130,8 +130,8 @@ type Options struct {
 	MaxHeldBytes int
 }
 
-// Upload validates the files of one upload in turn, Clients before People, so that a People
-// row's client_id can name a client of the Clients file. It remembers the ids of the files it
+// Upload validates the files of one upload in turn, Top Accounts and Clients before People, so
+// that a People row's top_account_id or client_id can name a row of those files. It remembers the ids of the files it
 // has read (as hashes) for the files that follow. It is not safe for concurrent use.
 type Upload struct {
 	opts Options
@@ -318,8 +318,7 @@ func (f *file) checkOwner(errs []LineError, ref advisorspec.RowRef) []LineError 
 	if f.u.opts.Exists != nil && f.u.opts.Exists(ref.Kind, ref.ID) {
 		return errs
 	}
-	return append(errs, LineError{Field: ref.Field, Message: fmt.Sprintf(
-		"%s %q names no %s of this upload and no existing one", ref.Field, ref.ID, ref.Kind)})
+	return append(errs, LineError{Field: ref.Field, Message: advisorspec.UnknownOwnerMessage(ref)})
 }
 
 // card asks Options.Card.

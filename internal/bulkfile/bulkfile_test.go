@@ -76,8 +76,8 @@ func TestValidatePeopleFile(t *testing.T) {
 			exists: func(k advisorspec.RefKind, id string) bool { return false }, wantErr: bulkfile.ErrNoValidRows,
 			counts: [3]int{2, 0, 2},
 			errs: []bulkfile.LineError{
-				{Line: 1, ID: "p1", Field: "client_id", Message: `client_id "c1" names no client of this upload and no existing one`},
-				{Line: 2, ID: "p2", Field: "client_id", Message: `client_id "c1" names no client of this upload and no existing one`},
+				{Line: 1, ID: "p1", Field: "client_id", Message: `client_id "c1" names no client of the Clients file and no existing one`},
+				{Line: 2, ID: "p2", Field: "client_id", Message: `client_id "c1" names no client of the Clients file and no existing one`},
 			}},
 		{name: "a reference to an invalid row is an error", file: lines(bad, strings.Replace(t1, `"p1","p2"`, `"x1"`, 1), p2),
 			exists: existingClient, counts: [3]int{3, 1, 2},
@@ -185,7 +185,7 @@ func TestPeopleRowsNameClientsOfTheClientsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []bulkfile.LineError{{Line: 2, ID: "p3", Field: "client_id", Message: `client_id "c2" names no client of this upload and no existing one`}}
+	want := []bulkfile.LineError{{Line: 2, ID: "p3", Field: "client_id", Message: `client_id "c2" names no client of the Clients file and no existing one`}}
 	if rep.ValidRows != 1 || !slices.Equal(rep.Errors, want) {
 		t.Errorf("got %d valid, errors %+v; want 1 valid, %+v", rep.ValidRows, rep.Errors, want)
 	}
@@ -205,7 +205,7 @@ func TestDeprecatedModelRowsNameTopAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []bulkfile.LineError{
-		{Line: 2, ID: "p2", Field: "top_account_id", Message: `top_account_id "w2" names no top account of this upload and no existing one`},
+		{Line: 2, ID: "p2", Field: "top_account_id", Message: `top_account_id "w2" names no top account of the Top Accounts file and no existing one`},
 		{Line: 3, ID: "t1", Field: "trust_creator", Message: "trust_creator must be an array of strings in the deprecated top-account model, not a string"},
 	}
 	if !slices.Equal(rep.Errors, want) {

@@ -209,6 +209,15 @@ func TestTheBulkCommandValidatesAndUploadsThroughTheGateway(t *testing.T) {
 			[]string{"people: 1 rows, 0 valid, 1 invalid", "line 1 (id P-1), client_id:", "C-404"}},
 		{"upload the sample files", []string{"upload", "-clients", sample("clients.jsonl"), "-people", sample("people.jsonl")}, true,
 			[]string{"started", "people-", "6 applied, 0 invalid", "done"}},
+		// "an existing top account or one in the Add/Update Top Accounts file", in the deprecated model.
+		{"validate the container model's sample files", []string{"validate", "-model", "top_accounts",
+			"-top-accounts", sample("top-accounts.jsonl"), "-people", sample("people-top-accounts.jsonl")}, true,
+			[]string{"top accounts: 2 rows, 2 valid, 0 invalid", "people: 4 rows, 4 valid, 0 invalid"}},
+		{"validate a People file naming a top account of no file", []string{"validate", "-model", "top_accounts", "-people", sample("people-top-accounts.jsonl")}, false,
+			[]string{`top_account_id "RIVERA-010" names no top account of the Top Accounts file and no existing one`}},
+		{"upload the container model's sample files", []string{"upload", "-model", "top_accounts",
+			"-top-accounts", sample("top-accounts.jsonl"), "-people", sample("people-top-accounts.jsonl")}, true,
+			[]string{"top-accounts-", "2 rows, 2 applied, 0 invalid", "4 rows, 4 applied, 0 invalid", "done"}},
 		{"no file", []string{"validate"}, false, nil},
 		{"an unknown model", []string{"validate", "-people", bad, "-model", "families"}, false, nil},
 	} {

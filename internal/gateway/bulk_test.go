@@ -55,20 +55,27 @@ func TestTheEmbeddedSandboxTakesBulkFilesOverSFTP(t *testing.T) {
 	}
 }
 
-// bulkPost sends a bulk mutation with the files given (field "clients" and/or "people").
+// bulkPost sends a bulk mutation with the files given (fields "topAccounts", "clients",
+// "people").
 func bulkPost(t *testing.T, gw *testGateway, query string, vars map[string]any, files map[string][]byte) *result {
+	t.Helper()
+	body, ct := bulkBody(t, query, vars, files)
+	return uplPost(t, gw, body, ct, false)
+}
+
+// bulkBody is a bulk mutation's multipart body with the files given.
+func bulkBody(t *testing.T, query string, vars map[string]any, files map[string][]byte) ([]byte, string) {
 	t.Helper()
 	fileMap := map[string][]string{}
 	var parts []uplFile
-	for _, name := range []string{"clients", "people"} {
+	for _, name := range []string{"topAccounts", "clients", "people"} {
 		if data, ok := files[name]; ok {
 			vars[name] = nil
 			fileMap[name] = []string{"variables." + name}
 			parts = append(parts, uplFile{field: name, filename: name + ".jsonl", contentType: "application/x-ndjson", data: data})
 		}
 	}
-	body, ct := uplBody(t, map[string]any{"query": query, "variables": vars}, fileMap, parts...)
-	return uplPost(t, gw, body, ct, false)
+	return uplBody(t, map[string]any{"query": query, "variables": vars}, fileMap, parts...)
 }
 
 const validateBulkQuery = `mutation($clients: Upload, $people: Upload, $model: BulkModel) {

@@ -189,7 +189,7 @@ func (c callerAuth) describe(stdout io.Writer, sandboxURL string) {
 // openBulk makes what the bulk fields need: loads run in the background when there is an SFTP
 // server to send them to (the embedded sandbox's, or BULK_SFTP_*), none otherwise.
 func openBulk(cfg config.Gateway, firms *tenant.Directory, api *advisor.Client, progress bulkprogress.Store, disk *diskbudget.Budget, log *slog.Logger) (graph.Bulk, error) {
-	b := graph.Bulk{Progress: progress, Existing: func() bulk.Existing { return bulk.NewRecords(api) }}
+	b := graph.Bulk{Progress: progress, Existing: func(s bulk.Scope) bulk.Existing { return bulk.NewRecords(api, s) }}
 	if !cfg.Bulk.Configured() {
 		return b, nil
 	}

@@ -21,8 +21,11 @@ import (
 
 // bulkFileName names a kind of bulk file in file-level errors.
 func bulkFileName(kind string) string {
-	if kind == advisorspec.BulkKindPeople {
+	switch kind {
+	case advisorspec.BulkKindPeople:
 		return "People/Trusts/Entities"
+	case advisorspec.BulkKindTopAccounts:
+		return "Top Accounts"
 	}
 	return "Clients"
 }
@@ -147,11 +150,11 @@ type bulkCheck struct {
 	owners map[string]string
 }
 
-// checkBulkFile checks every row of a bulk file of kind (advisorspec.BulkKindClients or
-// BulkKindPeople; model for People) against the row rules and the file's, so that every row it
-// passes can be applied: a row id is used once in a file (the first row keeps it); a People
-// row's client or top account exists (the Clients file is applied before the People file that
-// names its clients); a row does not change the type of the card its id names; every person,
+// checkBulkFile checks every row of a bulk file of kind (advisorspec.BulkKindClients,
+// BulkKindTopAccounts or BulkKindPeople; model for People) against the row rules and the
+// file's, so that every row it passes can be applied: a row id is used once in a file (the first
+// row keeps it); a People row's client or top account exists (the Clients and Top Accounts files
+// are applied before the People file that names their rows); a row does not change the type of the card its id names; every person,
 // trust or entity it names is a card of the row's own client, or a row of the file, anywhere
 // in it, for that client, that is valid. Validity follows references: a row naming a row that
 // is invalid, for whatever reason, is invalid too, as its reference would name nothing once
@@ -178,6 +181,10 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 				row.owner = advisorspec.RowRef{Kind: advisorspec.RefTopAccount, Field: "top_account_id", ID: people.TopAccountID}
 			}
 			refs = slices.Collect(people.References())
+		} else if kind == advisorspec.BulkKindTopAccounts {
+			var account advisorspec.TopAccountRow
+			account, rowErrs = advisorspec.CheckTopAccountRow(l.text)
+			row.id = account.ID
 		} else {
 			var client advisorspec.ClientRow
 			client, rowErrs = advisorspec.CheckClientRow(l.text)
@@ -199,7 +206,7 @@ func checkBulkFile(ctx context.Context, r io.Reader, kind string, model advisors
 			case ref.Kind == advisorspec.RefCard:
 				row.cards = append(row.cards, cardRef{RowRef: ref})
 			case !look.exists(ref.Kind, ref.ID):
-				c.fail(l.no, id, ref.Field, fmt.Sprintf("%s %q names no %s of this upload and no existing one", ref.Field, ref.ID, ref.Kind))
+				c.fail(l.no, id, ref.Field, advisorspec.UnknownOwnerMessage(ref))
 			}
 		}
 		if kind == advisorspec.BulkKindPeople && id != "" && people.Type != "" {

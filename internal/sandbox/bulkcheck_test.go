@@ -70,7 +70,7 @@ func TestCheckBulkFileFindsEachLinesErrors(t *testing.T) {
 			file: lines(person("P-1"), trust("T-1", `["P-1","P-2","X-1"]`), person("P-2"), trust("T-2", `"T-2"`)), rows: 4,
 			invalid: map[int][]string{4: {"trust_creator: trust_creator must not name the row itself"}}},
 		{name: "a client that does not exist", file: strings.ReplaceAll(person("P-1"), "C-1", "C-9") + "\n", rows: 1,
-			invalid:   map[int][]string{1: {`client_id: client_id "C-9" names no client of this upload and no existing one`}},
+			invalid:   map[int][]string{1: {`client_id: client_id "C-9" names no client of the Clients file and no existing one`}},
 			fileError: "People/Trusts/Entities file: every row of the file is invalid"},
 		{name: "a row naming invalid rows above and below hears of both",
 			file: lines(broken("P-1"), trust("T-1", `["P-1","P-2"]`), broken("P-2"), person("P-3")), rows: 4,

@@ -136,7 +136,7 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 	}
 	model := advisorspec.ClientModel
 	switch f.Kind {
-	case sftpd.Clients:
+	case sftpd.Clients, sftpd.TopAccounts:
 	case sftpd.People:
 		var err error
 		if model, err = detectModel(f.Path); err != nil {
@@ -170,7 +170,10 @@ func (t *Tenant) processBulkFile(ctx context.Context, f sftpd.File) advisorspec.
 		return fail(fmt.Errorf("read the file again to apply it: %w", err))
 	}
 	apply := func(line []byte) *advisorspec.BulkLineError { return t.applyClientRow(line) }
-	if f.Kind == sftpd.People {
+	switch f.Kind {
+	case sftpd.TopAccounts:
+		apply = t.applyTopAccountRow
+	case sftpd.People:
 		apply = func(line []byte) *advisorspec.BulkLineError { return t.applyPeopleRow(line, model, check.owners) }
 	}
 	var applyErrs []advisorspec.BulkLineError
@@ -314,6 +317,24 @@ func (t *Tenant) applyClientRow(line []byte) *advisorspec.BulkLineError {
 	}
 	row, _ := advisorspec.CheckClientRow(line)
 	return &advisorspec.BulkLineError{ID: row.ID, Message: err.Message}
+}
+
+// applyTopAccountRow applies a valid row of the Add/Update Top Accounts file: the top account
+// whose external_id is the row's id gets the row's name, or is added with both, as Add Top
+// Account would add it. A top account is never removed, and its wid never changes.
+func (t *Tenant) applyTopAccountRow(line []byte) *advisorspec.BulkLineError {
+	row, errs := advisorspec.CheckTopAccountRow(line)
+	if len(errs) > 0 { // the check passed it; the store cannot have made it invalid
+		return &advisorspec.BulkLineError{ID: row.ID, Field: errs[0].Field, Message: errs[0].Message}
+	}
+	t.store.mu.Lock()
+	defer t.store.mu.Unlock()
+	if ta := t.store.topAccountByExternalID(row.ID); ta != nil {
+		ta.info.Name = row.Name
+		return nil
+	}
+	t.store.addTopAccount(row.ID, row.Name)
+	return nil
 }
 
 // cardOwner is the contact cards a People row goes to, and how a row id finds a card there.

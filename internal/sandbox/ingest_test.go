@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -184,6 +185,58 @@ func TestBulkContainerModelMakesTopAccountCards(t *testing.T) {
 	}
 }
 
+// Container-model rows name "an existing top account or one in the Add/Update Top Accounts
+// file": the sandbox ingests top-accounts-<UTC timestamp>.jsonl, adding each top account its
+// rows name by id (its external_id) or renaming one that exists, never removing one; invalid
+// rows are reported by line, and a People file uploaded after it names its top accounts.
+func TestBulkTopAccountsFileAddsOrUpdatesTopAccounts(t *testing.T) {
+	b := newBulkFixture(t)
+	wid := b.addTopAccount("TA-OLD", "Old name")
+	b.addTopAccount("TA-KEPT", "Kept")
+	accounts := strings.Join([]string{
+		`{"id":"TA-NEW","name":"Okafor Family"}`,
+		`{"id":"TA-OLD","name":"New name"}`,
+		`{"id":"TA-BAD"}`,
+		`{"id":"TA-NEW","name":"Again"}`,
+		`{"id":"` + strings.Repeat("x", 51) + `","name":"Too long"}`,
+	}, "\n") + "\n"
+	res := b.load(t, sftpd.TopAccounts, []byte(accounts), 5, 2)
+	wantErrs := []advisorspec.BulkLineError{
+		{Line: 3, ID: "TA-BAD", Field: "name", Message: "name is required"},
+		{Line: 4, ID: "TA-NEW", Field: "id", Message: `id "TA-NEW" is already used on line 1`},
+		{Line: 5, Field: "id", Message: "id must be at most 50 characters"},
+	}
+	if res.Kind != advisorspec.BulkKindTopAccounts || !slices.Equal(res.Errors, wantErrs) {
+		t.Errorf("got kind %q, errors %+v; want %q, %+v", res.Kind, res.Errors, advisorspec.BulkKindTopAccounts, wantErrs)
+	}
+	var page struct {
+		TopAccounts []struct {
+			WID        string `json:"wid"`
+			ExternalID string `json:"external_id"`
+			Name       string `json:"name"`
+		} `json:"top_accounts"`
+	}
+	b.v2("GET", "/v2/top-accounts/", nil).wantOK(t).decode(t, &page)
+	got := map[string]string{}
+	for _, ta := range page.TopAccounts {
+		got[ta.ExternalID] = ta.Name
+		if ta.ExternalID == "TA-OLD" && ta.WID != wid {
+			t.Errorf("TA-OLD has wid %s after its update, want %s", ta.WID, wid)
+		}
+	}
+	if want := map[string]string{"TA-NEW": "Okafor Family", "TA-OLD": "New name", "TA-KEPT": "Kept"}; !maps.Equal(got, want) {
+		t.Errorf("got top accounts %v, want %v", got, want)
+	}
+	people := `{"type":"Individual","id":"p1","top_account_id":"TA-NEW","first_name":"Ada","last_name":"Okafor"}` + "\n" +
+		`{"type":"Individual","id":"p2","top_account_id":"TA-BAD","first_name":"A","last_name":"B"}` + "\n"
+	res = b.load(t, sftpd.People, []byte(people), 2, 1)
+	want := []advisorspec.BulkLineError{{Line: 2, ID: "p2", Field: "top_account_id",
+		Message: `top_account_id "TA-BAD" names no top account of the Top Accounts file and no existing one`}}
+	if !slices.Equal(res.Errors, want) {
+		t.Errorf("the People file: got errors %+v, want %+v", res.Errors, want)
+	}
+}
+
 // "Ids are the caller's: a row whose id exists updates that card"; "a record missing from a
 // file is left unchanged".
 func TestBulkPeopleRowUpdatesAnExistingCard(t *testing.T) {
@@ -239,7 +292,7 @@ func TestBulkFilesWithErrors(t *testing.T) {
 			errs: []advisorspec.BulkLineError{
 				{Line: 3, ID: "p2", Field: "last_name", Message: "last_name is required"},
 				{Line: 4, ID: "t1", Field: "trust_creator", Message: `trust_creator "p2" names the row on line 3, which is invalid`},
-				{Line: 5, ID: "p3", Field: "client_id", Message: `client_id "C-9" names no client of this upload and no existing one`},
+				{Line: 5, ID: "p3", Field: "client_id", Message: `client_id "C-9" names no client of the Clients file and no existing one`},
 				{Line: 6, ID: "t2", Field: "trust_creator", Message: `trust_creator "q1" names no person, trust or entity of client_id "C-1"`},
 			}},
 		{name: "a row naming a row refused for another client's card is not applied either",

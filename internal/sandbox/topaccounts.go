@@ -63,14 +63,19 @@ func (t *Tenant) createTopAccount(body []byte) (accountInfo, *apiError) {
 	if existing := t.store.topAccountByExternalID(externalID); existing != nil {
 		return accountInfo{}, externalIDConflict(existing)
 	}
+	return t.store.addTopAccount(externalID, name).info, nil
+}
+
+// addTopAccount adds a top account whose external_id no other has. The caller holds the lock.
+func (st *store) addTopAccount(externalID, name string) *topAccount {
 	ta := &topAccount{
-		info:      accountInfo{WID: t.store.ids.newID(), ExternalID: externalID, Name: name},
+		info:      accountInfo{WID: st.ids.newID(), ExternalID: externalID, Name: name},
 		documents: map[string]*document{},
 		docSeq:    map[string]int{},
 	}
-	t.store.topAccounts = append(t.store.topAccounts, ta)
-	t.store.byWID[ta.info.WID] = ta
-	return ta.info, nil
+	st.topAccounts = append(st.topAccounts, ta)
+	st.byWID[ta.info.WID] = ta
+	return ta
 }
 
 func externalIDConflict(existing *topAccount) *apiError {

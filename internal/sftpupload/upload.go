@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -21,13 +22,15 @@ import (
 type Kind string
 
 const (
-	Clients Kind = "clients"
-	People  Kind = "people"
+	// TopAccounts is the deprecated container model's Add/Update Top Accounts file.
+	TopAccounts Kind = "top-accounts"
+	Clients     Kind = "clients"
+	People      Kind = "people"
 )
 
-// kindOrder is the order files go up in: People rows name clients, so the Clients file must be
-// in place (and ingested) before the People file appears.
-var kindOrder = []Kind{Clients, People}
+// kindOrder is the order files go up in: People rows name top accounts or clients, so the Top
+// Accounts and Clients files must be in place (and ingested) before the People file appears.
+var kindOrder = []Kind{TopAccounts, Clients, People}
 
 // StampLayout is the UTC timestamp in remote file names, e.g. clients-20261123T204500Z.jsonl.
 const StampLayout = "20060102T150405Z"
@@ -133,7 +136,7 @@ func readKey(file string) (ssh.Signer, error) {
 
 // Upload writes files to the remote directory over one SSH connection, each first as
 // "<kind>-<UTC timestamp>.jsonl.part" and then renamed to "<kind>-<UTC timestamp>.jsonl", the
-// Clients file renamed before the People file. All files are written before any is renamed, so
+// Top Accounts and Clients files renamed before the People file. All files are written before any is renamed, so
 // a failure while writing leaves nothing for the service to ingest. Files of one call share a
 // timestamp; when a name is taken on the server, the next free second is used, so nothing is
 // ever overwritten.
@@ -190,8 +193,8 @@ func ordered(files []File) ([]File, error) {
 	}
 	if len(out) != len(files) {
 		for _, f := range files {
-			if f.Kind != Clients && f.Kind != People {
-				return nil, &Error{Step: "start", Reason: ReasonUsage, Msg: fmt.Sprintf("unknown file kind %q: want clients or people", f.Kind)}
+			if !slices.Contains(kindOrder, f.Kind) {
+				return nil, &Error{Step: "start", Reason: ReasonUsage, Msg: fmt.Sprintf("unknown file kind %q: want top-accounts, clients or people", f.Kind)}
 			}
 		}
 	}

@@ -657,3 +657,34 @@ func TestUploadRejectsWrongCalls(t *testing.T) {
 		t.Errorf("server saw %q, want no connection used", ops)
 	}
 }
+
+// "People rows name ... top_account_id (an existing top account or one in the Add/Update Top
+// Accounts file)": in the deprecated model the Top Accounts file goes up as
+// top-accounts-<UTC timestamp>.jsonl, in place before the People file whose rows name it.
+func TestUploadPutsTheTopAccountsFileInPlaceBeforeThePeopleFile(t *testing.T) {
+	s := newTestServer(t)
+	u := newUploader(t, passwordConfig(s))
+	accounts, people := body("t", 1000), body("p", 2000)
+	got, err := u.Upload(context.Background(),
+		sftpupload.File{Kind: sftpupload.People, Body: bytes.NewReader(people)},
+		sftpupload.File{Kind: sftpupload.TopAccounts, Body: bytes.NewReader(accounts)})
+	if err != nil {
+		t.Fatalf("Upload: %v", err)
+	}
+	want := []sftpupload.Uploaded{
+		{Kind: sftpupload.TopAccounts, Name: "top-accounts-" + stamp + ".jsonl", Path: remoteDir + "/top-accounts-" + stamp + ".jsonl", Bytes: int64(len(accounts))},
+		{Kind: sftpupload.People, Name: "people-" + stamp + ".jsonl", Path: remoteDir + "/people-" + stamp + ".jsonl", Bytes: int64(len(people))},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Upload returned %+v, want %+v", got, want)
+	}
+	wantOps := []string{
+		"create top-accounts-" + stamp + ".jsonl.part",
+		"create people-" + stamp + ".jsonl.part",
+		"rename top-accounts-" + stamp + ".jsonl.part top-accounts-" + stamp + ".jsonl",
+		"rename people-" + stamp + ".jsonl.part people-" + stamp + ".jsonl",
+	}
+	if ops := s.operations(); !slices.Equal(ops, wantOps) {
+		t.Errorf("server saw %q, want %q", ops, wantOps)
+	}
+}

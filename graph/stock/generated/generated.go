@@ -183,9 +183,10 @@ type ComplexityRoot struct {
 	}
 
 	BulkReport struct {
-		Clients func(childComplexity int) int
-		People  func(childComplexity int) int
-		Valid   func(childComplexity int) int
+		Clients     func(childComplexity int) int
+		People      func(childComplexity int) int
+		TopAccounts func(childComplexity int) int
+		Valid       func(childComplexity int) int
 	}
 
 	BulkResult struct {
@@ -484,8 +485,8 @@ type ComplexityRoot struct {
 		UpdateContact          func(childComplexity int, wid string, id string, input family.ContactPatch) int
 		UpdateDocument         func(childComplexity int, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) int
 		UpdateTopAccount       func(childComplexity int, wid string, input family.UpdateTopAccountInput) int
-		UploadBulkFiles        func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) int
-		ValidateBulkFiles      func(childComplexity int, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) int
+		UploadBulkFiles        func(childComplexity int, topAccounts *graphql.Upload, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool, advisorID *string, teamID *string) int
+		ValidateBulkFiles      func(childComplexity int, topAccounts *graphql.Upload, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, advisorID *string, teamID *string) int
 	}
 
 	Name struct {
@@ -732,8 +733,8 @@ type MutationResolver interface {
 	CreateTopAccount(ctx context.Context, input family.CreateTopAccountInput) (*family.TopAccount, error)
 	UpdateTopAccount(ctx context.Context, wid string, input family.UpdateTopAccountInput) (*family.TopAccount, error)
 	CreateAssistantSession(ctx context.Context) (*assistant.Session, error)
-	ValidateBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel) (*model.BulkReport, error)
-	UploadBulkFiles(ctx context.Context, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool) (*model.BulkUpload, error)
+	ValidateBulkFiles(ctx context.Context, topAccounts *graphql.Upload, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, advisorID *string, teamID *string) (*model.BulkReport, error)
+	UploadBulkFiles(ctx context.Context, topAccounts *graphql.Upload, clients *graphql.Upload, people *graphql.Upload, model *model.BulkModel, validRowsOnly *bool, advisorID *string, teamID *string) (*model.BulkUpload, error)
 	AddClient(ctx context.Context, input family.ClientInput, advisorID *string, teamID *string) (*family.Client, error)
 	DeleteClient(ctx context.Context, externalID string, advisorID *string, teamID *string) (*family.DeleteClientPayload, error)
 	CreateContact(ctx context.Context, wid string, input family.ContactInput) (family.Contact, error)
@@ -1372,6 +1373,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BulkReport.People(childComplexity), true
+	case "BulkReport.topAccounts":
+		if e.ComplexityRoot.BulkReport.TopAccounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkReport.TopAccounts(childComplexity), true
 	case "BulkReport.valid":
 		if e.ComplexityRoot.BulkReport.Valid == nil {
 			break
@@ -2753,7 +2760,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UploadBulkFiles(childComplexity, args["clients"].(*graphql.Upload), args["people"].(*graphql.Upload), args["model"].(*model.BulkModel), args["validRowsOnly"].(*bool)), true
+		return e.ComplexityRoot.Mutation.UploadBulkFiles(childComplexity, args["topAccounts"].(*graphql.Upload), args["clients"].(*graphql.Upload), args["people"].(*graphql.Upload), args["model"].(*model.BulkModel), args["validRowsOnly"].(*bool), args["advisorId"].(*string), args["teamId"].(*string)), true
 	case "Mutation.validateBulkFiles":
 		if e.ComplexityRoot.Mutation.ValidateBulkFiles == nil {
 			break
@@ -2764,7 +2771,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ValidateBulkFiles(childComplexity, args["clients"].(*graphql.Upload), args["people"].(*graphql.Upload), args["model"].(*model.BulkModel)), true
+		return e.ComplexityRoot.Mutation.ValidateBulkFiles(childComplexity, args["topAccounts"].(*graphql.Upload), args["clients"].(*graphql.Upload), args["people"].(*graphql.Upload), args["model"].(*model.BulkModel), args["advisorId"].(*string), args["teamId"].(*string)), true
 
 	case "Name.name":
 		if e.ComplexityRoot.Name.Name == nil {
@@ -3877,27 +3884,34 @@ type AssistantSession {
   expiresAt: DateTime!
 }
 `, BuiltIn: false},
-	{Name: "../../../schema/bulk.graphqls", Input: `# Bulk loads: a Clients file and a People/Trusts/Entities file (JSONL, one record per line),
-# checked as they stream and sent to the service's SFTP server, which adds or updates every
-# record and never deletes one.
+	{Name: "../../../schema/bulk.graphqls", Input: `# Bulk loads: a Clients file and a People/Trusts/Entities file (JSONL, one record per line), or
+# in the deprecated container model an Add/Update Top Accounts file and a People file, checked as
+# they stream and sent to the service's SFTP server, which adds or updates every record and never
+# deletes one.
 
 extend type Mutation {
   """
   Checks bulk files without sending them: every row against the specification's rules, ids
   unique within a file, and references resolved within the upload or against what the service
   has. A People row's ` + "`" + `client_id` + "`" + ` names a client of the Clients file given with it or an
-  existing one; owners, creators and trustees name rows of the file or existing cards. Lines
-  are at most 1 MiB and UTF-8.
+  existing one (in model TOP_ACCOUNTS its ` + "`" + `top_account_id` + "`" + ` names a row of the ` + "`" + `topAccounts` + "`" + `
+  file or an existing top account); owners, creators and trustees name rows of the file or
+  existing cards. Lines are at most 1 MiB and UTF-8.
+
+  ` + "`" + `topAccounts` + "`" + `, the Add/Update Top Accounts file (one ` + "`" + `{"id", "name"}` + "`" + ` per line, ` + "`" + `id` + "`" + ` the top
+  account's externalId), is taken in model TOP_ACCOUNTS only. Existing clients are looked up as
+  ` + "`" + `advisorId` + "`" + ` and ` + "`" + `teamId` + "`" + ` (default: the caller's own; naming another needs the firm-admin
+  role), which a firm whose API user reaches several advisors or teams must name.
   """
-  validateBulkFiles(clients: Upload, people: Upload, model: BulkModel = CLIENTS): BulkReport!
+  validateBulkFiles(topAccounts: Upload, clients: Upload, people: Upload, model: BulkModel = CLIENTS, advisorId: String, teamId: String): BulkReport!
   """
   Starts a bulk load and answers at once: its ` + "`" + `id` + "`" + ` follows it with ` + "`" + `bulkUpload` + "`" + ` and
   ` + "`" + `bulkUploadProgress` + "`" + `. The files are checked as ` + "`" + `validateBulkFiles` + "`" + ` checks them; a file with
   an invalid row is sent only when ` + "`" + `validRowsOnly` + "`" + ` is true, and then only its valid rows. The
-  Clients file goes first. BAD_USER_INPUT when bulk loads are not configured or other loads
-  keep the gateway busy.
+  Top Accounts and Clients files go first. BAD_USER_INPUT when bulk loads are not configured or
+  other loads keep the gateway busy.
   """
-  uploadBulkFiles(clients: Upload, people: Upload, model: BulkModel = CLIENTS, validRowsOnly: Boolean = false): BulkUpload!
+  uploadBulkFiles(topAccounts: Upload, clients: Upload, people: Upload, model: BulkModel = CLIENTS, validRowsOnly: Boolean = false, advisorId: String, teamId: String): BulkUpload!
 }
 
 extend type Query {
@@ -3917,7 +3931,10 @@ extend type Subscription {
 enum BulkModel {
   "Rows name their client with ` + "`" + `client_id` + "`" + ` (the current model)."
   CLIENTS
-  "Rows name their top account with ` + "`" + `top_account_id` + "`" + ` (the deprecated container model)."
+  """
+  Rows name their top account with ` + "`" + `top_account_id` + "`" + ` (the deprecated container model), which
+  also takes an Add/Update Top Accounts file.
+  """
   TOP_ACCOUNTS
 }
 
@@ -3935,6 +3952,8 @@ enum BulkPhase {
 type BulkReport {
   "True when every file given can be sent whole."
   valid: Boolean!
+  "The Add/Update Top Accounts file (model TOP_ACCOUNTS)."
+  topAccounts: BulkFileReport
   clients: BulkFileReport
   people: BulkFileReport
 }
@@ -3988,7 +4007,7 @@ type BulkUpload {
 type BulkResult {
   "The file's name on the server, such as ` + "`" + `people-20261123T204500Z.jsonl` + "`" + `."
   file: String!
-  "` + "`" + `clients` + "`" + ` or ` + "`" + `people` + "`" + `."
+  "` + "`" + `clients` + "`" + `, ` + "`" + `people` + "`" + ` or ` + "`" + `top-accounts` + "`" + ` (the Add/Update Top Accounts file)."
   kind: String!
   rows: Int!
   "Rows added or updated."
@@ -5628,6 +5647,8 @@ func (ec *executionContext) childFields_BulkReport(ctx context.Context, field gr
 	switch field.Name {
 	case "valid":
 		return ec.fieldContext_BulkReport_valid(ctx, field)
+	case "topAccounts":
+		return ec.fieldContext_BulkReport_topAccounts(ctx, field)
 	case "clients":
 		return ec.fieldContext_BulkReport_clients(ctx, field)
 	case "people":
@@ -6609,68 +6630,116 @@ func (ec *executionContext) field_Mutation_updateTopAccount_args(ctx context.Con
 func (ec *executionContext) field_Mutation_uploadBulkFiles_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clients",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "topAccounts",
 		func(ctx context.Context, v any) (*graphql.Upload, error) {
 			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["clients"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "people",
+	args["topAccounts"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "clients",
 		func(ctx context.Context, v any) (*graphql.Upload, error) {
 			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["people"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+	args["clients"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "people",
+		func(ctx context.Context, v any) (*graphql.Upload, error) {
+			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["people"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "model",
 		func(ctx context.Context, v any) (*model.BulkModel, error) {
 			return ec.unmarshalOBulkModel2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkModel(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["model"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "validRowsOnly",
+	args["model"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "validRowsOnly",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["validRowsOnly"] = arg3
+	args["validRowsOnly"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "advisorId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["advisorId"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg6
 	return args, nil
 }
 
 func (ec *executionContext) field_Mutation_validateBulkFiles_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clients",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "topAccounts",
 		func(ctx context.Context, v any) (*graphql.Upload, error) {
 			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["clients"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "people",
+	args["topAccounts"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "clients",
 		func(ctx context.Context, v any) (*graphql.Upload, error) {
 			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["people"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+	args["clients"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "people",
+		func(ctx context.Context, v any) (*graphql.Upload, error) {
+			return ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["people"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "model",
 		func(ctx context.Context, v any) (*model.BulkModel, error) {
 			return ec.unmarshalOBulkModel2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkModel(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["model"] = arg2
+	args["model"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "advisorId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["advisorId"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg5
 	return args, nil
 }
 
@@ -9246,6 +9315,38 @@ func (ec *executionContext) _BulkReport_valid(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_BulkReport_valid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkReport", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BulkReport_topAccounts(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkReport_topAccounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TopAccounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkFileReport) graphql.Marshaler {
+			return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkReport_topAccounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkFileReport(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _BulkReport_clients(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
@@ -14236,7 +14337,7 @@ func (ec *executionContext) _Mutation_validateBulkFiles(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ValidateBulkFiles(ctx, fc.Args["clients"].(*graphql.Upload), fc.Args["people"].(*graphql.Upload), fc.Args["model"].(*model.BulkModel))
+			return ec.Resolvers.Mutation().ValidateBulkFiles(ctx, fc.Args["topAccounts"].(*graphql.Upload), fc.Args["clients"].(*graphql.Upload), fc.Args["people"].(*graphql.Upload), fc.Args["model"].(*model.BulkModel), fc.Args["advisorId"].(*string), fc.Args["teamId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkReport) graphql.Marshaler {
@@ -14280,7 +14381,7 @@ func (ec *executionContext) _Mutation_uploadBulkFiles(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UploadBulkFiles(ctx, fc.Args["clients"].(*graphql.Upload), fc.Args["people"].(*graphql.Upload), fc.Args["model"].(*model.BulkModel), fc.Args["validRowsOnly"].(*bool))
+			return ec.Resolvers.Mutation().UploadBulkFiles(ctx, fc.Args["topAccounts"].(*graphql.Upload), fc.Args["clients"].(*graphql.Upload), fc.Args["people"].(*graphql.Upload), fc.Args["model"].(*model.BulkModel), fc.Args["validRowsOnly"].(*bool), fc.Args["advisorId"].(*string), fc.Args["teamId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
@@ -22586,6 +22687,11 @@ func (ec *executionContext) _BulkReport(ctx context.Context, sel ast.SelectionSe
 		case "valid":
 			out.Values[i] = ec._BulkReport_valid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "topAccounts":
+			out.Values[i] = ec._BulkReport_topAccounts(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "clients":

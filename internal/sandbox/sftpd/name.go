@@ -8,10 +8,12 @@ import (
 // Kind is the kind of bulk file a name announces.
 type Kind string
 
-// The two bulk files of the specification's Clients-based and container models.
+// The bulk files of the specification's Clients-based and container models: TopAccounts is the
+// container model's Add/Update Top Accounts file.
 const (
-	Clients Kind = "clients"
-	People  Kind = "people"
+	TopAccounts Kind = "top-accounts"
+	Clients     Kind = "clients"
+	People      Kind = "people"
 )
 
 // TimestampLayout is the UTC timestamp in a bulk file's name: ISO 8601 basic format to the
@@ -36,7 +38,7 @@ func ParseName(name string) (Kind, time.Time, bool) {
 		return "", time.Time{}, false
 	}
 	var k Kind
-	for _, c := range []Kind{Clients, People} {
+	for _, c := range []Kind{TopAccounts, Clients, People} {
 		if ts, ok := strings.CutPrefix(rest, string(c)+"-"); ok {
 			k, rest = c, ts
 			break

@@ -15,6 +15,10 @@ func TestParseNameAcceptsOnlyTheTimestampedBulkNames(t *testing.T) {
 	}{
 		{"clients-20261123T204500Z.jsonl", sftpd.Clients},
 		{"people-20261123T204500Z.jsonl", sftpd.People},
+		// The deprecated model's "Add/Update Top Accounts file".
+		{"top-accounts-20261123T204500Z.jsonl", sftpd.TopAccounts},
+		{"top_accounts-20261123T204500Z.jsonl", ""},
+		{"top-accounts-20261123T204500Z.jsonl.part", ""},
 		{"clients-20261123T204500Z.jsonl.part", ""},
 		{"people-20261123T204500Z.part", ""},
 		{"clients.jsonl", ""},
