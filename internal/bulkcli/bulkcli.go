@@ -14,6 +14,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,14 +32,22 @@ const TokenVariable = "GATEWAY_TOKEN"
 // Run runs `bulk validate|upload` with args; the report goes to stdout, progress to stderr.
 // getenv supplies GATEWAY_TOKEN.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "validate" && args[0] != "upload") {
-		fmt.Fprintln(stderr, usage)
-		return errors.New(`bulk: say "validate" or "upload"`)
+	// Help asked for goes to stdout, with every flag, whichever level asked.
+	help := slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" })
+	out := stderr
+	if help {
+		out = stdout
 	}
-	cmd := args[0]
+	cmd := "validate|upload"
+	if len(args) > 0 && (args[0] == "validate" || args[0] == "upload") {
+		cmd, args = args[0], args[1:]
+	} else if !help {
+		fmt.Fprintln(stderr, usage)
+		return errors.New(`bulk: say "validate" or "upload" (-h lists the flags)`)
+	}
 	fs := flag.NewFlagSet("bulk "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
+	fs.SetOutput(out)
+	fs.Usage = func() { fmt.Fprintln(out, usage+"\n\nFlags:"); fs.PrintDefaults() }
 	topAccounts := fs.String("top-accounts", "", "the Add/Update Top Accounts `file` (JSONL; with -model top_accounts)")
 	clients := fs.String("clients", "", "the Clients `file` (JSONL)")
 	people := fs.String("people", "", "the People/Trusts/Entities `file` (JSONL)")
@@ -48,7 +57,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	teamID := fs.String("team", "", "the team `id` existing clients are looked up as (default: the caller's)")
 	gateway := fs.String("gateway", DefaultGateway, "the gateway's GraphQL `URL`")
 	timeout := fs.Duration("timeout", 30*time.Minute, "how long to follow a load before giving up")
-	if err := fs.Parse(args[1:]); err != nil {
+	if help {
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *topAccounts == "" && *clients == "" && *people == "" {

@@ -364,6 +364,8 @@ func TestHelpIsAnsweredAtEveryLevel(t *testing.T) {
 		{[]string{"sandbox", "-h"}, []string{"-addr", "-sftp-addr", "-webhook-url"}},
 		{[]string{"sandbox", "enroll", "-h"}, []string{"-file-dir", "-env", "-out"}},
 		{[]string{"config", "-h"}, []string{"Usage: go run . config"}},
+		{[]string{"bulk", "-h"}, []string{"validate|upload", "-clients", "-people", "-top-accounts", "-gateway", "-timeout"}},
+		{[]string{"bulk", "upload", "-h"}, []string{"-valid-rows-only", "-advisor"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
