@@ -4039,7 +4039,7 @@ type BulkFileReport {
   bytes: Float!
   "The first 1,000 errors, in line order."
   errors: [BulkLineError!]!
-  "Every error, kept or not."
+  "Every error, kept or not (counted up to 2,147,483,647, Int's largest)."
   errorCount: Int!
   "Why the file as a whole is refused (it is empty, or no row is valid); null when it is not."
   fileError: String

@@ -44,10 +44,10 @@ func MarshalInt(v int) graphql.ContextMarshaler {
 // is taken as gqlgen takes it, as validation lets it through.
 func UnmarshalInt(_ context.Context, v any) (int, error) {
 	n, ok := integer(v)
-	if !ok {
+	if !ok && !wide(v) {
 		return 0, apperr.New(apperr.BadUserInput, fmt.Sprintf("Int cannot represent non-integer value: %s", show(v)))
 	}
-	if !Fits32(n) {
+	if !ok || !Fits32(n) {
 		return 0, apperr.New(apperr.BadUserInput, fmt.Sprintf("Int cannot represent non 32-bit signed integer value: %s", show(v)))
 	}
 	return int(n), nil
@@ -95,6 +95,16 @@ func integer(v any) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// wide reports whether v is a JSON number of digits too many for int64.
+func wide(v any) bool {
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	_, err := strconv.ParseInt(string(n), 10, 64)
+	return errors.Is(err, strconv.ErrRange)
 }
 
 // show is a refused value as the client wrote it.
