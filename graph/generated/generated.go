@@ -20,6 +20,7 @@ import (
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/gqlrun"
+	"github.com/advisorhq/gateway/internal/gqlscalar"
 	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -4057,7 +4058,7 @@ type BulkFileReport {
   bytes: Float!
   "The first 1,000 errors, in line order."
   errors: [BulkLineError!]!
-  "Every error, kept or not."
+  "Every error, kept or not (counted up to 2,147,483,647, Int's largest)."
   errorCount: Int!
   "Why the file as a whole is refused (it is empty, or no row is valid); null when it is not."
   fileError: String
@@ -4405,8 +4406,11 @@ type Charity implements ContactCard {
   displayName: String!
   relationships: [Relationship!]!
   legalName: String!
-  "Employer identification number."
-  ein: Int
+  """
+  Employer identification number, written ` + "`" + `12-3456789` + "`" + ` (nine digits, zero-padded). A number
+  the service holds that is not nine digits is given as its decimal digits.
+  """
+  ein: String
   city: String!
   "Two-letter US state abbreviation."
   state: String!
@@ -4464,9 +4468,9 @@ type ClassParty {
 }
 
 type Fraction {
-  numerator: Int!
+  numerator: BigInt!
   "Never zero."
-  denominator: Int!
+  denominator: BigInt!
 }
 
 "A reference from one contact card to another, by external id."
@@ -4573,7 +4577,8 @@ input OwnershipInput {
 input CharityInput {
   externalId: String!
   legalName: String!
-  ein: Int
+  "Employer identification number: ` + "`" + `12-3456789` + "`" + `, its nine digits, or any whole number."
+  ein: String
   city: String!
   state: String!
   addressFormatted: String
@@ -4615,9 +4620,9 @@ input ClassPartyInput {
 }
 
 input FractionInput {
-  numerator: Int!
+  numerator: BigInt!
   "Not zero."
-  denominator: Int!
+  denominator: BigInt!
 }
 
 """
@@ -4660,7 +4665,8 @@ input EntityPatch {
 
 input CharityPatch {
   legalName: String
-  ein: Int
+  "Employer identification number: ` + "`" + `12-3456789` + "`" + `, its nine digits, or any whole number."
+  ein: String
   city: String
   state: String
   addressFormatted: String
@@ -5362,7 +5368,7 @@ type AssetAdded implements Event {
   timestamp: DateTime!
   assetName: String!
   "The asset's value in dollars."
-  dollarAmount: Int
+  dollarAmount: BigInt
 }
 
 "The client removed an asset."
@@ -5529,6 +5535,15 @@ scalar Upload
 
 "A date and time in RFC 3339, in UTC, such as ` + "`" + `2026-11-22T09:30:00.000Z` + "`" + `."
 scalar DateTime
+
+"""
+A whole number of up to 64 bits, as graphql-scalars' BigInt writes it: a JSON number within
+±(2^53−1) (9007199254740991), which every client reads exactly, and a string of its decimal
+digits beyond, which a JavaScript client would otherwise round. Taken as a number or a string
+of digits. For the service's integers that have no bound, where GraphQL's 32-bit Int would not
+hold every value.
+"""
+scalar BigInt @specifiedBy(url: "https://the-guild.dev/graphql/scalars/docs/scalars/big-int")
 `, BuiltIn: false},
 	{Name: "../../schema/referral.graphqls", Input: `# Referrals: a client referred to a partner of the referral service (POST /v1/refer/{partner_id}).
 # The gateway signs the call with its own credentials; callers never see them.
@@ -7220,10 +7235,10 @@ func (ec *executionContext) fieldContext_AssetAdded_assetName(_ context.Context,
 
 func (ec *executionContext) _AssetAdded_dollarAmount(ctx context.Context, field graphql.CollectedField, obj *event.AssetAdded) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return gqlrun.Nullable((*gqlrun.Int)(obj.DollarAmount))
+	return gqlrun.Nullable((*gqlrun.BigInt)(obj.DollarAmount))
 }
 func (ec *executionContext) fieldContext_AssetAdded_dollarAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
@@ -7948,6 +7963,9 @@ func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_va
 
 func (ec *executionContext) _AssistantMultiDocumentRequiresReview_detectedDocumentCount(ctx context.Context, field graphql.CollectedField, obj *event.AssistantMultiDocumentRequiresReview) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32Ptr(obj.DetectedDocumentCount) {
+		return ec.marshalOInt2ᚖint(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantMultiDocumentRequiresReview", Field: field, IsMethod: false}), field.Selections, obj.DetectedDocumentCount)
+	}
 	return gqlrun.Nullable((*gqlrun.Int)(obj.DetectedDocumentCount))
 }
 func (ec *executionContext) fieldContext_AssistantMultiDocumentRequiresReview_detectedDocumentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7973,6 +7991,9 @@ func (ec *executionContext) fieldContext_AssistantSession_expiresAt(_ context.Co
 
 func (ec *executionContext) _BulkFileReport_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Rows) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.Rows)
+	}
 	return (*gqlrun.Int)(&obj.Rows)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7981,6 +8002,9 @@ func (ec *executionContext) fieldContext_BulkFileReport_rows(_ context.Context, 
 
 func (ec *executionContext) _BulkFileReport_validRows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.ValidRows) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.ValidRows)
+	}
 	return (*gqlrun.Int)(&obj.ValidRows)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_validRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7989,6 +8013,9 @@ func (ec *executionContext) fieldContext_BulkFileReport_validRows(_ context.Cont
 
 func (ec *executionContext) _BulkFileReport_invalidRows(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.InvalidRows) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.InvalidRows)
+	}
 	return (*gqlrun.Int)(&obj.InvalidRows)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_invalidRows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8022,6 +8049,9 @@ func (ec *executionContext) fieldContext_BulkFileReport_errors(_ context.Context
 
 func (ec *executionContext) _BulkFileReport_errorCount(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.ErrorCount) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.ErrorCount)
+	}
 	return (*gqlrun.Int)(&obj.ErrorCount)
 }
 func (ec *executionContext) fieldContext_BulkFileReport_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8038,6 +8068,9 @@ func (ec *executionContext) fieldContext_BulkFileReport_fileError(_ context.Cont
 
 func (ec *executionContext) _BulkLineError_line(ctx context.Context, field graphql.CollectedField, obj *model.BulkLineError) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Line) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkLineError", Field: field, IsMethod: false}), field.Selections, obj.Line)
+	}
 	return (*gqlrun.Int)(&obj.Line)
 }
 func (ec *executionContext) fieldContext_BulkLineError_line(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8145,6 +8178,9 @@ func (ec *executionContext) fieldContext_BulkResult_kind(_ context.Context, fiel
 
 func (ec *executionContext) _BulkResult_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Rows) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.Rows)
+	}
 	return (*gqlrun.Int)(&obj.Rows)
 }
 func (ec *executionContext) fieldContext_BulkResult_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8153,6 +8189,9 @@ func (ec *executionContext) fieldContext_BulkResult_rows(_ context.Context, fiel
 
 func (ec *executionContext) _BulkResult_applied(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Applied) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.Applied)
+	}
 	return (*gqlrun.Int)(&obj.Applied)
 }
 func (ec *executionContext) fieldContext_BulkResult_applied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8161,6 +8200,9 @@ func (ec *executionContext) fieldContext_BulkResult_applied(_ context.Context, f
 
 func (ec *executionContext) _BulkResult_invalid(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Invalid) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.Invalid)
+	}
 	return (*gqlrun.Int)(&obj.Invalid)
 }
 func (ec *executionContext) fieldContext_BulkResult_invalid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8186,6 +8228,9 @@ func (ec *executionContext) fieldContext_BulkResult_errors(_ context.Context, fi
 
 func (ec *executionContext) _BulkResult_errorCount(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.ErrorCount) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.ErrorCount)
+	}
 	return (*gqlrun.Int)(&obj.ErrorCount)
 }
 func (ec *executionContext) fieldContext_BulkResult_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8227,6 +8272,9 @@ func (ec *executionContext) fieldContext_BulkUpload_phase(_ context.Context, fie
 
 func (ec *executionContext) _BulkUpload_rows(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Rows) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Rows)
+	}
 	return (*gqlrun.Int)(&obj.Rows)
 }
 func (ec *executionContext) fieldContext_BulkUpload_rows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8235,6 +8283,9 @@ func (ec *executionContext) fieldContext_BulkUpload_rows(_ context.Context, fiel
 
 func (ec *executionContext) _BulkUpload_rowsTotal(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32Ptr(obj.RowsTotal) {
+		return ec.marshalOInt2ᚖint(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.RowsTotal)
+	}
 	return gqlrun.Nullable((*gqlrun.Int)(obj.RowsTotal))
 }
 func (ec *executionContext) fieldContext_BulkUpload_rowsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8367,11 +8418,11 @@ func (ec *executionContext) fieldContext_Charity_legalName(_ context.Context, fi
 }
 
 func (ec *executionContext) _Charity_ein(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return gqlrun.Nullable((*gqlrun.Int64)(obj.Ein))
+	ec.run.Charge(int64(len(field.Alias)) + 4 + gqlrun.StringPtr(obj.Ein))
+	return gqlrun.Nullable((*gqlrun.String)(obj.Ein))
 }
 func (ec *executionContext) fieldContext_Charity_ein(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_city(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
@@ -9152,6 +9203,9 @@ func (ec *executionContext) fieldContext_ClientProgressChanged_rawEstateStatus(_
 
 func (ec *executionContext) _ClientProgressChanged_completionPercentage(ctx context.Context, field graphql.CollectedField, obj *event.ClientProgressChanged) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.CompletionPercentage) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClientProgressChanged", Field: field, IsMethod: false}), field.Selections, obj.CompletionPercentage)
+	}
 	return (*gqlrun.Int)(&obj.CompletionPercentage)
 }
 func (ec *executionContext) fieldContext_ClientProgressChanged_completionPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9432,6 +9486,9 @@ func (ec *executionContext) fieldContext_DocumentCompleted_rawDocumentName(_ con
 
 func (ec *executionContext) _DocumentCompleted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.DocumentProgressPercentage) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false}), field.Selections, obj.DocumentProgressPercentage)
+	}
 	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9482,6 +9539,9 @@ func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Cont
 
 func (ec *executionContext) _DocumentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.TotalCount) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.TotalCount)
+	}
 	return (*gqlrun.Int)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_DocumentConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9648,6 +9708,9 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_rawDocumentNa
 
 func (ec *executionContext) _DocumentPendingValidation_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.DocumentProgressPercentage) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false}), field.Selections, obj.DocumentProgressPercentage)
+	}
 	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9748,6 +9811,9 @@ func (ec *executionContext) fieldContext_DocumentStarted_rawDocumentName(_ conte
 
 func (ec *executionContext) _DocumentStarted_documentProgressPercentage(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.DocumentProgressPercentage) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false}), field.Selections, obj.DocumentProgressPercentage)
+	}
 	return (*gqlrun.Int)(&obj.DocumentProgressPercentage)
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentProgressPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9900,18 +9966,18 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 
 func (ec *executionContext) _Fraction_numerator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return (*gqlrun.Int64)(&obj.Numerator)
+	return (*gqlrun.BigInt)(&obj.Numerator)
 }
 func (ec *executionContext) fieldContext_Fraction_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _Fraction_denominator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
-	return (*gqlrun.Int64)(&obj.Denominator)
+	return (*gqlrun.BigInt)(&obj.Denominator)
 }
 func (ec *executionContext) fieldContext_Fraction_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_documentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
@@ -10719,6 +10785,9 @@ func (ec *executionContext) fieldContext_Name_name(_ context.Context, field grap
 
 func (ec *executionContext) _OffsetPageInfo_page(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Page) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "OffsetPageInfo", Field: field, IsMethod: false}), field.Selections, obj.Page)
+	}
 	return (*gqlrun.Int)(&obj.Page)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -10727,6 +10796,9 @@ func (ec *executionContext) fieldContext_OffsetPageInfo_page(_ context.Context, 
 
 func (ec *executionContext) _OffsetPageInfo_limit(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.Limit) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "OffsetPageInfo", Field: field, IsMethod: false}), field.Selections, obj.Limit)
+	}
 	return (*gqlrun.Int)(&obj.Limit)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -10735,6 +10807,9 @@ func (ec *executionContext) fieldContext_OffsetPageInfo_limit(_ context.Context,
 
 func (ec *executionContext) _OffsetPageInfo_totalCount(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.TotalCount) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "OffsetPageInfo", Field: field, IsMethod: false}), field.Selections, obj.TotalCount)
+	}
 	return (*gqlrun.Int)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -10743,6 +10818,9 @@ func (ec *executionContext) fieldContext_OffsetPageInfo_totalCount(_ context.Con
 
 func (ec *executionContext) _OffsetPageInfo_totalPages(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
+	if gqlrun.Beyond32(obj.TotalPages) {
+		return ec.marshalNInt2int(gqlrun.WithField(ctx, graphql.FieldContext{Object: "OffsetPageInfo", Field: field, IsMethod: false}), field.Selections, obj.TotalPages)
+	}
 	return (*gqlrun.Int)(&obj.TotalPages)
 }
 func (ec *executionContext) fieldContext_OffsetPageInfo_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13348,7 +13426,7 @@ func (ec *executionContext) unmarshalInputCharityInput(ctx context.Context, obj 
 			it.LegalName = data
 		case "ein":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ein"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -13413,7 +13491,7 @@ func (ec *executionContext) unmarshalInputCharityPatch(ctx context.Context, obj 
 			it.LegalName = data
 		case "ein":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ein"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -14246,14 +14324,14 @@ func (ec *executionContext) unmarshalInputFractionInput(ctx context.Context, obj
 		switch k {
 		case "numerator":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("numerator"))
-			data, err := ec.unmarshalNInt2int64(ctx, v)
+			data, err := ec.unmarshalNBigInt2int64(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Numerator = data
 		case "denominator":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("denominator"))
-			data, err := ec.unmarshalNInt2int64(ctx, v)
+			data, err := ec.unmarshalNBigInt2int64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -21187,6 +21265,22 @@ func (ec *executionContext) marshalNAssistantSession2ᚖgithubᚗcomᚋadvisorhq
 	return ec._AssistantSession(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNBigInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := gqlscalar.UnmarshalBigInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBigInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := gqlscalar.MarshalBigInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21923,6 +22017,10 @@ func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) 
 func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalFloatContext(v)
+	if err := gqlrun.Refusal(res); err != nil {
+		graphql.AddError(ctx, err)
+		return graphql.Null
+	}
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -22010,35 +22108,23 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
-	res, err := graphql.UnmarshalInt(v)
+	res, err := gqlscalar.UnmarshalInt(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalInt(v)
+	res := gqlscalar.MarshalInt(v)
+	if err := gqlrun.Refusal(res); err != nil {
+		graphql.AddError(ctx, err)
+		return graphql.Null
+	}
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 	}
-	return res
-}
-
-func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
-	res, err := graphql.UnmarshalInt64(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalInt64(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Name) graphql.Marshaler {
@@ -22635,6 +22721,24 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalOBigInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := gqlscalar.UnmarshalBigInt(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBigInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := gqlscalar.MarshalBigInt(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23166,6 +23270,10 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	}
 	_ = sel
 	res := graphql.MarshalFloatContext(*v)
+	if err := gqlrun.Refusal(res); err != nil {
+		graphql.AddError(ctx, err)
+		return graphql.Null
+	}
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
@@ -23273,7 +23381,7 @@ func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*i
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalInt(v)
+	res, err := gqlscalar.UnmarshalInt(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -23282,27 +23390,12 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
-	res := graphql.MarshalInt(*v)
-	return res
-}
-
-func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
-	if v == nil {
-		return nil, nil
-	}
-	res, err := graphql.UnmarshalInt64(v)
-	return &res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
-	if v == nil {
+	res := gqlscalar.MarshalInt(*v)
+	if err := gqlrun.Refusal(res); err != nil {
+		graphql.AddError(ctx, err)
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalInt64(*v)
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx context.Context, v any) (*family.MaritalStatus, error) {

@@ -20,7 +20,7 @@ type BulkFileReport struct {
 	Bytes float64 `json:"bytes"`
 	// The first 1,000 errors, in line order.
 	Errors []*BulkLineError `json:"errors"`
-	// Every error, kept or not.
+	// Every error, kept or not (counted up to 2,147,483,647, Int's largest).
 	ErrorCount int `json:"errorCount"`
 	// Why the file as a whole is refused (it is empty, or no row is valid); null when it is not.
 	FileError *string `json:"fileError,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,12 +36,18 @@ type Webhook struct {
 	strict *Error
 }
 
-// UnknownValue is a value of an enumeration that the specification does not have.
+// UnknownValue is a value of an enumeration that the specification does not have, or a whole
+// number wider than the gateway's field for it holds (Unheld).
 type UnknownValue struct {
 	// Field is the field's name, such as EventType or Reason (without its path, so that the
 	// names form a small, fixed set).
 	Field string
 	Value string
+	// Unheld: the value is a whole number, as the specification's "integer" allows, but wider
+	// than the gateway's field holds (64 bits, or 32 for a field the schema gives as Int). The
+	// event is kept without it (null), rather than lost by a refusal the service does not
+	// retry; the value is logged.
+	Unheld bool
 }
 
 // Strict is what a sender that holds to the specification (such as the sandbox, which plays the
@@ -54,6 +61,12 @@ func (w *Webhook) unknown(field, value string, refusal *Error) {
 	if w.strict == nil {
 		w.strict = refusal
 	}
+}
+
+// unheld records a whole number wider than the gateway's field holds. It is no refusal even
+// for Strict: the specification's integers have no bound.
+func (w *Webhook) unheld(field, value string) {
+	w.Unknown = append(w.Unknown, UnknownValue{Field: field, Value: value, Unheld: true})
 }
 
 // Known reports whether the delivery's EventType is one of the specification's. A delivery of
@@ -206,6 +219,7 @@ type eventRule struct {
 	maxLen   int
 	percent  bool // an integer from 0 to 100
 	nonNeg   bool
+	int32    bool // the schema gives it as an Int: wider than 32 bits is left out (unheld)
 	enum     []string
 	constant string
 }
@@ -265,7 +279,7 @@ var eventRules = map[EventType][]eventRule{
 		eventRule{name: "Reason", kind: eventText, required: true, enum: AssistantFailureReasons}),
 	AssistantMultiDocumentRequiresReview: append(slices.Clone(analysisRules),
 		eventRule{name: "VaultLink", kind: eventText, maxLen: 2048},
-		eventRule{name: "DetectedDocumentCount", kind: eventInt, nonNeg: true}),
+		eventRule{name: "DetectedDocumentCount", kind: eventInt, nonNeg: true, int32: true}),
 	TaxJobCompleted: append(slices.Clone(analysisRules),
 		eventRule{name: "source_document", kind: eventSourceDocument},
 		eventRule{name: "category", kind: eventText, constant: "tax"},
@@ -354,8 +368,12 @@ func (w *Webhook) checkEventField(fields map[string]json.RawMessage, r eventRule
 		}
 		return eventQuote(t.Format(time.RFC3339Nano)), nil
 	case eventInt:
-		var n int
+		var n int64
 		if json.Unmarshal(raw, &n) != nil {
+			if !r.percent && wholeNumber(raw) {
+				w.unheld(r.name, string(raw)) // beyond 64 bits
+				return nil, nil
+			}
 			return nil, eventInvalid(path, "must be an integer")
 		}
 		if r.percent && (n < 0 || n > 100) {
@@ -364,7 +382,11 @@ func (w *Webhook) checkEventField(fields map[string]json.RawMessage, r eventRule
 		if r.nonNeg && n < 0 {
 			return nil, eventInvalid(path, "must not be negative, got %d", n)
 		}
-		return strconv.AppendInt(nil, int64(n), 10), nil
+		if r.int32 && (n < math.MinInt32 || n > math.MaxInt32) {
+			w.unheld(r.name, string(raw))
+			return nil, nil
+		}
+		return strconv.AppendInt(nil, n, 10), nil
 	case eventBool:
 		var b bool
 		if json.Unmarshal(raw, &b) != nil {
@@ -530,4 +552,18 @@ func (o *eventJSON) bytes() json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return append(o.buf, '}')
+}
+
+// wholeNumber reports whether a JSON value is an integer written in digits, of any width.
+func wholeNumber(raw json.RawMessage) bool {
+	digits := bytes.TrimPrefix(raw, []byte("-"))
+	if len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package advisorspec_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,50 @@ func TestParseWebhookKeepsAnUnknownTypeWhole(t *testing.T) {
 		if _, err := advisorspec.ParseWebhook([]byte(bad.body)); err == nil || err.Field != bad.field {
 			t.Errorf("%s: got %v, want a refusal naming %s", bad.name, err, bad.field)
 		}
+	}
+}
+
+// webhook-events.md: "AssetAdded | DollarAmount integer, the dollar value", with no bound, and
+// "DetectedDocumentCount | integer | Number of documents detected in the file." The gateway
+// holds a DollarAmount in 64 bits (the schema's BigInt) and a DetectedDocumentCount in 32 (an
+// Int). A whole number wider is no reason to lose the event, which the service would not send
+// again: it is kept without that field, listed in Unknown as Unheld, and no refusal for Strict.
+func TestParseWebhookKeepsAnEventWhoseIntegerIsWiderThanTheGatewayHolds(t *testing.T) {
+	var (
+		added  = bodies[advisorspec.AssetAdded]
+		review = bodies[advisorspec.AssistantMultiDocumentRequiresReview]
+		raw    = func(s string) json.RawMessage { return json.RawMessage(s) }
+	)
+	for _, tc := range []struct {
+		name, body, field, value string
+		unheld                   bool
+	}{
+		{"a DollarAmount beyond 32 bits is held", with(added, "DollarAmount", raw("3000000000")), "DollarAmount", "3000000000", false},
+		{"a DollarAmount beyond 2^53 is held", with(added, "DollarAmount", raw("9007199254740993")), "DollarAmount", "9007199254740993", false},
+		{"a negative DollarAmount beyond 32 bits is held", with(added, "DollarAmount", raw("-3000000000")), "DollarAmount", "-3000000000", false},
+		{"a DollarAmount beyond 64 bits is not", with(added, "DollarAmount", raw("99999999999999999999")), "DollarAmount", "99999999999999999999", true},
+		{"a DetectedDocumentCount of 32 bits is held", with(review, "Payload.DetectedDocumentCount", raw("2147483647")), "DetectedDocumentCount", "2147483647", false},
+		{"a DetectedDocumentCount beyond 32 bits is not", with(review, "Payload.DetectedDocumentCount", raw("2147483648")), "DetectedDocumentCount", "2147483648", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := advisorspec.ParseWebhook([]byte(tc.body))
+			if err != nil || w.Strict() != nil {
+				t.Fatalf("refused: %v, Strict %v", err, w.Strict())
+			}
+			kept := bytes.Contains(w.Canonical, []byte(`"`+tc.field+`":`+tc.value))
+			if !tc.unheld {
+				if !kept || w.Unknown != nil {
+					t.Fatalf("canonical %s, Unknown %v; want the value kept and nothing unknown", w.Canonical, w.Unknown)
+				}
+				return
+			}
+			want := []advisorspec.UnknownValue{{Field: tc.field, Value: tc.value, Unheld: true}}
+			if !slices.Equal(w.Unknown, want) {
+				t.Errorf("Unknown = %v, want %v", w.Unknown, want)
+			}
+			if bytes.Contains(w.Canonical, []byte(`"`+tc.field+`"`)) {
+				t.Errorf("the canonical form %s keeps the field, which the gateway cannot read back", w.Canonical)
+			}
+		})
 	}
 }

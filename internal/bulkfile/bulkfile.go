@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"slices"
 	"unicode/utf8"
 
@@ -353,7 +354,9 @@ func (f *file) invalid(lineNo uint32, id string, errs []LineError) {
 
 func (f *file) report(lineNo uint32, id string, errs ...LineError) {
 	for _, e := range errs {
-		f.rep.ErrorCount++
+		// A line may break many rules, so the count is held to GraphQL's Int (errorCount)
+		// rather than grow with the file's bytes beyond it.
+		f.rep.ErrorCount = min(f.rep.ErrorCount+1, math.MaxInt32)
 		if len(f.rep.Errors) < f.u.opts.MaxErrors {
 			e.Line, e.ID = int(lineNo), id
 			f.rep.Errors = append(f.rep.Errors, e)

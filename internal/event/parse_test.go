@@ -302,7 +302,7 @@ func TestParseFillsEveryFieldOfEachEventType(t *testing.T) {
 		{
 			name:  "AssetAdded: AssetName and DollarAmount",
 			body:  bodies[event.TypeAssetAdded],
-			want:  &event.AssetAdded{Envelope: env(event.TypeAssetAdded), Asset: event.Asset{AssetName: "Lake House"}, DollarAmount: ptr(850000)},
+			want:  &event.AssetAdded{Envelope: env(event.TypeAssetAdded), Asset: event.Asset{AssetName: "Lake House"}, DollarAmount: ptr(int64(850000))},
 			group: event.GroupAsset,
 		},
 		{

@@ -453,7 +453,7 @@ type Asset struct {
 type AssetAdded struct {
 	Envelope
 	Asset
-	DollarAmount *int `json:"DollarAmount"`
+	DollarAmount *int64 `json:"DollarAmount"`
 }
 
 type AssetDeleted struct {

@@ -20,6 +20,7 @@ func funcs() template.FuncMap {
 		"leafAlwaysNeedsFC": leafAlwaysNeedsFC,
 		"leafSize":          leafSize,
 		"inPlace":           inPlace,
+		"inPlaceRefused":    inPlaceRefused,
 		"read":              read,
 	}
 }
@@ -175,4 +176,39 @@ var inPlaceWriters = map[string]string{
 	"github.com/99designs/gqlgen/graphql.MarshalInt int":              "Int",
 	"github.com/99designs/gqlgen/graphql.MarshalInt64 int64":          "Int64",
 	"github.com/99designs/gqlgen/graphql.MarshalBoolean bool":         "Boolean",
+	// Written in place only within 32 bits: see inPlaceRefused.
+	"github.com/advisorhq/gateway/internal/gqlscalar.MarshalInt int":      "Int",
+	"github.com/advisorhq/gateway/internal/gqlscalar.MarshalBigInt int64": "BigInt",
+}
+
+// inPlaceChecks are, by marshaller, gqlrun's tests of a value the marshaller refuses, which
+// the in-place writer cannot refuse (it has no context to report an error in).
+var inPlaceChecks = map[string]string{
+	"github.com/advisorhq/gateway/internal/gqlscalar.MarshalInt int": "Beyond32",
+}
+
+// inPlaceRefused is a Go condition, true when the value of a field inPlace writes is one its
+// marshaller refuses, so that the field is marshalled instead and the refusal reported; or ""
+// when the marshaller refuses nothing.
+func inPlaceRefused(f *codegen.Field) string {
+	t := f.TypeReference
+	if inPlace(f) == "" || t.Marshaler == nil {
+		return ""
+	}
+	ptr, isPtr := t.GO.(*types.Pointer)
+	var value types.Type = t.GO
+	if isPtr {
+		value = ptr.Elem()
+	}
+	b, _ := value.(*types.Basic)
+	check := inPlaceChecks[t.Marshaler.FullName()+" "+b.Name()]
+	field := f.GoReceiverName + "." + f.GoFieldName
+	switch {
+	case check == "":
+		return ""
+	case isPtr:
+		return fmt.Sprintf("gqlrun.%sPtr(%s)", check, field)
+	default:
+		return fmt.Sprintf("gqlrun.%s(%s)", check, field)
+	}
 }

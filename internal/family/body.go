@@ -35,13 +35,15 @@ func (p *EntityPatch) spec() advisorspec.ContactBody {
 		IncorporationForm: (*string)(p.IncorporationForm), Ownership: specs(p.Ownership, (*OwnershipInput).spec)}
 }
 
+// A charity's ein is left to body, which parses it and may refuse it.
+
 func (in *CharityInput) spec() advisorspec.ContactBody {
-	return advisorspec.ContactBody{ExternalID: &in.ExternalID, LegalName: &in.LegalName, EIN: in.Ein, City: &in.City,
+	return advisorspec.ContactBody{ExternalID: &in.ExternalID, LegalName: &in.LegalName, City: &in.City,
 		State: &in.State, AddressFormatted: in.AddressFormatted, Notes: in.Notes}
 }
 
 func (p *CharityPatch) spec() advisorspec.ContactBody {
-	return advisorspec.ContactBody{LegalName: p.LegalName, EIN: p.Ein, City: p.City, State: p.State,
+	return advisorspec.ContactBody{LegalName: p.LegalName, City: p.City, State: p.State,
 		AddressFormatted: p.AddressFormatted, Notes: p.Notes}
 }
 

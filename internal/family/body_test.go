@@ -45,7 +45,7 @@ func TestContactBodiesAreSentByteForByte(t *testing.T) {
 	t.Parallel()
 	s := func(v string) *string { return &v }
 	yes, no := true, false
-	pct, ein := 12.5, int64(123456789)
+	pct, ein := 12.5, "12-3456789"
 	trustType, form, willType := family.TrustType("DynastyTrust"), family.IncorporationForm("CCorporation"), family.WillType("PourOverWill")
 	client := family.OfClient(advisor.ClientRef{Ref: "ext-1"})
 	top := family.OfTopAccount("w")
@@ -78,6 +78,13 @@ func TestContactBodiesAreSentByteForByte(t *testing.T) {
 		{"a charity, every field", top, &family.ContactInput{Charity: &family.CharityInput{ExternalID: "h", LegalName: "H", Ein: &ein,
 			City: "Austin", State: "TX", AddressFormatted: s("1 Main St"), Notes: s("n")}}, nil,
 			`v2 {"type":"Charity","external_id":"h","legal_name":"H","ein":123456789,"city":"Austin","state":"TX","address_formatted":"1 Main St","notes":"n"}`},
+		// The specification: "ein | integer"; the schema takes an EIN as it is written.
+		{"a charity whose ein is its nine digits, the first 0", top, &family.ContactInput{Charity: &family.CharityInput{ExternalID: "h",
+			LegalName: "H", Ein: s("012345678"), City: "Austin", State: "TX"}}, nil,
+			`v2 {"type":"Charity","external_id":"h","legal_name":"H","ein":12345678,"city":"Austin","state":"TX"}`},
+		{"a charity whose ein is an integer beyond 32 bits", top, &family.ContactInput{Charity: &family.CharityInput{ExternalID: "h",
+			LegalName: "H", Ein: s("12345678901"), City: "Austin", State: "TX"}}, nil,
+			`v2 {"type":"Charity","external_id":"h","legal_name":"H","ein":12345678901,"city":"Austin","state":"TX"}`},
 		{"a charity, only what is required", top, &family.ContactInput{Charity: &family.CharityInput{ExternalID: "h", LegalName: "H",
 			City: "Austin", State: "TX"}}, nil,
 			`v2 {"type":"Charity","external_id":"h","legal_name":"H","city":"Austin","state":"TX"}`},
@@ -86,8 +93,9 @@ func TestContactBodiesAreSentByteForByte(t *testing.T) {
 			`v2 {"type":"Will","external_id":"w","legal_name":"W","will_type":"PourOverWill","governing_state":"NY","will_creation_date":"2010-05-06","testator":["a"],"executor":["b","c"]}`},
 		{"a class, every field", top, &family.ContactInput{Class: &family.ClassInput{ExternalID: "c", LegalName: "C", Notes: s("n"),
 			CurrentParties: &family.ClassPartiesInput{IsDistributedEvenly: &no, ShareAmount: s("1/2"), Parties: []*family.ClassPartyInput{
-				{Party: "a", DistributionPercentage: &pct}, {Party: "b", Fraction: &family.FractionInput{Numerator: 1, Denominator: 3}}, {Party: "d"}}}}}, nil,
-			`v2 {"type":"Class","external_id":"c","legal_name":"C","notes":"n","current_parties":{"is_distributed_evenly":false,"share_amount":"1/2","parties":[{"contact_id":"a","distribution_percentage":12.5},{"contact_id":"b","fraction":{"numerator":1,"denominator":3}},{"contact_id":"d"}]}}`},
+				{Party: "a", DistributionPercentage: &pct}, {Party: "b", Fraction: &family.FractionInput{Numerator: 1, Denominator: 3}}, {Party: "d"},
+				{Party: "e", Fraction: &family.FractionInput{Numerator: 5_000_000_000, Denominator: 9_007_199_254_740_993}}}}}}, nil,
+			`v2 {"type":"Class","external_id":"c","legal_name":"C","notes":"n","current_parties":{"is_distributed_evenly":false,"share_amount":"1/2","parties":[{"contact_id":"a","distribution_percentage":12.5},{"contact_id":"b","fraction":{"numerator":1,"denominator":3}},{"contact_id":"d"},{"contact_id":"e","fraction":{"numerator":5000000000,"denominator":9007199254740993}}]}}`},
 		{"a class with no parties", top, &family.ContactInput{Class: &family.ClassInput{ExternalID: "c", LegalName: "C",
 			CurrentParties: &family.ClassPartiesInput{Parties: []*family.ClassPartyInput{}}}}, nil,
 			`v2 {"type":"Class","external_id":"c","legal_name":"C","current_parties":{"parties":[]}}`},

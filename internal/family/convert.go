@@ -35,7 +35,7 @@ func (s *Service) contactFrom(owner Owner, c advisorspec.Contact) (Contact, erro
 		return e, nil
 	case advisorspec.Charity:
 		return &Charity{
-			Card: card, LegalName: deref(c.LegalName), Ein: c.EIN, City: deref(c.City), State: deref(c.State),
+			Card: card, LegalName: deref(c.LegalName), Ein: formatEIN(c.EIN), City: deref(c.City), State: deref(c.State),
 			AddressFormatted: c.AddressFormatted, Notes: c.Notes,
 		}, nil
 	case advisorspec.Will:

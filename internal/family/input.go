@@ -107,7 +107,7 @@ func checkOwnership(prefix string, shares []*OwnershipInput) error {
 type CharityInput struct {
 	ExternalID       string
 	LegalName        string
-	Ein              *int64
+	Ein              *string // as written; body parses it (parseEIN)
 	City             string
 	State            string
 	AddressFormatted *string
@@ -182,7 +182,7 @@ type EntityPatch struct {
 // CharityPatch changes a Charity.
 type CharityPatch struct {
 	LegalName        *string
-	Ein              *int64
+	Ein              *string // as written; body parses it (parseEIN)
 	City             *string
 	State            *string
 	AddressFormatted *string
@@ -279,6 +279,11 @@ func (in ContactInput) body(scope advisorspec.Scope) ([]byte, string, error) {
 	}
 	b := m.value.spec()
 	b.Type = m.typ
+	if in.Charity != nil {
+		if b.EIN, err = parseEIN(prefix+".ein", in.Charity.Ein); err != nil {
+			return nil, "", err
+		}
+	}
 	body, err := json.Marshal(b)
 	if err != nil {
 		return nil, "", fmt.Errorf("encode the contact: %w", err)
@@ -307,7 +312,13 @@ func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, string, error) {
 			return nil, "", err
 		}
 	}
-	body, err := json.Marshal(m.value.spec())
+	b := m.value.spec()
+	if p.Charity != nil {
+		if b.EIN, err = parseEIN(prefix+".ein", p.Charity.Ein); err != nil {
+			return nil, "", err
+		}
+	}
+	body, err := json.Marshal(b)
 	if err != nil {
 		return nil, "", fmt.Errorf("encode the contact patch: %w", err)
 	}

@@ -171,7 +171,7 @@ func (o *Ownership) Owners() []*ContactRef {
 type Charity struct {
 	Card
 	LegalName        string
-	Ein              *int64
+	Ein              *string // 12-3456789; see formatEIN
 	City             string
 	State            string
 	AddressFormatted *string

@@ -41,10 +41,51 @@ type Int int
 
 func (i *Int) MarshalGQL(w io.Writer) { writeInt(w, int64(*i)) }
 
-// Int64 writes an Int bound to int64 as graphql.MarshalInt64 does.
+// Int64 writes an int64 as graphql.MarshalInt64 does.
 type Int64 int64
 
 func (i *Int64) MarshalGQL(w io.Writer) { writeInt(w, int64(*i)) }
+
+// Beyond32 reports whether an Int's value lies outside the 32 bits GraphQL gives Int, so that
+// it is not written in place as Int but by its marshaller, which refuses it with a field error
+// (gqlscalar.MarshalInt).
+func Beyond32(v int) bool { return v < math.MinInt32 || v > math.MaxInt32 }
+
+// Beyond32Ptr is Beyond32 of a value that may be null (which is within).
+func Beyond32Ptr(p *int) bool { return p != nil && Beyond32(*p) }
+
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, 2^53−1.
+const maxSafeInteger = 1<<53 - 1
+
+// BigInt writes a BigInt as gqlscalar.MarshalBigInt does: a number within ±(2^53−1), a
+// string of digits beyond.
+type BigInt int64
+
+func (i *BigInt) MarshalGQL(w io.Writer) {
+	v := int64(*i)
+	if v >= -maxSafeInteger && v <= maxSafeInteger {
+		writeInt(w, v)
+		return
+	}
+	if b, ok := w.(*bytes.Buffer); ok {
+		buf := append(b.AvailableBuffer(), '"')
+		buf = strconv.AppendInt(buf, v, 10)
+		b.Write(append(buf, '"'))
+		return
+	}
+	io.WriteString(w, `"`+strconv.FormatInt(v, 10)+`"`)
+}
+
+// Refusal is why a context marshaller refuses to write its value (gqlscalar's Int beyond 32
+// bits), or nil. gqlgen learns of such an error only as the response is written, and writes
+// null in its place even where the schema says non-null; asked first, the executor returns
+// null for the field at once, so the null reaches the field's parent as GraphQL requires.
+func Refusal(m graphql.ContextMarshaler) error {
+	if r, ok := m.(interface{ Refusal() error }); ok {
+		return r.Refusal()
+	}
+	return nil
+}
 
 // Boolean writes a Boolean as graphql.MarshalBoolean does.
 type Boolean bool

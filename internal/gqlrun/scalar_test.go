@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/advisorhq/gateway/internal/gqlscalar"
 )
 
 // The in-place writers stand in for gqlgen's marshallers, so a response's bytes must not
@@ -17,6 +19,7 @@ func TestInPlaceWritersWriteWhatGqlgenWrites(t *testing.T) {
 	t.Parallel()
 	str := func(s string) graphql.Marshaler { v := String(s); return &v }
 	flt := func(f float64) graphql.Marshaler { v := Float(f); return &v }
+	big := func(i int64) graphql.Marshaler { v := BigInt(i); return &v }
 	for _, tc := range []struct {
 		name       string
 		ours, want graphql.Marshaler
@@ -31,6 +34,11 @@ func TestInPlaceWritersWriteWhatGqlgenWrites(t *testing.T) {
 		{"a huge float", flt(1e21), contextual(graphql.MarshalFloatContext(1e21))},
 		{"a negative int", func() graphql.Marshaler { v := Int(-42); return &v }(), graphql.MarshalInt(-42)},
 		{"a big int64", func() graphql.Marshaler { v := Int64(math.MaxInt64); return &v }(), graphql.MarshalInt64(math.MaxInt64)},
+		{"a BigInt within safe integers", big(-(1<<53 - 1)), gqlscalar.MarshalBigInt(-(1<<53 - 1))},
+		{"a BigInt beyond safe integers", big(1 << 53), gqlscalar.MarshalBigInt(1 << 53)},
+		{"the largest BigInt", big(math.MaxInt64), gqlscalar.MarshalBigInt(math.MaxInt64)},
+		{"the smallest BigInt", big(math.MinInt64), gqlscalar.MarshalBigInt(math.MinInt64)},
+		{"an Int within 32 bits", func() graphql.Marshaler { v := Int(math.MinInt32); return &v }(), contextual(gqlscalar.MarshalInt(math.MinInt32))},
 		{"true", func() graphql.Marshaler { v := Boolean(true); return &v }(), graphql.MarshalBoolean(true)},
 		{"false", func() graphql.Marshaler { v := Boolean(false); return &v }(), graphql.MarshalBoolean(false)},
 		{"null", Nullable((*String)(nil)), graphql.Null},
@@ -66,4 +74,20 @@ func contextual(m graphql.ContextMarshaler) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		_ = m.MarshalGQLContext(context.Background(), w)
 	})
+}
+
+// The executor writes an Int in place only within 32 bits; beyond, its marshaller refuses it,
+// and Refusal says so before anything is written.
+func TestBeyond32SendsAnIntToItsMarshallerWhichRefusesIt(t *testing.T) {
+	t.Parallel()
+	big, small := math.MaxInt32+1, math.MinInt32
+	if !Beyond32(big) || Beyond32(small) || !Beyond32Ptr(&big) || Beyond32Ptr(nil) {
+		t.Fatal("Beyond32 does not draw the line at 32 bits")
+	}
+	if Refusal(gqlscalar.MarshalInt(big)) == nil || Refusal(gqlscalar.MarshalInt(small)) != nil {
+		t.Fatal("Refusal does not report gqlscalar's refusal")
+	}
+	if Refusal(graphql.MarshalFloatContext(1.5)) != nil {
+		t.Fatal("Refusal reports a marshaller that writes its value")
+	}
 }

@@ -63,7 +63,7 @@ func New() *Metrics {
 		}, []string{"type", "outcome"}),
 		webhookUnknown: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "advisor_webhook_unknown_values_total",
-			Help: "Values of stored webhook deliveries that the gateway does not know yet (an event type or an enumeration's value the service added), by field (kind).",
+			Help: "Values of stored webhook deliveries that the gateway does not know yet (an event type or an enumeration's value the service added, or a whole number wider than its field holds), by field (kind).",
 		}, []string{"kind"}),
 		persisted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "graphql_persisted_operations_total",

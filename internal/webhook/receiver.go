@@ -198,7 +198,12 @@ func (rc *Receiver) noteUnknown(r *http.Request, firm string, values []advisorsp
 		if rc.ObserveUnknown != nil {
 			rc.ObserveUnknown(v.Field)
 		}
-		if rc.warned.first(v) {
+		switch {
+		case !rc.warned.first(v):
+		case v.Unheld:
+			rc.Logger.WarnContext(r.Context(), "stored a webhook event holding a whole number wider than the gateway's field holds; it reaches subscribers as null",
+				"firm", firm, "field", v.Field, "value", v.Value)
+		default:
 			rc.Logger.WarnContext(r.Context(), "stored a webhook event holding a value the gateway does not know yet; it reaches subscribers as UNKNOWN",
 				"firm", firm, "field", v.Field, "value", v.Value)
 		}

@@ -34,6 +34,8 @@ func TestReceiverStoresUnknownValuesCountingAndLoggingEachOnce(t *testing.T) {
 		`{"EventType": "ClientMovedHouse", "Wid": "w-2", "Timestamp": "2026-11-22T10:00:00Z", "City": "Nice"}`,
 		`{"EventType": "AssistantJobFailed", "Wid": "w-1", "Timestamp": "2026-11-22T10:00:00Z",
 			"Payload": {"CorrelationId": "c", "JobId": "j", "DocumentWid": "d", "Reason": "ModelOverloaded"}}`,
+		// "AssetAdded | DollarAmount integer, the dollar value": no bound, but wider than 64 bits.
+		`{"EventType": "AssetAdded", "Wid": "w-1", "Timestamp": "2026-11-22T10:00:00Z", "AssetName": "Ranch", "DollarAmount": 99999999999999999999}`,
 	} {
 		req := httptest.NewRequest(http.MethodPost, "/webhooks", strings.NewReader(body))
 		req.Header.Set(webhook.KeyHeader, key)
@@ -44,10 +46,13 @@ func TestReceiverStoresUnknownValuesCountingAndLoggingEachOnce(t *testing.T) {
 			t.Fatalf("delivery %d: got %d %s, want 200", i, w.Code, w.Body)
 		}
 	}
-	if got := strings.Join(counted, ","); got != "EventType,EventType,Reason" {
-		t.Errorf("counted %s, want EventType twice and Reason once", got)
+	if got := strings.Join(counted, ","); got != "EventType,EventType,Reason,DollarAmount" {
+		t.Errorf("counted %s, want EventType twice, Reason and DollarAmount once", got)
 	}
-	for value, want := range map[string]int{"value=ClientMovedHouse": 1, "value=ModelOverloaded": 1} {
+	if !strings.Contains(logged.String(), "wider than the gateway's field holds") {
+		t.Errorf("the DollarAmount wider than 64 bits is not logged as such:\n%s", logged.String())
+	}
+	for value, want := range map[string]int{"value=ClientMovedHouse": 1, "value=ModelOverloaded": 1, "value=99999999999999999999": 1} {
 		if got := strings.Count(logged.String(), value); got != want {
 			t.Errorf("logged %s %d times, want %d:\n%s", value, got, want, logged.String())
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/gqlscalar"
 	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -3968,7 +3969,7 @@ type BulkFileReport {
   bytes: Float!
   "The first 1,000 errors, in line order."
   errors: [BulkLineError!]!
-  "Every error, kept or not."
+  "Every error, kept or not (counted up to 2,147,483,647, Int's largest)."
   errorCount: Int!
   "Why the file as a whole is refused (it is empty, or no row is valid); null when it is not."
   fileError: String
@@ -4316,8 +4317,11 @@ type Charity implements ContactCard {
   displayName: String!
   relationships: [Relationship!]!
   legalName: String!
-  "Employer identification number."
-  ein: Int
+  """
+  Employer identification number, written ` + "`" + `12-3456789` + "`" + ` (nine digits, zero-padded). A number
+  the service holds that is not nine digits is given as its decimal digits.
+  """
+  ein: String
   city: String!
   "Two-letter US state abbreviation."
   state: String!
@@ -4375,9 +4379,9 @@ type ClassParty {
 }
 
 type Fraction {
-  numerator: Int!
+  numerator: BigInt!
   "Never zero."
-  denominator: Int!
+  denominator: BigInt!
 }
 
 "A reference from one contact card to another, by external id."
@@ -4484,7 +4488,8 @@ input OwnershipInput {
 input CharityInput {
   externalId: String!
   legalName: String!
-  ein: Int
+  "Employer identification number: ` + "`" + `12-3456789` + "`" + `, its nine digits, or any whole number."
+  ein: String
   city: String!
   state: String!
   addressFormatted: String
@@ -4526,9 +4531,9 @@ input ClassPartyInput {
 }
 
 input FractionInput {
-  numerator: Int!
+  numerator: BigInt!
   "Not zero."
-  denominator: Int!
+  denominator: BigInt!
 }
 
 """
@@ -4571,7 +4576,8 @@ input EntityPatch {
 
 input CharityPatch {
   legalName: String
-  ein: Int
+  "Employer identification number: ` + "`" + `12-3456789` + "`" + `, its nine digits, or any whole number."
+  ein: String
   city: String
   state: String
   addressFormatted: String
@@ -5273,7 +5279,7 @@ type AssetAdded implements Event {
   timestamp: DateTime!
   assetName: String!
   "The asset's value in dollars."
-  dollarAmount: Int
+  dollarAmount: BigInt
 }
 
 "The client removed an asset."
@@ -5440,6 +5446,15 @@ scalar Upload
 
 "A date and time in RFC 3339, in UTC, such as ` + "`" + `2026-11-22T09:30:00.000Z` + "`" + `."
 scalar DateTime
+
+"""
+A whole number of up to 64 bits, as graphql-scalars' BigInt writes it: a JSON number within
+±(2^53−1) (9007199254740991), which every client reads exactly, and a string of its decimal
+digits beyond, which a JavaScript client would otherwise round. Taken as a number or a string
+of digits. For the service's integers that have no bound, where GraphQL's 32-bit Int would not
+hold every value.
+"""
+scalar BigInt @specifiedBy(url: "https://the-guild.dev/graphql/scalars/docs/scalars/big-int")
 `, BuiltIn: false},
 	{Name: "../../../schema/referral.graphqls", Input: `# Referrals: a client referred to a partner of the referral service (POST /v1/refer/{partner_id}).
 # The gateway signs the call with its own credentials; callers never see them.
@@ -7229,15 +7244,15 @@ func (ec *executionContext) _AssetAdded_dollarAmount(ctx context.Context, field 
 			return obj.DollarAmount, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOBigInt2ᚖint64(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_AssetAdded_dollarAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AssetAdded", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _AssetBeneficiaryAdded_id(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
@@ -10036,15 +10051,15 @@ func (ec *executionContext) _Charity_ein(ctx context.Context, field graphql.Coll
 			return obj.Ein, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Charity_ein(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Charity_city(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
@@ -13834,14 +13849,14 @@ func (ec *executionContext) _Fraction_numerator(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNBigInt2int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Fraction_numerator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _Fraction_denominator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
@@ -13857,14 +13872,14 @@ func (ec *executionContext) _Fraction_denominator(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
+			return ec.marshalNBigInt2int64(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Fraction_denominator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Fraction", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _GeneratedDocument_documentType(ctx context.Context, field graphql.CollectedField, obj *event.GeneratedDocument) (ret graphql.Marshaler) {
@@ -19835,7 +19850,7 @@ func (ec *executionContext) unmarshalInputCharityInput(ctx context.Context, obj 
 			it.LegalName = data
 		case "ein":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ein"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -19900,7 +19915,7 @@ func (ec *executionContext) unmarshalInputCharityPatch(ctx context.Context, obj 
 			it.LegalName = data
 		case "ein":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ein"))
-			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20733,14 +20748,14 @@ func (ec *executionContext) unmarshalInputFractionInput(ctx context.Context, obj
 		switch k {
 		case "numerator":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("numerator"))
-			data, err := ec.unmarshalNInt2int64(ctx, v)
+			data, err := ec.unmarshalNBigInt2int64(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Numerator = data
 		case "denominator":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("denominator"))
-			data, err := ec.unmarshalNInt2int64(ctx, v)
+			data, err := ec.unmarshalNBigInt2int64(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -27286,6 +27301,22 @@ func (ec *executionContext) marshalNAssistantSession2ᚖgithubᚗcomᚋadvisorhq
 	return ec._AssistantSession(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNBigInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := gqlscalar.UnmarshalBigInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBigInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := gqlscalar.MarshalBigInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -27849,35 +27880,19 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
-	res, err := graphql.UnmarshalInt(v)
+	res, err := gqlscalar.UnmarshalInt(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalInt(v)
+	res := gqlscalar.MarshalInt(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 	}
-	return res
-}
-
-func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
-	res, err := graphql.UnmarshalInt64(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalInt64(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Name) graphql.Marshaler {
@@ -28263,6 +28278,24 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 	}
+	return res
+}
+
+func (ec *executionContext) unmarshalOBigInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := gqlscalar.UnmarshalBigInt(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBigInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := gqlscalar.MarshalBigInt(*v)
 	return res
 }
 
@@ -28800,7 +28833,7 @@ func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*i
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalInt(v)
+	res, err := gqlscalar.UnmarshalInt(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -28809,27 +28842,8 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
-	res := graphql.MarshalInt(*v)
-	return res
-}
-
-func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
-	if v == nil {
-		return nil, nil
-	}
-	res, err := graphql.UnmarshalInt64(v)
-	return &res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalInt64(*v)
-	return res
+	res := gqlscalar.MarshalInt(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐMaritalStatus(ctx context.Context, v any) (*family.MaritalStatus, error) {

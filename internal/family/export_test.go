@@ -1,0 +1,4 @@
+package family
+
+// FormatEIN is formatEIN, for the tests of the external package.
+var FormatEIN = formatEIN
