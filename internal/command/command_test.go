@@ -134,7 +134,7 @@ func TestInvalidSettingsStopStartUpNamingTheSetting(t *testing.T) {
 		{"access token with a space", []string{"sandbox"}, map[string]string{"SANDBOX_ACCESS_TOKEN": "a b"}, "SANDBOX_ACCESS_TOKEN"},
 		{"a size that is not one", []string{"sandbox", "-max-file-size", "lots"}, nil, "max-file-size"},
 		{"an unknown flag", []string{"sandbox", "-colour"}, nil, "colour"},
-		{"a public URL that is not absolute", []string{"sandbox", "-addr", "127.0.0.1:0", "-public-url", "example.com"}, nil, "public URL"},
+		{"a public URL that is not absolute", []string{"sandbox", "-addr", "127.0.0.1:0", "-public-url", "example.com"}, nil, "-public-url"},
 		{"an unknown command", []string{"serve"}, nil, `unknown command "serve"`},
 		{"a session environment that is not one", []string{"sandbox", "-session-env", "staging"}, nil, `-session-env "staging"`},
 		{"a client certificate file that is not there", nil, map[string]string{"ADDR": "127.0.0.1:0", "ADVISOR_BASE_URL": "http://127.0.0.1:1",
