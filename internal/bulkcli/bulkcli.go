@@ -171,6 +171,7 @@ func (c *client) upload(ctx context.Context, files map[string]string, vars map[s
 	follow := `query($id: ID!) { bulkUpload(id: $id) { phase rows rowsTotal bytes bytesTotal error
   validation { ` + reportFields + ` }
   results { file kind rows applied invalid errorCount fileError errors { line id field message } } } }`
+	began, phase, sendTotal := time.Now(), "", 0.0
 	for {
 		if err := c.post(ctx, follow, map[string]any{"id": id}, nil, &load); err != nil {
 			return err
@@ -178,6 +179,15 @@ func (c *client) upload(ctx context.Context, files map[string]string, vars map[s
 		l := load.BulkUpload
 		if l == nil {
 			return fmt.Errorf("bulk: the gateway no longer knows load %s", id)
+		}
+		if l.Phase != phase {
+			// A step the load has left ended where it had to: everything was sent, even if no
+			// poll happened to see the last byte go.
+			if phase == "UPLOADING" && sendTotal > 0 {
+				c.progress.show("sending", sendTotal, sendTotal, "bytes")
+			}
+			c.progress.done()
+			phase = l.Phase
 		}
 		switch l.Phase {
 		case "VALIDATING":
@@ -187,6 +197,7 @@ func (c *client) upload(ctx context.Context, files map[string]string, vars map[s
 			if l.BytesTotal != nil {
 				total = *l.BytesTotal
 			}
+			sendTotal = total
 			c.progress.show("sending", l.Bytes, total, "bytes")
 		case "PROCESSING":
 			c.progress.show("the service is processing the files", 0, 0, "")
@@ -195,8 +206,10 @@ func (c *client) upload(ctx context.Context, files map[string]string, vars map[s
 			if l.Validation != nil {
 				_ = printReport(stdout, l.Validation)
 			}
-			invalid := 0
+			invalid, rows, applied := 0, 0, 0
 			for _, r := range l.Results {
+				rows += r.Rows
+				applied += r.Applied
 				fmt.Fprintf(stdout, "%s: %d rows, %d applied, %d invalid\n", r.File, r.Rows, r.Applied, r.Invalid)
 				if r.FileError != nil {
 					fmt.Fprintf(stdout, "  %s\n", *r.FileError)
@@ -210,7 +223,8 @@ func (c *client) upload(ctx context.Context, files map[string]string, vars map[s
 			if invalid > 0 {
 				return fmt.Errorf("bulk: the service refused %d rows: %w", invalid, ErrInvalid)
 			}
-			fmt.Fprintf(stdout, "load %s done\n", id)
+			fmt.Fprintf(stdout, "load %s done in %s: %d of %d rows applied, from %d files\n",
+				id, time.Since(began).Round(100*time.Millisecond), applied, rows, len(l.Results))
 			return nil
 		}
 		select {

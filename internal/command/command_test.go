@@ -208,7 +208,7 @@ func TestTheBulkCommandValidatesAndUploadsThroughTheGateway(t *testing.T) {
 		{"validate a file naming an unknown client", []string{"validate", "-people", bad}, false,
 			[]string{"people: 1 rows, 0 valid, 1 invalid", "line 1 (id P-1), client_id:", "C-404"}},
 		{"upload the sample files", []string{"upload", "-clients", sample("clients.jsonl"), "-people", sample("people.jsonl")}, true,
-			[]string{"started", "people-", "6 applied, 0 invalid", "done"}},
+			[]string{"started", "people-", "6 applied, 0 invalid", "done in", "8 of 8 rows applied, from 2 files"}},
 		// "an existing top account or one in the Add/Update Top Accounts file", in the deprecated model.
 		{"validate the container model's sample files", []string{"validate", "-model", "top_accounts",
 			"-top-accounts", sample("top-accounts.jsonl"), "-people", sample("people-top-accounts.jsonl")}, true,
@@ -217,7 +217,7 @@ func TestTheBulkCommandValidatesAndUploadsThroughTheGateway(t *testing.T) {
 			[]string{`top_account_id "RIVERA-010" names no top account of the Top Accounts file and no existing one`}},
 		{"upload the container model's sample files", []string{"upload", "-model", "top_accounts",
 			"-top-accounts", sample("top-accounts.jsonl"), "-people", sample("people-top-accounts.jsonl")}, true,
-			[]string{"top-accounts-", "2 rows, 2 applied, 0 invalid", "4 rows, 4 applied, 0 invalid", "done"}},
+			[]string{"top-accounts-", "2 rows, 2 applied, 0 invalid", "4 rows, 4 applied, 0 invalid", "6 of 6 rows applied, from 2 files"}},
 		{"no file", []string{"validate"}, false, nil},
 		{"an unknown model", []string{"validate", "-people", bad, "-model", "families"}, false, nil},
 	} {
@@ -232,6 +232,14 @@ func TestTheBulkCommandValidatesAndUploadsThroughTheGateway(t *testing.T) {
 			for _, want := range tc.inOut {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("the report lacks %q:\n%s", want, out.String())
+				}
+			}
+			// The progress on stderr ends each sending step at 100%, never where a poll left it.
+			for line := range strings.Lines(errOut.String()) {
+				if strings.HasPrefix(line, "sending") && strings.Contains(line, "%") && !strings.Contains(line, "100%") {
+					if next := errOut.String()[strings.Index(errOut.String(), line)+len(line):]; !strings.HasPrefix(next, "sending") {
+						t.Errorf("a sending step ended short of 100%%: %q\n%s", line, errOut.String())
+					}
 				}
 			}
 		})
