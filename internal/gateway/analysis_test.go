@@ -319,3 +319,47 @@ func TestACorrelationIdFilterMustNameAnalyses(t *testing.T) {
 		})
 	}
 }
+
+// docs/events.md's three analysis examples run as written, with variables: the start, the
+// subscription to its outcome, and the document's analyses.
+func TestTheDocsAnalysisExamplesRun(t *testing.T) {
+	t.Parallel()
+	gw, sb := sandboxed(t)
+	wid, vaultID, name := demoDocument(t, gw)
+	var started struct{ StartDocumentAnalysis struct{ CorrelationID, Kind, State string } }
+	gw.post(t, markedGraphQL(t, "analysis start example"), map[string]any{"wid": wid, "vaultId": vaultID}).ok(t, &started)
+	correlation := started.StartDocumentAnalysis.CorrelationID
+	if correlation == "" || started.StartDocumentAnalysis.Kind != "TAX" || started.StartDocumentAnalysis.State != "STARTED" {
+		t.Fatalf("the start example answered %+v, want a STARTED tax job", started.StartDocumentAnalysis)
+	}
+	first := awaitCorrelated(t, gw, "", correlation, 1)
+
+	c := dialWS(t, gw, "graphql-transport-ws", nil)
+	c.init()
+	c.subscribe("outcome", markedGraphQL(t, "analysis outcome example"), map[string]any{"correlationId": correlation})
+	waitSubscribers(t, gw, 1)
+	// The service reports the job again (a redelivery is the same event; this is another).
+	sandboxPost(t, sb+"/sandbox/events", map[string]any{"EventType": "TaxJobCompleted", "Wid": wid,
+		"Payload": map[string]any{"CorrelationId": correlation, "DocumentWid": vaultID, "PresentationStatus": "insightsUnavailable"}})
+	ev := c.nextData("outcome")["events"].(map[string]any)
+	if ev["eventType"] != "TAX_JOB_COMPLETED" || ev["presentationStatus"] != "INSIGHTS_UNAVAILABLE" || ev["id"] == first[0]["id"] {
+		t.Errorf("the outcome example got %v, want the second TAX_JOB_COMPLETED", ev)
+	}
+
+	var doc struct {
+		Document struct {
+			Name     string
+			Analyses []struct {
+				CorrelationID, Kind, State string
+				Events                     []struct{ EventType string }
+				TaxArtifact                *struct{ Name, DownloadURI string }
+			}
+		}
+	}
+	gw.post(t, markedGraphQL(t, "document analyses example"), map[string]any{"wid": wid, "vaultId": vaultID}).ok(t, &doc)
+	as := doc.Document.Analyses
+	if len(as) != 1 || as[0].CorrelationID != correlation || as[0].State != "COMPLETED" || len(as[0].Events) != 2 ||
+		as[0].TaxArtifact == nil || as[0].TaxArtifact.Name != name || as[0].TaxArtifact.DownloadURI == "" {
+		t.Errorf("the analyses example answered %+v, want one COMPLETED tax job of two events, its artifact on %q", as, name)
+	}
+}
