@@ -262,8 +262,8 @@ func TestStartDocumentAnalysisRefusesWhatIsNotTheCallersDocument(t *testing.T) {
 		// "404 Container not found, Vault doesn't exist" (Get Document's, as the start names a document)
 		{"an absent document is NOT_FOUND", "", wid, "no-such-document", "NOT_FOUND", "Document not found"},
 		{"an absent top account is NOT_FOUND", "", "no-such-family", vaultID, "NOT_FOUND", "Top account not found"},
-		// "Invalid credentials or insufficient permission return 403": another firm's family is
-		// not the caller firm's at all, so the service answers as for one that does not exist.
+		// "404 Container not found when the top account does not exist": another firm's family
+		// does not exist for the caller's firm, whose credentials the gateway calls with.
 		{"another firm's document is absent for the caller", second, wid, vaultID, "NOT_FOUND", "Top account not found"},
 		// "400 missing required path parameter"
 		{"an empty vaultId is BAD_USER_INPUT", "", wid, "", "BAD_USER_INPUT", "vaultId must not be empty"},
@@ -326,7 +326,9 @@ func TestTheDocsAnalysisExamplesRun(t *testing.T) {
 	t.Parallel()
 	gw, sb := sandboxed(t)
 	wid, vaultID, name := demoDocument(t, gw)
-	var started struct{ StartDocumentAnalysis struct{ CorrelationID, Kind, State string } }
+	var started struct {
+		StartDocumentAnalysis struct{ CorrelationID, Kind, State string }
+	}
 	gw.post(t, markedGraphQL(t, "analysis start example"), map[string]any{"wid": wid, "vaultId": vaultID}).ok(t, &started)
 	correlation := started.StartDocumentAnalysis.CorrelationID
 	if correlation == "" || started.StartDocumentAnalysis.Kind != "TAX" || started.StartDocumentAnalysis.State != "STARTED" {
