@@ -215,7 +215,8 @@ func TestADocumentsAnalysesSayWhereEachStandsAndWhereTheTaxArtifactIs(t *testing
 }
 
 // Many documents' analyses cost one read of the stored events, not one per document: the
-// documents of a page all answer, and agree with each read alone.
+// documents of a page all answer, each with its own. "DocumentWid: Vault id of the uploaded
+// document" is what ties an analysis to its document.
 func TestTheAnalysesOfAPageOfDocumentsAgreeWithEachDocumentsOwn(t *testing.T) {
 	t.Parallel()
 	gw, _ := sandboxed(t)
@@ -288,6 +289,9 @@ func TestStartDocumentAnalysisRefusesWhatIsNotTheCallersDocument(t *testing.T) {
 	}
 }
 
+// "CorrelationId ... empty when the document was not started through the upload API": an empty
+// id names no start, so a filter holding one is refused rather than selecting every analysis
+// the API did not start.
 func TestACorrelationIdFilterMustNameAnalyses(t *testing.T) {
 	t.Parallel()
 	gw := newGateway(t, newUpstream(t, false), nil)
