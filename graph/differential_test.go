@@ -25,6 +25,7 @@ import (
 	"github.com/advisorhq/gateway/graph/stock"
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/analysis"
 	"github.com/advisorhq/gateway/internal/bulkprogress"
 	"github.com/advisorhq/gateway/internal/callerauth"
 	"github.com/advisorhq/gateway/internal/event"
@@ -172,14 +173,17 @@ func newDifferentialEnv(t testing.TB) *differentialEnv {
 
 	log := eventlog.NewMemory(1000, time.Hour, clock)
 	progress := bulkprogress.NewMemory(clock)
+	docs := vault.NewService(api, vault.DefaultDetailConcurrency)
+	hub := eventhub.New(log, eventhub.Options{})
 	env := &differentialEnv{
 		resolver: &graph.Resolver{
-			Version: "differential",
-			Family:  family.NewService(api),
-			Vault:   vault.NewService(api, vault.DefaultDetailConcurrency),
-			Hub:     eventhub.New(log, eventhub.Options{}),
-			Bulk:    graph.Bulk{Progress: progress},
-			Access:  &tenant.Policy{Firms: dir},
+			Version:  "differential",
+			Family:   family.NewService(api),
+			Vault:    docs,
+			Hub:      hub,
+			Analysis: analysis.NewService(api, hub, docs, eventhub.MaxRecent),
+			Bulk:     graph.Bulk{Progress: progress},
+			Access:   &tenant.Policy{Firms: dir},
 		},
 		firm:   firm,
 		caller: callerauth.Caller{AdvisorID: sandbox.DefaultAdvisorID, TeamID: sandbox.DefaultTeamID, FirmID: first.ID},

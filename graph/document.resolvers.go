@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/advisorhq/gateway/graph/generated"
+	"github.com/advisorhq/gateway/internal/analysis"
 	"github.com/advisorhq/gateway/internal/vault"
 )
 
@@ -21,6 +22,26 @@ func (r *documentResolver) FileStatus(ctx context.Context, obj *vault.Document) 
 // DownloadURI is the resolver for the downloadUri field.
 func (r *documentResolver) DownloadURI(ctx context.Context, obj *vault.Document) (*string, error) {
 	return r.Vault.DownloadURI(ctx, obj)
+}
+
+// Analyses is the resolver for the analyses field.
+func (r *documentResolver) Analyses(ctx context.Context, obj *vault.Document) ([]*analysis.DocumentAnalysis, error) {
+	return r.Analysis.ForDocument(ctx, firmOf(ctx), obj.WID, obj.VaultID)
+}
+
+// Document is the resolver for the document field.
+func (r *documentAnalysisResolver) Document(ctx context.Context, obj *analysis.DocumentAnalysis) (*vault.Document, error) {
+	return r.Analysis.Document(ctx, obj)
+}
+
+// TaxArtifact is the resolver for the taxArtifact field.
+func (r *documentAnalysisResolver) TaxArtifact(ctx context.Context, obj *analysis.DocumentAnalysis) (*vault.Document, error) {
+	return r.Analysis.TaxArtifact(ctx, obj)
+}
+
+// StartDocumentAnalysis is the resolver for the startDocumentAnalysis field.
+func (r *mutationResolver) StartDocumentAnalysis(ctx context.Context, wid string, vaultID string, startTaxJob *bool) (*analysis.DocumentAnalysis, error) {
+	return r.Analysis.Start(ctx, wid, vaultID, startTaxJob != nil && *startTaxJob)
 }
 
 // CreateDocument is the resolver for the createDocument field.
@@ -51,4 +72,12 @@ func (r *queryResolver) DocumentTaxonomy(ctx context.Context) ([]*vault.Document
 // Document returns generated.DocumentResolver implementation.
 func (r *Resolver) Document() generated.DocumentResolver { return &documentResolver{r} }
 
-type documentResolver struct{ *Resolver }
+// DocumentAnalysis returns generated.DocumentAnalysisResolver implementation.
+func (r *Resolver) DocumentAnalysis() generated.DocumentAnalysisResolver {
+	return &documentAnalysisResolver{r}
+}
+
+type (
+	documentResolver         struct{ *Resolver }
+	documentAnalysisResolver struct{ *Resolver }
+)

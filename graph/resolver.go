@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/analysis"
 	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/family"
@@ -25,6 +26,8 @@ type Resolver struct {
 	Version string
 	Family  *family.Service
 	Vault   *vault.Service
+	// Analysis starts document analyses and tells a document's from the stored events.
+	Analysis *analysis.Service
 	// Hub streams the webhook events to subscribers and answers recentEvents.
 	Hub *eventhub.Hub
 	// Bulk checks and runs bulk loads.

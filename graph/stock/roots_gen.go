@@ -19,8 +19,9 @@ func (x roots) AssistantJobFailed() generated.AssistantJobFailedResolver {
 func (x roots) AssistantMultiDocumentRequiresReview() generated.AssistantMultiDocumentRequiresReviewResolver {
 	return x.r.AssistantMultiDocumentRequiresReview()
 }
-func (x roots) Client() generated.ClientResolver     { return x.r.Client() }
-func (x roots) Document() generated.DocumentResolver { return x.r.Document() }
+func (x roots) Client() generated.ClientResolver                     { return x.r.Client() }
+func (x roots) Document() generated.DocumentResolver                 { return x.r.Document() }
+func (x roots) DocumentAnalysis() generated.DocumentAnalysisResolver { return x.r.DocumentAnalysis() }
 func (x roots) GeneratedDocument() generated.GeneratedDocumentResolver {
 	return x.r.GeneratedDocument()
 }

@@ -286,6 +286,31 @@ func (c *Client) DeleteDocument(ctx context.Context, wid, vaultID string) error 
 	return nil
 }
 
+// StartAnalysis starts the analysis of a document (the analysis start endpoint the project
+// decides: POST .../documents/{vault_id}/analysis): the tax job when tax is set, the estate
+// analysis otherwise. The answer's correlation id is what the analysis's events carry. Like
+// every write it is made once: a second attempt would start a second analysis.
+func (c *Client) StartAnalysis(ctx context.Context, wid, vaultID string, tax bool) (advisorspec.AnalysisStarted, error) {
+	var out advisorspec.AnalysisStarted
+	if err := checkDocument(wid, vaultID); err != nil {
+		return out, err
+	}
+	cl := call{op: "start_analysis", method: http.MethodPost, path: path("v2", "top-accounts", wid, "documents", vaultID, "analysis")}
+	if tax {
+		// The option is sent only when set: the decision's body is optional, and absent is
+		// the estate analysis.
+		cl.body = map[string]bool{"start_tax_job": true}
+	}
+	if err := c.do(ctx, cl, &out); err != nil {
+		return out, fmt.Errorf("start the analysis of document %s of %s: %w", vaultID, wid, err)
+	}
+	if out.CorrelationID == "" {
+		return out, apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service started the analysis but gave no correlation id",
+			fmt.Errorf("start_analysis of %s/%s: the answer has no correlation_id", wid, vaultID))
+	}
+	return out, nil
+}
+
 // UploadFile streams a file to a presigned upload address with the Content-Type its extension
 // requires. size is the file's length, or -1 when unknown. The address is its own credential,
 // so no Authorization goes with it; and as it carries a signature, it appears in no error.

@@ -88,6 +88,8 @@ var schemaFields = map[string]string{
 	"file_status":       "fileStatus",
 	"download_uri":      "downloadUri",
 	"upload_uri":        "uploadUri",
+	// The analysis start endpoint's option, set by startDocumentAnalysis's argument.
+	"start_tax_job": "startTaxJob",
 	// Query parameters. advisor_id and team_id are the arguments that set them on the v1
 	// operations (addClient, client, createClientContact, ...).
 	"advisor_id": "advisorId",

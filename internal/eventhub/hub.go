@@ -491,6 +491,9 @@ func (h *Hub) Subscribe(ctx context.Context, firm string, filter *event.Filter, 
 	if firm == "" {
 		return nil, ErrNoFirm
 	}
+	if err := filter.Check(); err != nil {
+		return nil, err
+	}
 	if after != "" {
 		if _, err := eventlog.ParseID(after); err != nil {
 			return nil, apperr.Input("after", fmt.Sprintf("%q is not an event id: pass the id of the last event received, such as 1732266000000-0", after))
@@ -686,6 +689,9 @@ func (h *Hub) Subscribers() int {
 func (h *Hub) Recent(ctx context.Context, firm string, filter *event.Filter, n int) ([]event.Event, error) {
 	if n < 1 || n > MaxRecent {
 		return nil, apperr.Input("last", fmt.Sprintf("last must be from 1 to %d, got %d", MaxRecent, n))
+	}
+	if err := filter.Check(); err != nil {
+		return nil, err
 	}
 	if firm == "" {
 		return nil, nil

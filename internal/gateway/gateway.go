@@ -20,6 +20,7 @@ import (
 	"github.com/advisorhq/gateway/graph/generated"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/analysis"
 	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/assistantpage"
 	"github.com/advisorhq/gateway/internal/config"
@@ -207,7 +208,8 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		return err
 	}
 	schema := generated.NewExecutableSchema(generated.Config{
-		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub, Bulk: bulkDeps, Referral: referrals,
+		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub,
+			Analysis: analysis.NewService(api, hub, docs, eventhub.MaxRecent), Bulk: bulkDeps, Referral: referrals,
 			Assistant: &assistant.Sessions{Client: sessionHost}, Access: access},
 	})
 	var assistantPage http.Handler

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/advisorhq/gateway/graph/model"
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/analysis"
 	"github.com/advisorhq/gateway/internal/assistant"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
@@ -41,6 +42,7 @@ type ResolverRoot interface {
 	AssistantMultiDocumentRequiresReview() AssistantMultiDocumentRequiresReviewResolver
 	Client() ClientResolver
 	Document() DocumentResolver
+	DocumentAnalysis() DocumentAnalysisResolver
 	GeneratedDocument() GeneratedDocumentResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -347,6 +349,7 @@ type ComplexityRoot struct {
 	}
 
 	Document struct {
+		Analyses         func(childComplexity int) int
 		Category         func(childComplexity int) int
 		CreationDate     func(childComplexity int) int
 		Description      func(childComplexity int) int
@@ -360,6 +363,17 @@ type ComplexityRoot struct {
 		Type             func(childComplexity int) int
 		VaultID          func(childComplexity int) int
 		WID              func(childComplexity int) int
+	}
+
+	DocumentAnalysis struct {
+		CorrelationID func(childComplexity int) int
+		Document      func(childComplexity int) int
+		Events        func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		State         func(childComplexity int) int
+		TaxArtifact   func(childComplexity int) int
+		VaultID       func(childComplexity int) int
+		Wid           func(childComplexity int) int
 	}
 
 	DocumentCategoryOption struct {
@@ -482,6 +496,7 @@ type ComplexityRoot struct {
 		DeleteClient           func(childComplexity int, externalID string, advisorID *string, teamID *string) int
 		DeleteDocument         func(childComplexity int, wid string, vaultID string) int
 		ReferClient            func(childComplexity int, partnerID string, input referral.Input) int
+		StartDocumentAnalysis  func(childComplexity int, wid string, vaultID string, startTaxJob *bool) int
 		UpdateClientContact    func(childComplexity int, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) int
 		UpdateContact          func(childComplexity int, wid string, id string, input family.ContactPatch) int
 		UpdateDocument         func(childComplexity int, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) int
@@ -726,6 +741,12 @@ type ClientResolver interface {
 type DocumentResolver interface {
 	FileStatus(ctx context.Context, obj *vault.Document) (vault.FileStatus, error)
 	DownloadURI(ctx context.Context, obj *vault.Document) (*string, error)
+	Analyses(ctx context.Context, obj *vault.Document) ([]*analysis.DocumentAnalysis, error)
+}
+type DocumentAnalysisResolver interface {
+	Document(ctx context.Context, obj *analysis.DocumentAnalysis) (*vault.Document, error)
+
+	TaxArtifact(ctx context.Context, obj *analysis.DocumentAnalysis) (*vault.Document, error)
 }
 type GeneratedDocumentResolver interface {
 	Document(ctx context.Context, obj *event.GeneratedDocument) (*vault.Document, error)
@@ -742,6 +763,7 @@ type MutationResolver interface {
 	UpdateContact(ctx context.Context, wid string, id string, input family.ContactPatch) (family.Contact, error)
 	CreateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, input family.ContactInput) (family.Contact, error)
 	UpdateClientContact(ctx context.Context, ref string, advisorID *string, teamID *string, id string, input family.ContactPatch) (family.Contact, error)
+	StartDocumentAnalysis(ctx context.Context, wid string, vaultID string, startTaxJob *bool) (*analysis.DocumentAnalysis, error)
 	CreateDocument(ctx context.Context, wid string, input vault.CreateDocumentInput, file *graphql.Upload) (*vault.DocumentPayload, error)
 	UpdateDocument(ctx context.Context, wid string, vaultID string, input vault.UpdateDocumentInput, file *graphql.Upload) (*vault.DocumentPayload, error)
 	DeleteDocument(ctx context.Context, wid string, vaultID string) (*vault.DeleteDocumentPayload, error)
@@ -2078,6 +2100,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteDocumentPayload.VaultID(childComplexity), true
 
+	case "Document.analyses":
+		if e.ComplexityRoot.Document.Analyses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.Analyses(childComplexity), true
 	case "Document.category":
 		if e.ComplexityRoot.Document.Category == nil {
 			break
@@ -2156,6 +2184,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Document.WID(childComplexity), true
+
+	case "DocumentAnalysis.correlationId":
+		if e.ComplexityRoot.DocumentAnalysis.CorrelationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.CorrelationID(childComplexity), true
+	case "DocumentAnalysis.document":
+		if e.ComplexityRoot.DocumentAnalysis.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.Document(childComplexity), true
+	case "DocumentAnalysis.events":
+		if e.ComplexityRoot.DocumentAnalysis.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.Events(childComplexity), true
+	case "DocumentAnalysis.kind":
+		if e.ComplexityRoot.DocumentAnalysis.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.Kind(childComplexity), true
+	case "DocumentAnalysis.state":
+		if e.ComplexityRoot.DocumentAnalysis.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.State(childComplexity), true
+	case "DocumentAnalysis.taxArtifact":
+		if e.ComplexityRoot.DocumentAnalysis.TaxArtifact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.TaxArtifact(childComplexity), true
+	case "DocumentAnalysis.vaultId":
+		if e.ComplexityRoot.DocumentAnalysis.VaultID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.VaultID(childComplexity), true
+	case "DocumentAnalysis.wid":
+		if e.ComplexityRoot.DocumentAnalysis.Wid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentAnalysis.Wid(childComplexity), true
 
 	case "DocumentCategoryOption.category":
 		if e.ComplexityRoot.DocumentCategoryOption.Category == nil {
@@ -2707,6 +2784,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReferClient(childComplexity, args["partnerId"].(string), args["input"].(referral.Input)), true
+	case "Mutation.startDocumentAnalysis":
+		if e.ComplexityRoot.Mutation.StartDocumentAnalysis == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startDocumentAnalysis_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartDocumentAnalysis(childComplexity, args["wid"].(string), args["vaultId"].(string), args["startTaxJob"].(*bool)), true
 	case "Mutation.updateClientContact":
 		if e.ComplexityRoot.Mutation.UpdateClientContact == nil {
 			break
@@ -4633,6 +4721,13 @@ type Document {
   fileStatus: FileStatus!
   "A short-lived address that serves the file, when there is one."
   downloadUri: String
+  """
+  The analyses of this document that the gateway's stored events tell of, in the order of
+  their first events: an analysis appears once the service reports on it (an analysis just
+  started is known from startDocumentAnalysis's answer only). Read from the latest 1000
+  analysis events of the caller's firm, once per request however many documents ask.
+  """
+  analyses: [DocumentAnalysis!]!
 }
 
 "Whether a document's file has arrived."
@@ -4879,7 +4974,65 @@ type DeleteDocumentPayload {
   vaultId: ID!
 }
 
+"Which analysis ran on a document."
+enum DocumentAnalysisKind {
+  "The estate document analysis: its events are ASSISTANT_JOB_COMPLETED, ASSISTANT_JOB_FAILED and ASSISTANT_MULTI_DOCUMENT_REQUIRES_REVIEW."
+  ESTATE
+  "The tax job (` + "`" + `startTaxJob` + "`" + `): its events are TAX_JOB_COMPLETED and TAX_JOB_FAILED."
+  TAX
+}
+
+"Where an analysis stands, as its latest event says."
+enum DocumentAnalysisState {
+  "The service accepted the start and has reported nothing yet; only startDocumentAnalysis answers with it."
+  STARTED
+  "The file holds more than one estate document and needs review (ASSISTANT_MULTI_DOCUMENT_REQUIRES_REVIEW)."
+  REQUIRES_REVIEW
+  "The analysis completed (ASSISTANT_JOB_COMPLETED or TAX_JOB_COMPLETED)."
+  COMPLETED
+  "The analysis failed (ASSISTANT_JOB_FAILED or TAX_JOB_FAILED); the event's ` + "`" + `reason` + "`" + ` says why."
+  FAILED
+}
+
+"""
+One analysis of a vault document: the correlation id its start answered with, and the events
+the service reported it by, each carrying that id.
+"""
+type DocumentAnalysis {
+  """
+  The analysis run id the service answered the start with; every event of the analysis carries
+  it as ` + "`" + `correlationId` + "`" + `, and ` + "`" + `events(filter: {correlationIds: [...]})` + "`" + ` follows them. Empty for an
+  analysis the service ran without the API starting it.
+  """
+  correlationId: String!
+  kind: DocumentAnalysisKind!
+  "Its latest event's outcome; STARTED while there is none."
+  state: DocumentAnalysisState!
+  "The top account's wid."
+  wid: ID!
+  "The analysed document's vault id."
+  vaultId: ID!
+  "The analysed document; null when it no longer exists."
+  document: Document
+  "The events that reported the analysis, oldest first; empty while it is STARTED."
+  events: [AnalysisEvent!]!
+  """
+  Where a completed tax job's artifact is: it stays on the analysed document, and Get Document
+  returns it with the document, so this is the analysed document (its ` + "`" + `downloadUri` + "`" + ` serves it).
+  Null for an estate analysis (its generated documents are ASSISTANT_JOB_COMPLETED's
+  ` + "`" + `documents` + "`" + `), a tax job that has not completed, or a document that no longer exists.
+  """
+  taxArtifact: Document
+}
+
 extend type Mutation {
+  """
+  Starts the analysis of a document: the estate analysis, or with ` + "`" + `startTaxJob` + "`" + ` the tax job.
+  The answer is STARTED, with the correlation id every event of the analysis will carry:
+  subscribe to ` + "`" + `events(filter: {correlationIds: [$correlationId]})` + "`" + ` to hear how it ends, or read
+  ` + "`" + `Document.analyses` + "`" + `. The analysis of a document without its file fails with UPLOAD_TIMEOUT.
+  """
+  startDocumentAnalysis(wid: ID!, vaultId: ID!, startTaxJob: Boolean = false): DocumentAnalysis!
   """
   Adds a document to a top account's vault. With ` + "`" + `file` + "`" + ` (a multipart request), the gateway
   streams the file to the vault; without it, PUT the file to ` + "`" + `uploadUri` + "`" + ` yourself.
@@ -4920,6 +5073,11 @@ input EventFilter {
   wids: [ID!]
   types: [EventType!]
   groups: [EventGroup!]
+  """
+  Only analysis events carrying one of these correlation ids (at most 100), the ids
+  startDocumentAnalysis answers with; events of the other groups carry none, so match none.
+  """
+  correlationIds: [String!]
 }
 
 "The specification's four groups of events, and UNKNOWN: the group of every UnknownEvent."
@@ -5892,8 +6050,32 @@ func (ec *executionContext) childFields_Document(ctx context.Context, field grap
 		return ec.fieldContext_Document_fileStatus(ctx, field)
 	case "downloadUri":
 		return ec.fieldContext_Document_downloadUri(ctx, field)
+	case "analyses":
+		return ec.fieldContext_Document_analyses(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Document", field.Name)
+}
+
+func (ec *executionContext) childFields_DocumentAnalysis(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "correlationId":
+		return ec.fieldContext_DocumentAnalysis_correlationId(ctx, field)
+	case "kind":
+		return ec.fieldContext_DocumentAnalysis_kind(ctx, field)
+	case "state":
+		return ec.fieldContext_DocumentAnalysis_state(ctx, field)
+	case "wid":
+		return ec.fieldContext_DocumentAnalysis_wid(ctx, field)
+	case "vaultId":
+		return ec.fieldContext_DocumentAnalysis_vaultId(ctx, field)
+	case "document":
+		return ec.fieldContext_DocumentAnalysis_document(ctx, field)
+	case "events":
+		return ec.fieldContext_DocumentAnalysis_events(ctx, field)
+	case "taxArtifact":
+		return ec.fieldContext_DocumentAnalysis_taxArtifact(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DocumentAnalysis", field.Name)
 }
 
 func (ec *executionContext) childFields_DocumentCategoryOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6503,6 +6685,36 @@ func (ec *executionContext) field_Mutation_referClient_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startDocumentAnalysis_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "wid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["wid"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "vaultId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["vaultId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "startTaxJob",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startTaxJob"] = arg2
 	return args, nil
 }
 
@@ -12421,6 +12633,249 @@ func (ec *executionContext) fieldContext_Document_downloadUri(_ context.Context,
 	return graphql.NewScalarFieldContext("Document", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Document_analyses(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Document_analyses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Document().Analyses(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*analysis.DocumentAnalysis) graphql.Marshaler {
+			return ec.marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysisᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Document_analyses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Document",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DocumentAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DocumentAnalysis_correlationId(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_correlationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CorrelationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_correlationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentAnalysis", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentAnalysis_kind(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v analysis.Kind) graphql.Marshaler {
+			return ec.marshalNDocumentAnalysisKind2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentAnalysis", field, false, false, errors.New("field of type DocumentAnalysisKind does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentAnalysis_state(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v analysis.State) graphql.Marshaler {
+			return ec.marshalNDocumentAnalysisState2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentAnalysis", field, false, false, errors.New("field of type DocumentAnalysisState does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentAnalysis_wid(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_wid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Wid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_wid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentAnalysis", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentAnalysis_vaultId(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_vaultId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VaultID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentAnalysis", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentAnalysis_document(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DocumentAnalysis().Document(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *vault.Document) graphql.Marshaler {
+			return ec.marshalODocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DocumentAnalysis",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Document(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DocumentAnalysis_events(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Events, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []event.AnalysisEvent) graphql.Marshaler {
+			return ec.marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DocumentAnalysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DocumentAnalysis_taxArtifact(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentAnalysis_taxArtifact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DocumentAnalysis().TaxArtifact(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *vault.Document) graphql.Marshaler {
+			return ec.marshalODocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentAnalysis_taxArtifact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DocumentAnalysis",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Document(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DocumentCategoryOption_category(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14688,6 +15143,50 @@ func (ec *executionContext) fieldContext_Mutation_updateClientContact(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateClientContact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startDocumentAnalysis(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startDocumentAnalysis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartDocumentAnalysis(ctx, fc.Args["wid"].(string), fc.Args["vaultId"].(string), fc.Args["startTaxJob"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *analysis.DocumentAnalysis) graphql.Marshaler {
+			return ec.marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startDocumentAnalysis(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DocumentAnalysis(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startDocumentAnalysis_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20695,7 +21194,7 @@ func (ec *executionContext) unmarshalInputEventFilter(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"wids", "types", "groups"}
+	fieldsInOrder := [...]string{"wids", "types", "groups", "correlationIds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20723,6 +21222,13 @@ func (ec *executionContext) unmarshalInputEventFilter(ctx context.Context, obj a
 				return it, err
 			}
 			it.Groups = data
+		case "correlationIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("correlationIds"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CorrelationIDs = data
 		}
 	}
 	return it, nil
@@ -23999,6 +24505,183 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "analyses":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Document_analyses(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var documentAnalysisImplementors = []string{"DocumentAnalysis"}
+
+func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.SelectionSet, obj *analysis.DocumentAnalysis) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, documentAnalysisImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DocumentAnalysis")
+		case "correlationId":
+			out.Values[i] = ec._DocumentAnalysis_correlationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._DocumentAnalysis_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.Values[i] = ec._DocumentAnalysis_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wid":
+			out.Values[i] = ec._DocumentAnalysis_wid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "vaultId":
+			out.Values[i] = ec._DocumentAnalysis_vaultId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "document":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DocumentAnalysis_document(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "events":
+			out.Values[i] = ec._DocumentAnalysis_events(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taxArtifact":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DocumentAnalysis_taxArtifact(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24912,6 +25595,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateClientContact":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateClientContact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startDocumentAnalysis":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startDocumentAnalysis(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -27281,6 +27971,32 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEvent(ctx context.Context, sel ast.SelectionSet, v event.AnalysisEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnalysisEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(ctx context.Context, sel ast.SelectionSet, v []event.AnalysisEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx context.Context, v any) (event.AssistantFailureReason, error) {
 	var res event.AssistantFailureReason
 	err := res.UnmarshalGQL(v)
@@ -27601,6 +28317,52 @@ func (ec *executionContext) marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatew
 		return graphql.Null
 	}
 	return ec._Document(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysisᚄ(ctx context.Context, sel ast.SelectionSet, v []*analysis.DocumentAnalysis) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx context.Context, sel ast.SelectionSet, v *analysis.DocumentAnalysis) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DocumentAnalysis(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDocumentAnalysisKind2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐKind(ctx context.Context, v any) (analysis.Kind, error) {
+	var res analysis.Kind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDocumentAnalysisKind2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐKind(ctx context.Context, sel ast.SelectionSet, v analysis.Kind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNDocumentAnalysisState2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐState(ctx context.Context, v any) (analysis.State, error) {
+	var res analysis.State
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDocumentAnalysisState2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐState(ctx context.Context, sel ast.SelectionSet, v analysis.State) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategory(ctx context.Context, v any) (vault.DocumentCategory, error) {
