@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
 
 // End-to-end tests of clients: the client-scoped (v1) contact cards, read by a client's wid or
@@ -423,5 +425,46 @@ func TestClientContactWritesTheUpstreamRefuses(t *testing.T) {
 				t.Errorf("data %s, want null", r.Data)
 			}
 		})
+	}
+}
+
+// The specification's v1 contacts answer "409 on add: external_id exists, on update: conflicts
+// with an existing contact". ContactPatch has no externalId, so the gateway never sends the body
+// that the sandbox answers so; the sandbox's own answer to it is replayed to the gateway's
+// update instead, which must reach the caller as CONFLICT, in the schema's words, with the
+// service's own in extensions.upstream, and not be retried.
+func TestUpdateClientContactConflictingWithAnotherCardIsConflict(t *testing.T) {
+	t.Parallel()
+	sb := newUpstream(t, true)
+	gw := newGateway(t, sb, nil)
+	marcus := clCardID(t, gw, "CL-1001", "cl-marcus")
+	req := jsonRequest(http.MethodPut, sb.URL+"/v1/clients/CL-1001/contacts/"+marcus, map[string]any{"external_id": "cl-will-marcus"})
+	user, pass, _ := strings.Cut(upstreamBasic, ":")
+	req.SetBasicAuth(user, pass)
+	status, said := doJSON(t, req)
+	if status != http.StatusConflict || said["message"] != "Contact card with this external id already exists" {
+		t.Fatalf("the sandbox answered a v1 update taking cl-will-marcus's external id with %d %v, want 409", status, said)
+	}
+
+	body, _ := json.Marshal(said)
+	up := &upstream{sandboxtest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method != http.MethodPut {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"Not Found"}`))
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))}
+	r := newGateway(t, up, nil).post(t, `mutation($id: ID!) { updateClientContact(ref: "CL-1001", id: $id, input: {individual: {firstName: "Marc"}}) { __typename } }`,
+		map[string]any{"id": marcus})
+	e := r.wantError(t, "CONFLICT", "A contact card with this externalId already exists")
+	wantUpstream(t, e, http.StatusConflict, "Contact card with this external id already exists")
+	if string(r.Data) != "null" {
+		t.Errorf("data %s, want null", r.Data)
+	}
+	if reqs := up.Requests(); len(reqs) != 1 || !strings.HasPrefix(reqs[0], "PUT /v1/clients/CL-1001/contacts/") {
+		t.Errorf("the gateway asked the service %v, want one PUT", reqs)
 	}
 }
