@@ -409,6 +409,10 @@ func checkID(arg, id string, maxLen int) error {
 	switch {
 	case id == "":
 		return apperr.Input(arg, arg+" must not be empty")
+	case strings.TrimSpace(id) == "":
+		// The service reads a blank path parameter as a missing one and says so without naming
+		// it ("Missing required parameters", or "Bad Request" for a document's).
+		return apperr.Input(arg, arg+" must not be blank")
 	case strings.Trim(id, ".") == "" && len(id) <= 2:
 		return apperr.Input(arg, arg+` cannot be "." or ".."`)
 	case !utf8.ValidString(id):

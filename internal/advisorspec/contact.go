@@ -125,6 +125,10 @@ func ParseContactType(s string) (ContactType, bool) {
 	return "", false
 }
 
+// ContactExternalIDTaken is the service's message when a contact's external_id is another's in
+// its top account or client: the v2 409's words, which v1 shares.
+const ContactExternalIDTaken = "Contact card with this external id already exists"
+
 // CheckNewContact checks the body of an Add Contact request. known reports whether an
 // external_id names a contact in scope; when it is nil references are not looked up. On success
 // it returns the new contact's type and external_id.
@@ -165,9 +169,18 @@ func CheckContactUpdate(body []byte, scope Scope, typ ContactType, self string, 
 		return err
 	}
 	for _, f := range []string{"type", "external_id"} {
-		if obj.has(f) {
-			return &Error{Kind: Immutable, Field: f, Message: f + " cannot be updated"}
+		if !obj.has(f) {
+			continue
 		}
+		// v1 answers "409 ... on update: conflicts with an existing contact": the only way an
+		// update can is by carrying another contact's external_id. The contact's own, or one no
+		// contact holds, is the immutable field it is in v2.
+		if f == "external_id" && scope == ClientScope && known != nil {
+			if id, ok := asString(obj[f]); ok && id != self && known(id) {
+				return &Error{Kind: Conflict, Field: f, Message: ContactExternalIDTaken}
+			}
+		}
+		return &Error{Kind: Immutable, Field: f, Message: f + " cannot be updated"}
 	}
 	c := &contactCheck{scope: scope, typ: typ, self: self, known: known, obj: obj}
 	return c.check()

@@ -25,6 +25,8 @@ const (
 	Immutable
 	// Empty: an update carries no mutable field.
 	Empty
+	// Conflict: a v1 update carries the external_id of another contact in scope.
+	Conflict
 )
 
 // Error is a rejected request: the field at fault (empty when the whole body is at fault) and

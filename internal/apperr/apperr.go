@@ -6,6 +6,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -118,9 +119,26 @@ func Wrap(code Code, message string, err error) *Error {
 	return &Error{Code: code, Message: message, Err: err}
 }
 
-// Input returns a BAD_USER_INPUT error about one field.
+// Input returns a BAD_USER_INPUT error about one field. field is the path of the value at fault
+// in the field's arguments, as a client writes it and as gqlgen reports an argument it cannot
+// coerce: the argument's name, then input fields and list indices (input.address.zip,
+// input.entity.ownership[0].owners, wid). The message names the value by the same path.
 func Input(field, message string) *Error {
 	return &Error{Code: BadUserInput, Field: field, Message: message}
+}
+
+// InputAt is Input for a message that names the value by its path within an input object
+// (short: firstName must not be blank): the message is given the whole path instead
+// (input.individual.firstName must not be blank), or, when it does not start with short, the
+// path is put before it (input.tags: Invalid tags: x).
+func InputAt(field, short, message string) *Error {
+	switch rest, ok := strings.CutPrefix(message, short+" "); {
+	case short != "" && ok:
+		message = field + " " + rest
+	case !strings.HasPrefix(message, field+" "):
+		message = field + ": " + message
+	}
+	return Input(field, message)
 }
 
 // As returns the *Error in err's chain.

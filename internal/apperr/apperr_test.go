@@ -102,3 +102,73 @@ func TestPresenterDropsErrorsAlreadyReported(t *testing.T) {
 		t.Errorf("got %v, want no error", got)
 	}
 }
+
+// docs/errors.md: "its message names the value by the same path, first"; a message that does
+// not start with it "gets it put before it".
+func TestInputAtNamesTheFieldByItsWholePath(t *testing.T) {
+	for _, tc := range []struct {
+		name, field, short, message, want string
+	}{
+		{"the path within the input becomes the whole path", "input.individual.firstName", "firstName", "firstName must not be blank",
+			"input.individual.firstName must not be blank"},
+		{"an index stays", "input.entity.ownership[0].owners", "ownership[0].owners", "ownership[0].owners must name at least one contact",
+			"input.entity.ownership[0].owners must name at least one contact"},
+		{"a message already naming the whole path is kept", "input.firstName", "firstName", "input.firstName must not be blank",
+			"input.firstName must not be blank"},
+		{"the upstream's own words get the path before them", "input.tags", "tags", "Invalid tags: x", "input.tags: Invalid tags: x"},
+		{"a rule of the whole input names the input", "input", "", "At least one of name or externalId must be provided",
+			"input: At least one of name or externalId must be provided"},
+		{"a word that only starts like the field is not it", "input.name", "name", "names must be unique", "input.name: names must be unique"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apperr.InputAt(tc.field, tc.short, tc.message)
+			if e.Code != apperr.BadUserInput || e.Field != tc.field || e.Message != tc.want {
+				t.Errorf("got %s %q %q, want BAD_USER_INPUT %q %q", e.Code, e.Field, e.Message, tc.field, tc.want)
+			}
+		})
+	}
+}
+
+// docs/errors.md: a value that cannot be coerced while the operation runs "is BAD_USER_INPUT
+// too, with the same extensions.field, worded as GraphQL validation words a variable's value";
+// gqlgen reports it on the field's path followed by the argument's.
+func TestPresenterNamesAnArgumentItCouldNotCoerce(t *testing.T) {
+	present := apperr.Presenter(slog.New(slog.DiscardHandler))
+	fc := &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "addClient"}}}
+	ctx := graphql.WithFieldContext(context.Background(), fc)
+	at := func(err error, path ...any) *gqlerror.Error {
+		p := ast.Path{ast.PathName("addClient")}
+		for _, s := range path {
+			switch s := s.(type) {
+			case string:
+				p = append(p, ast.PathName(s))
+			case int:
+				p = append(p, ast.PathIndex(s))
+			}
+		}
+		return gqlerror.WrapPath(p, err)
+	}
+	for _, tc := range []struct {
+		name                 string
+		err                  error
+		code, field, message string
+	}{
+		{"an enum value in the wrong case", at(apperr.BadEnumValue("MaritalStatus", "married", []string{"MARRIED"}), "input", "maritalStatus"),
+			"BAD_USER_INPUT", "input.maritalStatus",
+			`Argument "input" got an invalid value at "input.maritalStatus"; Value "married" does not exist in "MaritalStatus" enum. Did you mean the enum value "MARRIED"?`},
+		{"a DateTime that is not one, gqlgen's own error", at(errors.New("time should be RFC3339Nano formatted string"), "input", "subscriptionStartDate"),
+			"BAD_USER_INPUT", "input.subscriptionStartDate",
+			`Argument "input" got an invalid value at "input.subscriptionStartDate"; DateTime must be an ISO 8601 date-time such as 2026-11-22T09:30:00Z.`},
+		{"a value in a list", at(errors.New("int overflow"), "input", "ownership", 1, "percentage"),
+			"BAD_USER_INPUT", "input.ownership[1].percentage", `Argument "input" got an invalid value at "input.ownership[1].percentage"; int overflow`},
+		{"a resolver's error is on the field's own path", at(errors.New("boom")), "INTERNAL", "", "Internal error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := present(ctx, tc.err)
+			field, _ := got.Extensions["field"].(string)
+			if got.Extensions["code"] != apperr.Code(tc.code) || field != tc.field || got.Message != tc.message {
+				t.Errorf("got %v %q %q, want %s %q %q", got.Extensions["code"], field, got.Message, tc.code, tc.field, tc.message)
+			}
+		})
+	}
+}

@@ -52,6 +52,9 @@ func (p *presenter) present(ctx context.Context, err error) *gqlerror.Error {
 	var wrapper *gqlerror.Error
 	errors.As(err, &wrapper) // gqlgen wraps a resolver's error to give it a path and location
 	app, ok := As(err)
+	if arg := argumentPath(ctx, wrapper); arg != nil && (!ok || app.Code == BadUserInput) {
+		return coercionError(wrapper, arg, app)
+	}
 	if !ok && wrapper != nil && wrapper.Err == nil {
 		if wrapper.Extensions["code"] == nil {
 			// gqlgen's own execution errors ("must not be null") are the gateway's bugs.

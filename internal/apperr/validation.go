@@ -183,6 +183,48 @@ func pathString(path ast.Path) string {
 	return b.String()
 }
 
+// argumentPath is, for an error in coercing a field's argument (an enum value in the wrong case,
+// a DateTime that is not one), the path of the value at fault within the arguments:
+// input.address.zip. gqlgen reports such an error on the field's path followed by the value's,
+// and a resolver's error on the field's path alone.
+func argumentPath(ctx context.Context, e *gqlerror.Error) ast.Path {
+	fc := graphql.GetFieldContext(ctx)
+	if e == nil || fc == nil {
+		return nil
+	}
+	field := fc.Path()
+	if len(e.Path) <= len(field) || e.Path[:len(field)].String() != field.String() {
+		return nil
+	}
+	if _, ok := e.Path[len(field)].(ast.PathName); !ok {
+		return nil
+	}
+	return e.Path[len(field):]
+}
+
+// gqlgenTime is what gqlgen's DateTime says of a value that is not one.
+const gqlgenTime = "time should be RFC3339Nano formatted string"
+
+// coercionError is BAD_USER_INPUT naming the argument value at fault as every input error does
+// (extensions.field input.maritalStatus), in the words GraphQL validation uses for a variable's
+// value, so that an error found while coercing an argument reads as one found before.
+func coercionError(wrapper *gqlerror.Error, arg ast.Path, app *Error) *gqlerror.Error {
+	what := wrapper.Message
+	if app != nil {
+		what = app.Message
+	}
+	if what == gqlgenTime {
+		what = "DateTime must be an ISO 8601 date-time such as 2026-11-22T09:30:00Z."
+	}
+	field := pathString(arg)
+	return &gqlerror.Error{
+		Message:    fmt.Sprintf("Argument %q got an invalid value at %q; %s", arg[0], field, what),
+		Path:       wrapper.Path,
+		Locations:  wrapper.Locations,
+		Extensions: map[string]any{"code": BadUserInput, "field": field},
+	}
+}
+
 // BadEnumValue is the error of a value that is none of an enum's, in the words GraphQL
 // validation uses for one. gqlparser lets a variable's enum value through when it matches a
 // valid one but for case (estate_planning for ESTATE_PLANNING); GraphQL's enums are

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisor"
@@ -150,7 +149,7 @@ func (s *Service) AddClient(ctx context.Context, in ClientInput, advisorID, team
 		return nil, fmt.Errorf("encode client %s: %w", in.ID, err)
 	}
 	if _, errs := advisorspec.CheckClientRow(row); len(errs) > 0 {
-		return nil, clientInputError(errs[0])
+		return nil, inputError("input", errs[0])
 	}
 	ref := advisor.ClientRef{Ref: in.ID, AdvisorID: deref(advisorID), TeamID: deref(teamID)}
 	got, added, err := s.api.AddClient(ctx, ref, row)
@@ -168,20 +167,6 @@ func (s *Service) DeleteClient(ctx context.Context, ref advisor.ClientRef) (*Del
 		return nil, err
 	}
 	return &DeleteClientPayload{ExternalID: ref.Ref, Deleted: true}, nil
-}
-
-// clientInputError is inputError with the message naming the field by its whole path
-// (input.address.zip must be ...): addClient's input is one flat row, not a card among others.
-func clientInputError(err *advisorspec.Error) error {
-	e := inputError("input", err).(*apperr.Error)
-	if err.Field != "" {
-		if rest, ok := strings.CutPrefix(e.Message, advisor.SchemaPath(err.Field)); ok {
-			e.Message = e.Field + rest
-		} else {
-			e.Message = e.Field + ": " + e.Message
-		}
-	}
-	return e
 }
 
 func clientDetails(c advisorspec.Client) *ClientDetails {

@@ -28,7 +28,7 @@ func (in CreateTopAccountInput) check() error {
 	_, _, err := advisorspec.CheckNewTopAccount(body)
 	if err != nil && err.Field == "" && err.Kind == advisorspec.Invalid {
 		// The service's "Missing required parameters" for both: through GraphQL, both blank.
-		return apperr.Input("input", "externalId and name must not be blank")
+		return apperr.Input("input", "input.externalId and input.name must not be blank")
 	}
 	return inputError("input", err)
 }
@@ -96,8 +96,8 @@ func checkOwnership(prefix string, shares []*OwnershipInput) error {
 	for i, o := range shares {
 		if o != nil && !o.joint() && len(o.Owners) != 1 {
 			at := fmt.Sprintf("ownership[%d]", i)
-			return apperr.Input(fmt.Sprintf("%s.%s.owners", prefix, at),
-				at+".owners must name exactly one contact card when joint is false")
+			field := fmt.Sprintf("%s.%s.owners", prefix, at)
+			return apperr.Input(field, field+" must name exactly one contact card when joint is false")
 		}
 	}
 	return nil
@@ -327,16 +327,18 @@ func (p ContactPatch) body(scope advisorspec.Scope) ([]byte, string, error) {
 
 // inputError turns a broken rule into BAD_USER_INPUT naming the GraphQL field at fault, in the
 // schema's words: the service's field path under prefix (ownership[0].owner_id under
-// input.entity is input.entity.ownership[0].owners), and its message translated likewise.
+// input.entity is input.entity.ownership[0].owners), in extensions.field and in the message,
+// which is translated likewise.
 func inputError(prefix string, err *advisorspec.Error) error {
 	if err == nil {
 		return nil
 	}
-	field := prefix
-	if err.Field != "" {
-		field += "." + advisor.SchemaPath(err.Field)
+	msg := advisor.SchemaMessage(err.Field, err.Message)
+	if err.Field == "" {
+		return apperr.InputAt(prefix, "", msg)
 	}
-	return apperr.Input(field, advisor.SchemaMessage(err.Field, err.Message))
+	short := advisor.SchemaPath(err.Field)
+	return apperr.InputAt(prefix+"."+short, short, msg)
 }
 
 // upstreamInputError names the input field the service's BAD_USER_INPUT is about, when its own
@@ -352,7 +354,13 @@ func upstreamInputError(prefix string, err error) error {
 	if !ok {
 		return err
 	}
+	field := prefix + "." + path
+	if path == "advisorId" || path == "teamId" {
+		// The v1 query parameters, which the mutations take as arguments of their own.
+		field = path
+	}
 	named := *e
-	named.Field = prefix + "." + path
+	at := apperr.InputAt(field, path, e.Message)
+	named.Field, named.Message = at.Field, at.Message
 	return &named
 }

@@ -93,19 +93,19 @@ func TestInputErrorsSpeakTheSchemasNames(t *testing.T) {
 		upstreamMessage string
 	}{
 		{"a date that does not exist", family.ContactInput{Trust: &family.TrustInput{ExternalID: "t", LegalName: "T", TrustCreationDate: &date}}, nil,
-			apperr.BadUserInput, "input.trust.trustCreationDate", "trustCreationDate must be a date (YYYY-MM-DD)", ""},
+			apperr.BadUserInput, "input.trust.trustCreationDate", "input.trust.trustCreationDate must be a date (YYYY-MM-DD)", ""},
 		{"a blank name", family.ContactInput{Individual: &family.IndividualInput{ExternalID: "i", LastName: &blank}}, nil,
-			apperr.BadUserInput, "input.individual.lastName", "lastName must not be blank", ""},
+			apperr.BadUserInput, "input.individual.lastName", "input.individual.lastName must not be blank", ""},
 		{"a joint share with no owners", family.ContactInput{Entity: &family.EntityInput{ExternalID: "e", LegalName: "E",
 			Ownership: []*family.OwnershipInput{{Percentage: 40}}}}, nil,
-			apperr.BadUserInput, "input.entity.ownership[0].owners", "ownership[0].owners must name at least one contact", ""},
+			apperr.BadUserInput, "input.entity.ownership[0].owners", "input.entity.ownership[0].owners must name at least one contact", ""},
 		{"a share said not to be joint with two owners", family.ContactInput{Entity: &family.EntityInput{ExternalID: "e", LegalName: "E",
 			Ownership: []*family.OwnershipInput{{Percentage: 40, Owners: strs("a", "b"), Joint: &no}}}}, nil,
-			apperr.BadUserInput, "input.entity.ownership[0].owners", "ownership[0].owners must name exactly one contact card when joint is false", ""},
+			apperr.BadUserInput, "input.entity.ownership[0].owners", "input.entity.ownership[0].owners must name exactly one contact card when joint is false", ""},
 		{"a reference the service refuses", family.ContactInput{Trust: &family.TrustInput{ExternalID: "t", LegalName: "T", TrustCreators: strs("ghost")}},
 			&apperr.Error{Code: apperr.BadUserInput, Message: advisor.SchemaMessage("", `trust_creator references contact "ghost", which does not exist in this top account`),
 				Upstream: &apperr.Upstream{Status: 400, Message: `trust_creator references contact "ghost", which does not exist in this top account`}},
-			apperr.BadUserInput, "input.trust.trustCreators", `trustCreators references contact "ghost", which does not exist in this top account`,
+			apperr.BadUserInput, "input.trust.trustCreators", `input.trust.trustCreators references contact "ghost", which does not exist in this top account`,
 			`trust_creator references contact "ghost", which does not exist in this top account`},
 		// The specification gives "ein | integer"; the schema's String takes it as written or as one.
 		{"an ein that is neither an integer nor written 12-3456789", family.ContactInput{Charity: &family.CharityInput{ExternalID: "h",
@@ -144,10 +144,10 @@ func TestTopAccountInputErrorsSpeakTheSchemasNames(t *testing.T) {
 		in             family.CreateTopAccountInput
 		field, message string
 	}{
-		{family.CreateTopAccountInput{ExternalID: " ", Name: "N"}, "input.externalId", "externalId must not be blank"},
-		{family.CreateTopAccountInput{ExternalID: "E", Name: ""}, "input.name", "name must not be blank"},
-		{family.CreateTopAccountInput{}, "input", "externalId and name must not be blank"},
-		{family.CreateTopAccountInput{ExternalID: string(make([]byte, 51)), Name: "N"}, "input.externalId", "externalId must be at most 50 characters"},
+		{family.CreateTopAccountInput{ExternalID: " ", Name: "N"}, "input.externalId", "input.externalId must not be blank"},
+		{family.CreateTopAccountInput{ExternalID: "E", Name: ""}, "input.name", "input.name must not be blank"},
+		{family.CreateTopAccountInput{}, "input", "input.externalId and input.name must not be blank"},
+		{family.CreateTopAccountInput{ExternalID: string(make([]byte, 51)), Name: "N"}, "input.externalId", "input.externalId must be at most 50 characters"},
 	} {
 		_, err := svc.CreateTopAccount(context.Background(), tc.in)
 		if e, _ := apperr.As(err); e == nil || e.Code != apperr.BadUserInput || e.Field != tc.field || e.Message != tc.message {

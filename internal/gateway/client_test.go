@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 )
 
 // End-to-end tests of clients: the client-scoped (v1) contact cards, read by a client's wid or
@@ -236,8 +238,11 @@ func TestClientAdvisorAndTeamSayWhomTheGatewayActsFor(t *testing.T) {
 	const create = `mutation($advisorId: String, $teamId: String, $input: ContactInput!) {
 	  createClientContact(ref: "CL-3003", advisorId: $advisorId, teamId: $teamId, input: $input) { ... on Individual { externalId dob } } }`
 	input := map[string]any{"individual": map[string]any{"externalId": "cl3-kim", "dob": "2010-10-10"}}
-	gw.post(t, create, map[string]any{"input": input}).
+	e := gw.post(t, create, map[string]any{"input": input}).
 		wantError(t, "BAD_USER_INPUT", "advisorId is required when the API user can access multiple advisors")
+	if e.Extensions["field"] != "advisorId" {
+		t.Errorf("extensions.field %v, want the argument advisorId", e.Extensions["field"])
+	}
 	var made struct {
 		CreateClientContact struct{ ExternalID, Dob string }
 	}
@@ -357,17 +362,17 @@ func TestClientContactInputIsCheckedWithoutCallingTheUpstream(t *testing.T) {
 		field, message string
 	}{
 		{"a date of birth that does not exist", create, map[string]any{"individual": map[string]any{"externalId": "x", "dob": "2001-02-30"}},
-			"input.individual.dob", "dob must be a date (YYYY-MM-DD)"},
+			"input.individual.dob", "input.individual.dob must be a date (YYYY-MM-DD)"},
 		{"a date of birth with a time", create, map[string]any{"individual": map[string]any{"externalId": "x", "dob": "2001-02-03T00:00:00Z"}},
-			"input.individual.dob", "dob must be a date (YYYY-MM-DD)"},
+			"input.individual.dob", "input.individual.dob must be a date (YYYY-MM-DD)"},
 		{"a blank last name", create, map[string]any{"individual": map[string]any{"externalId": "x", "lastName": " "}},
-			"input.individual.lastName", "lastName must not be blank"},
+			"input.individual.lastName", "input.individual.lastName must not be blank"},
 		{"a will naming itself", create, map[string]any{"will": map[string]any{"externalId": "w", "legalName": "W", "willType": "POUR_OVER_WILL", "testators": []string{"w"}}},
-			"input.will.testators", "testators must not reference the contact itself"},
+			"input.will.testators", "input.will.testators must not reference the contact itself"},
 		{"an update with a bad date of birth", update, map[string]any{"individual": map[string]any{"dob": "1968-4-22"}},
-			"input.individual.dob", "dob must be a date (YYYY-MM-DD)"},
+			"input.individual.dob", "input.individual.dob must be a date (YYYY-MM-DD)"},
 		{"an update with nothing to change", update, map[string]any{"individual": map[string]any{}},
-			"input.individual", "At least one mutable field must be provided"},
+			"input.individual", "input.individual: At least one mutable field must be provided"},
 		// @oneOf is GraphQL's rule, the same for every mutation that takes the input: see
 		// TestContactInputOneOfIsEnforcedForLiteralsAndVariables.
 	} {
@@ -400,14 +405,14 @@ func TestClientContactWritesTheUpstreamRefuses(t *testing.T) {
 			"CONFLICT", "A contact card with this externalId already exists"},
 		{"a testator who does not exist", create, map[string]any{"ref": "CL-1001", "input": map[string]any{"will": map[string]any{"externalId": "cl-w2",
 			"legalName": "W", "willType": "POUR_OVER_WILL", "testators": []string{"ghost"}}}},
-			"BAD_USER_INPUT", `testators references contact "ghost", which does not exist in this client`},
+			"BAD_USER_INPUT", `input.will.testators references contact "ghost", which does not exist in this client`},
 		{"a top account's card named from a client", create, map[string]any{"ref": "CL-1001", "input": map[string]any{"trust": map[string]any{"externalId": "cl-t2",
 			"legalName": "T", "trustCreators": []string{"hw-eleanor"}}}},
-			"BAD_USER_INPUT", `trustCreators references contact "hw-eleanor", which does not exist in this client`},
+			"BAD_USER_INPUT", `input.trust.trustCreators references contact "hw-eleanor", which does not exist in this client`},
 		{"an update naming an executor who does not exist", update, map[string]any{"ref": "CL-1001", "id": will, "input": map[string]any{"will": map[string]any{"executors": []string{"ghost"}}}},
-			"BAD_USER_INPUT", `executors references contact "ghost", which does not exist in this client`},
+			"BAD_USER_INPUT", `input.will.executors references contact "ghost", which does not exist in this client`},
 		{"a will's field sent to a person", update, map[string]any{"ref": "CL-1001", "id": marcus, "input": map[string]any{"will": map[string]any{"willCreationDate": "2020-01-01"}}},
-			"BAD_USER_INPUT", "willCreationDate is only supported for Will contact cards"},
+			"BAD_USER_INPUT", "input.will.willCreationDate is only supported for Will contact cards"},
 		{"a card of an unknown client", create, map[string]any{"ref": "CL-9999", "input": map[string]any{"individual": map[string]any{"externalId": "x"}}},
 			"NOT_FOUND", "Client not found"},
 		{"an update of an unknown client", update, map[string]any{"ref": "CL-9999", "id": marcus, "input": map[string]any{"individual": map[string]any{"firstName": "X"}}},
@@ -423,5 +428,46 @@ func TestClientContactWritesTheUpstreamRefuses(t *testing.T) {
 				t.Errorf("data %s, want null", r.Data)
 			}
 		})
+	}
+}
+
+// The specification's v1 contacts answer "409 on add: external_id exists, on update: conflicts
+// with an existing contact". ContactPatch has no externalId, so the gateway never sends the body
+// that the sandbox answers so; the sandbox's own answer to it is replayed to the gateway's
+// update instead, which must reach the caller as CONFLICT, in the schema's words, with the
+// service's own in extensions.upstream, and not be retried.
+func TestUpdateClientContactConflictingWithAnotherCardIsConflict(t *testing.T) {
+	t.Parallel()
+	sb := newUpstream(t, true)
+	gw := newGateway(t, sb, nil)
+	marcus := clCardID(t, gw, "CL-1001", "cl-marcus")
+	req := jsonRequest(http.MethodPut, sb.URL+"/v1/clients/CL-1001/contacts/"+marcus, map[string]any{"external_id": "cl-will-marcus"})
+	user, pass, _ := strings.Cut(upstreamBasic, ":")
+	req.SetBasicAuth(user, pass)
+	status, said := doJSON(t, req)
+	if status != http.StatusConflict || said["message"] != "Contact card with this external id already exists" {
+		t.Fatalf("the sandbox answered a v1 update taking cl-will-marcus's external id with %d %v, want 409", status, said)
+	}
+
+	body, _ := json.Marshal(said)
+	up := &upstream{sandboxtest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method != http.MethodPut {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"Not Found"}`))
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))}
+	r := newGateway(t, up, nil).post(t, `mutation($id: ID!) { updateClientContact(ref: "CL-1001", id: $id, input: {individual: {firstName: "Marc"}}) { __typename } }`,
+		map[string]any{"id": marcus})
+	e := r.wantError(t, "CONFLICT", "A contact card with this externalId already exists")
+	wantUpstream(t, e, http.StatusConflict, "Contact card with this external id already exists")
+	if string(r.Data) != "null" {
+		t.Errorf("data %s, want null", r.Data)
+	}
+	if reqs := up.Requests(); len(reqs) != 1 || !strings.HasPrefix(reqs[0], "PUT /v1/clients/CL-1001/contacts/") {
+		t.Errorf("the gateway asked the service %v, want one PUT", reqs)
 	}
 }

@@ -789,7 +789,7 @@ func TestDocumentMutationErrorsSpeakTheSchemaAndKeepTheUpstreamsWords(t *testing
 		}
 		return in
 	}
-	const noTypes = "subCategory W2 has no types: leave type out (documentTaxonomy lists the sub-categories that have types)"
+	const noTypes = "input.type must be left out: subCategory W2 has no types (documentTaxonomy lists the sub-categories that have types)"
 	for _, tc := range []struct {
 		name     string
 		update   bool
@@ -800,30 +800,30 @@ func TestDocumentMutationErrorsSpeakTheSchemaAndKeepTheUpstreamsWords(t *testing
 		upstream bool   // whether only the upstream can tell
 	}{
 		{"an unknown tag", false, valid(map[string]any{"tags": []string{"current", "no-such-tag"}}),
-			restValid(map[string]any{"tags": []string{"current", "no-such-tag"}}), "input.tags", "Invalid tags: no-such-tag", true},
+			restValid(map[string]any{"tags": []string{"current", "no-such-tag"}}), "input.tags", "input.tags: Invalid tags: no-such-tag", true},
 		{"an unknown tag on update", true, map[string]any{"tags": []string{"No-Such-Tag"}},
-			map[string]any{"tags": []string{"No-Such-Tag"}}, "input.tags", "Invalid tags: No-Such-Tag", true},
+			map[string]any{"tags": []string{"No-Such-Tag"}}, "input.tags", "input.tags: Invalid tags: No-Such-Tag", true},
 		{"a blank tag", false, valid(map[string]any{"tags": []string{"current", "  "}}),
-			restValid(map[string]any{"tags": []string{"current", "  "}}), "input.tags", "tags must not contain a blank tag name", false},
+			restValid(map[string]any{"tags": []string{"current", "  "}}), "input.tags", "input.tags must not contain a blank tag name", false},
 		{"an unsupported extension", false, valid(map[string]any{"extension": "exe"}),
 			restValid(map[string]any{"extension": "exe"}), "input.extension",
-			"Unsupported extension: exe (supported: pdf, doc, docx, xls, xlsx, ppt, pptx, key, csv, tsv, png, jpg, jpeg, bmp)", false},
+			"input.extension: Unsupported extension: exe (supported: pdf, doc, docx, xls, xlsx, ppt, pptx, key, csv, tsv, png, jpg, jpeg, bmp)", false},
 		{"a sub-category of another category", false, valid(map[string]any{"subCategory": "PASSPORT"}),
 			restValid(map[string]any{"sub_category": "passport"}), "input.subCategory",
-			"subCategory PASSPORT is not one of category TAXES's: FORM_1099, TAX_RETURN_1040, W2, K1S, FORM_8949_CRYPTO, FORM_709_GIFT_TAX_RETURNS, FORM_1098S_DEBT, TAXES_OTHER (documentTaxonomy lists them all)", false},
+			"input.subCategory PASSPORT is not one of category TAXES's: FORM_1099, TAX_RETURN_1040, W2, K1S, FORM_8949_CRYPTO, FORM_709_GIFT_TAX_RETURNS, FORM_1098S_DEBT, TAXES_OTHER (documentTaxonomy lists them all)", false},
 		{"a type the sub-category does not have", false, valid(map[string]any{"type": "SLAT"}),
 			restValid(map[string]any{"type": "slat"}), "input.type", noTypes, false},
 		{"a name too long", false, valid(map[string]any{"name": strings.Repeat("n", 201)}),
-			restValid(map[string]any{"name": strings.Repeat("n", 201)}), "input.name", "name must be at most 200 characters", false},
+			restValid(map[string]any{"name": strings.Repeat("n", 201)}), "input.name", "input.name must be at most 200 characters", false},
 		{"a blank name", false, valid(map[string]any{"name": "   "}),
-			restValid(map[string]any{"name": "   "}), "input.name", "name must not be blank", false},
+			restValid(map[string]any{"name": "   "}), "input.name", "input.name must not be blank", false},
 		{"a description too long", false, valid(map[string]any{"description": strings.Repeat("d", 2001)}),
-			restValid(map[string]any{"description": strings.Repeat("d", 2001)}), "input.description", "description must be at most 2000 characters", false},
+			restValid(map[string]any{"description": strings.Repeat("d", 2001)}), "input.description", "input.description must be at most 2000 characters", false},
 		{"a type that does not fit on update", true, map[string]any{"type": "ILIT"},
 			map[string]any{"type": "ilit"}, "input.type", noTypes, true},
 		{"a sub-category of another category on update", true, map[string]any{"category": "FAMILY", "subCategory": "W2"},
 			map[string]any{"category": "family", "sub_category": "w2"}, "input.subCategory",
-			"subCategory W2 is not one of category FAMILY's: MARRIAGE_CERTIFICATE, MARITAL_AGREEMENT, DIVORCE_DECREE, DOMESTIC_PARTNERSHIP_CERTIFICATE, ADOPTION_DECREE, DEATH_CERTIFICATE, FAMILY_OTHER (documentTaxonomy lists them all)", false},
+			"input.subCategory W2 is not one of category FAMILY's: MARRIAGE_CERTIFICATE, MARITAL_AGREEMENT, DIVORCE_DECREE, DOMESTIC_PARTNERSHIP_CERTIFICATE, ADOPTION_DECREE, DEATH_CERTIFICATE, FAMILY_OTHER (documentTaxonomy lists them all)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// What the service itself answers to the same body.

@@ -239,8 +239,8 @@ func TestValidationErrorsNameTheFieldAndTheValidValues(t *testing.T) {
 			"GRAPHQL_VALIDATION_FAILED", `Variable "$in" got an invalid value at "in.category"; Value "NOPE" does not exist in "DocumentCategory" enum. ` + categories,
 			`Variable "$in" got an invalid value at "in.category"; Value "NOPE" does not exist in "DocumentCategory" enum.`},
 		{"an enum value in the wrong case", createDoc, map[string]any{"in": map[string]any{"name": "n", "extension": "pdf", "category": "taxes", "subCategory": "W2"}},
-			"BAD_USER_INPUT", `Value "taxes" does not exist in "DocumentCategory" enum. Did you mean the enum value "TAXES"?`,
-			`Value "taxes" does not exist in "DocumentCategory" enum.`}, // off means no suggestion of any kind
+			"BAD_USER_INPUT", `Argument "input" got an invalid value at "input.category"; Value "taxes" does not exist in "DocumentCategory" enum. Did you mean the enum value "TAXES"?`,
+			`Argument "input" got an invalid value at "input.category"; Value "taxes" does not exist in "DocumentCategory" enum.`}, // off means no suggestion of any kind
 		{"a required field left out of a literal", `mutation { createDocument(wid: "w", input: {extension: "pdf", category: TAXES, subCategory: W2}) { uploadUri } }`, nil,
 			"GRAPHQL_VALIDATION_FAILED", `Field "CreateDocumentInput.name" of required type "String!" was not provided.`,
 			`Field "CreateDocumentInput.name" of required type "String!" was not provided.`},

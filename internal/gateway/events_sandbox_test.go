@@ -1,9 +1,15 @@
 package gateway_test
 
 import (
+	"bytes"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/advisorhq/gateway/internal/clock"
 	"github.com/advisorhq/gateway/internal/sandbox"
 )
 
@@ -130,5 +136,82 @@ func TestEachSubscriptionEventLoadsItsDocumentsAfresh(t *testing.T) {
 		if got != name {
 			t.Errorf("the event's document is named %v, want %q: the request cache outlived an event", got, name)
 		}
+	}
+}
+
+// TestAnalysisEventsCarryTheDocumentsCreationDateToTheMillisecond follows the specification's
+// words for the analysis events' source_document: "uploaded_at (ISO 8601 date-time, same as Get
+// Document creation_date)". The sandbox's clock is set to a time with milliseconds, so a format
+// or a parse that drops them anywhere between the sandbox's webhook and GraphQL shows.
+func TestAnalysisEventsCarryTheDocumentsCreationDateToTheMillisecond(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 11, 22, 9, 30, 5, 123_000_000, time.UTC)
+	clk := clock.NewSettable(created)
+	// The sandbox's webhooks go through a relay, as the gateway's address is known only once it
+	// runs on the sandbox's URL.
+	var target atomic.Pointer[string]
+	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, *target.Load()+"/webhooks", bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(relay.Close)
+	up := startUpstream(t, sandbox.Options{Seed: 11, Empty: true, Now: clk.Now, WebhookURL: relay.URL, WebhookKey: webhookKey})
+	gw := newGateway(t, up, nil)
+	target.Store(&gw.url)
+
+	wid := docTopAccount(t, up, "millis")
+	vaultID, uri := docAdd(t, up, wid, map[string]any{"name": "Trust.pdf", "extension": "pdf", "category": "estate_planning", "sub_category": "revocable_trusts_and_supporting_documents"})
+	if status := docPut(t, uri, "application/pdf", []byte("%PDF-1.4 trust")); status != http.StatusOK {
+		t.Fatalf("upload: status %d", status)
+	}
+	clk.Advance(time.Minute) // the analysis runs later than the upload: uploaded_at is not "now"
+	var doc struct{ Document struct{ CreationDate string } }
+	gw.post(t, `query($wid: ID!, $id: ID!) { document(wid: $wid, vaultId: $id) { creationDate } }`,
+		map[string]any{"wid": wid, "id": vaultID}).ok(t, &doc)
+	if got, err := time.Parse(time.RFC3339Nano, doc.Document.CreationDate); err != nil || !got.Equal(created) {
+		t.Fatalf("creationDate is %q, want %s", doc.Document.CreationDate, created.Format(time.RFC3339Nano))
+	}
+
+	for _, tc := range []struct {
+		name, eventType string
+		body            map[string]any
+	}{
+		{"AssistantJobCompleted", "ASSISTANT_JOB_COMPLETED", nil},
+		{"TaxJobCompleted", "TAX_JOB_COMPLETED", map[string]any{"start_tax_job": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up.rest(t, "POST", "/v2/top-accounts/"+wid+"/documents/"+vaultID+"/analysis", tc.body)
+			var got struct {
+				RecentEvents []struct {
+					SourceDocument struct{ VaultID, UploadedAt string }
+				}
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for len(got.RecentEvents) == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+				gw.post(t, `query($wid: ID!, $type: EventType!) { recentEvents(filter: {wids: [$wid], types: [$type]}) {
+				  ... on AssistantJobCompleted { sourceDocument { vaultId uploadedAt } }
+				  ... on TaxJobCompleted { sourceDocument { vaultId uploadedAt } }
+				} }`, map[string]any{"wid": wid, "type": tc.eventType}).ok(t, &got)
+			}
+			if len(got.RecentEvents) != 1 {
+				t.Fatalf("got %d %s events, want 1", len(got.RecentEvents), tc.eventType)
+			}
+			src := got.RecentEvents[0].SourceDocument
+			uploaded, err := time.Parse(time.RFC3339Nano, src.UploadedAt)
+			if src.VaultID != vaultID || err != nil || !uploaded.Equal(created) {
+				t.Errorf("sourceDocument is %s uploaded at %q, want %s uploaded at %s (its creationDate %s)",
+					src.VaultID, src.UploadedAt, vaultID, created.Format(time.RFC3339Nano), doc.Document.CreationDate)
+			}
+		})
 	}
 }

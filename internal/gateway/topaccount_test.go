@@ -274,16 +274,16 @@ func TestTopAccountInputIsCheckedWithoutCallingTheUpstream(t *testing.T) {
 		input          map[string]any
 		field, message string
 	}{
-		{"create: a blank name", create, map[string]any{"externalId": "E-1", "name": ""}, "input.name", "name must not be blank"},
-		{"create: a whitespace name", create, map[string]any{"externalId": "E-1", "name": "   "}, "input.name", "name must not be blank"},
-		{"create: a blank external id", create, map[string]any{"externalId": " ", "name": "N"}, "input.externalId", "externalId must not be blank"},
-		{"create: both blank", create, map[string]any{"externalId": "", "name": ""}, "input", "externalId and name must not be blank"},
-		{"create: an external id over 50 characters", create, map[string]any{"externalId": long(51), "name": "N"}, "input.externalId", "externalId must be at most 50 characters"},
-		{"create: a name over 255 characters", create, map[string]any{"externalId": "E-1", "name": long(256)}, "input.name", "name must be at most 255 characters"},
-		{"update: nothing to change", update, map[string]any{}, "input", "At least one of name or externalId must be provided"},
-		{"update: only nulls", update, map[string]any{"externalId": nil, "name": nil}, "input", "At least one of name or externalId must be provided"},
-		{"update: an external id over 50 characters", update, map[string]any{"externalId": long(51)}, "input.externalId", "externalId must be at most 50 characters"},
-		{"update: a name over 255 characters", update, map[string]any{"name": long(256)}, "input.name", "name must be at most 255 characters"},
+		{"create: a blank name", create, map[string]any{"externalId": "E-1", "name": ""}, "input.name", "input.name must not be blank"},
+		{"create: a whitespace name", create, map[string]any{"externalId": "E-1", "name": "   "}, "input.name", "input.name must not be blank"},
+		{"create: a blank external id", create, map[string]any{"externalId": " ", "name": "N"}, "input.externalId", "input.externalId must not be blank"},
+		{"create: both blank", create, map[string]any{"externalId": "", "name": ""}, "input", "input.externalId and input.name must not be blank"},
+		{"create: an external id over 50 characters", create, map[string]any{"externalId": long(51), "name": "N"}, "input.externalId", "input.externalId must be at most 50 characters"},
+		{"create: a name over 255 characters", create, map[string]any{"externalId": "E-1", "name": long(256)}, "input.name", "input.name must be at most 255 characters"},
+		{"update: nothing to change", update, map[string]any{}, "input", "input: At least one of name or externalId must be provided"},
+		{"update: only nulls", update, map[string]any{"externalId": nil, "name": nil}, "input", "input: At least one of name or externalId must be provided"},
+		{"update: an external id over 50 characters", update, map[string]any{"externalId": long(51)}, "input.externalId", "input.externalId must be at most 50 characters"},
+		{"update: a name over 255 characters", update, map[string]any{"name": long(256)}, "input.name", "input.name must be at most 255 characters"},
 	} {
 		// Sequential: each checks that it alone made no upstream request.
 		t.Run(tc.name, func(t *testing.T) {

@@ -551,12 +551,22 @@ func TestClientContactUpdateRules(t *testing.T) {
 		status  int    // default 400
 		message string // empty: the update succeeds
 		want    map[string]any
-		v1Only  bool // the rule is about dob, which v2 does not know
+		v1Only  bool   // the rule is about dob, which v2 does not know
+		v2      string // v2's message when it refuses the body otherwise
 	}{
 		// "update also: immutable field, empty update, invalid payload" are 400s.
 		{name: "type cannot be updated", target: "ind", body: map[string]any{"type": "Trust"}, message: "type cannot be updated"},
 		{name: "type cannot be sent even unchanged", target: "ind", body: map[string]any{"type": "Individual", "first_name": "Mark"}, message: "type cannot be updated"},
 		{name: "external_id cannot be updated", target: "ind", body: map[string]any{"external_id": "ind-2"}, message: "external_id cannot be updated"},
+		{name: "external_id cannot be updated even to its own value", target: "ind", body: map[string]any{"external_id": "ind"}, message: "external_id cannot be updated"},
+		{name: "external_id of a contact of another client is no conflict", target: "ind", body: map[string]any{"external_id": "b1"}, message: "external_id cannot be updated"},
+
+		// "409 on add: external_id exists, on update: conflicts with an existing contact", in
+		// the v2 409's words; v2 knows no 409 on update and refuses the immutable field.
+		{name: "external_id of another contact of the client conflicts with it", target: "ind", body: map[string]any{"external_id": "p1"},
+			status: http.StatusConflict, message: "Contact card with this external id already exists", v2: "external_id cannot be updated"},
+		{name: "external_id of another contact conflicts whatever else the body carries", target: "trust", body: map[string]any{"external_id": "will", "legal_name": "Renamed"},
+			status: http.StatusConflict, message: "Contact card with this external id already exists", v2: "external_id cannot be updated"},
 		{name: "empty object is an empty update", target: "ind", body: map[string]any{}, message: "At least one mutable field must be provided"},
 		{name: "no body is an empty update", target: "trust", body: nil, message: "At least one mutable field must be provided"},
 		{name: "body that is not JSON is an invalid payload", target: "ind", body: `{"dob":`, message: "Request body must be a JSON object"},
@@ -634,8 +644,12 @@ func TestClientContactUpdateRules(t *testing.T) {
 				return
 			}
 			// v2 refuses the same body with the same message, always as a 400.
+			v2 := tc.v2
+			if v2 == "" {
+				v2 = tc.message
+			}
 			ccOn(f, t).v2("PUT", "/v2/top-accounts/"+ta+"/contacts/"+v2IDs[tc.target], tc.body).
-				wantError(t, http.StatusBadRequest, ccV2Message(tc.message))
+				wantError(t, http.StatusBadRequest, ccV2Message(v2))
 		})
 	}
 }

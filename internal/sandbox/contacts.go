@@ -103,10 +103,14 @@ func (t *Tenant) AddClient(c Client) (string, error) {
 
 // rejected turns a rule the body broke into a response. v2 answers 400 for every broken rule.
 // v1 answers 422 for any body it cannot add, and on update 400 for the body's own faults
-// (immutable field, empty update, invalid payload) but 422 for a reference it cannot resolve.
+// (immutable field, empty update, invalid payload), 422 for a reference it cannot resolve and
+// 409 for an external_id another contact holds.
 func (sc contactScope) rejected(err *advisorspec.Error, isNew bool) *apiError {
 	status := http.StatusBadRequest
-	if sc.spec == advisorspec.ClientScope && (isNew || err.Kind == advisorspec.Reference) {
+	switch {
+	case err.Kind == advisorspec.Conflict:
+		status = http.StatusConflict
+	case sc.spec == advisorspec.ClientScope && (isNew || err.Kind == advisorspec.Reference):
 		status = http.StatusUnprocessableEntity
 	}
 	return errorf(status, err.Message)
@@ -170,7 +174,7 @@ func (t *Tenant) createContact(sc contactScope, body []byte) (*contact, *apiErro
 		return nil, sc.rejected(verr, true)
 	}
 	if set.hasExternalID(externalID) {
-		return nil, errorf(http.StatusConflict, "Contact card with this external id already exists")
+		return nil, errorf(http.StatusConflict, advisorspec.ContactExternalIDTaken)
 	}
 	decoded := &contact{}
 	if err := decodeChecked(body, decoded); err != nil {

@@ -124,7 +124,7 @@ func (t *Tenant) withDefaults(ev map[string]any, now time.Time) (map[string]any,
 		out["Wid"] = t.store.topAccounts[0].info.WID
 	}
 	wid, _ := out["Wid"].(string)
-	setDefault(out, "Timestamp", now.UTC().Format("2006-01-02T15:04:05.000Z"))
+	setDefault(out, "Timestamp", now.UTC().Format(timeFormat))
 	ta := t.store.byWID[wid]
 	fields := out
 	if advisorspec.EventType(typ).Group() == advisorspec.GroupAnalysis {
@@ -155,7 +155,7 @@ func (t *Tenant) withDefaults(ev map[string]any, now time.Time) (map[string]any,
 		setDefault(fields, "CorrelationId", "")
 		setDefault(fields, "JobId", t.store.ids.newID())
 		setDefault(fields, "DocumentWid", vaultID)
-		source := map[string]any{"vault_id": vaultID, "name": "Estate plan.pdf", "extension": "pdf", "uploaded_at": now.UTC().Format(time.RFC3339)}
+		source := map[string]any{"vault_id": vaultID, "name": "Estate plan.pdf", "extension": "pdf", "uploaded_at": now.UTC().Format(timeFormat)}
 		if doc != nil {
 			source = sourceDocument(doc)
 		}
@@ -255,8 +255,10 @@ func firstDocument(ta *topAccount) *document {
 	return ta.documents[ids[0]]
 }
 
+// sourceDocument is the source_document of an analysis event: its uploaded_at is Get Document's
+// creation_date, written the same way, milliseconds and all.
 func sourceDocument(d *document) map[string]any {
-	return map[string]any{"vault_id": d.VaultID, "name": d.Name, "extension": d.Extension, "uploaded_at": d.CreationDate.UTC().Format(time.RFC3339)}
+	return map[string]any{"vault_id": d.VaultID, "name": d.Name, "extension": d.Extension, "uploaded_at": d.CreationDate.UTC().Format(timeFormat)}
 }
 
 // analysisRequest is the body of POST .../documents/{vault_id}/analysis.
@@ -318,7 +320,7 @@ func (t *Tenant) startAnalysis(wid, vaultID string, body []byte) (any, *apiError
 		}
 		payload["Documents"] = generated
 	}
-	ev["Timestamp"] = now.Add(t.opts.ProcessingDelay).UTC().Format("2006-01-02T15:04:05.000Z")
+	ev["Timestamp"] = now.Add(t.opts.ProcessingDelay).UTC().Format(timeFormat)
 	t.store.mu.Unlock()
 	if t.sender != nil {
 		if _, err := t.emit([]map[string]any{ev}, []time.Time{time.Now().Add(t.opts.ProcessingDelay)}); err != nil {

@@ -1118,6 +1118,41 @@ func TestAnalysisOutcomes(t *testing.T) {
 	}
 }
 
+// TestAnalysisEventsSourceDocumentIsUploadedAtItsCreationDateToTheMillisecond follows the
+// specification's source_document: "uploaded_at (ISO 8601 date-time, same as Get Document
+// creation_date)". The same, milliseconds and all: the document is created at a time that has
+// them, and the analysis runs later.
+func TestAnalysisEventsSourceDocumentIsUploadedAtItsCreationDateToTheMillisecond(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		body any
+	}{
+		{"AssistantJobCompleted", nil},
+		{"TaxJobCompleted", map[string]any{"start_tax_job": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rc := newWhReceiver(t, nil)
+			f := whOn(whSandbox(t, rc, sandbox.Options{}, false), t)
+			wid := f.addTopAccount("WH-EXT-1", "Webhook Family")
+			f.clock.Advance(123 * time.Millisecond)
+			vaultID := whAddDoc(f, wid, whDoc{"Family Trust", ".pdf", 512})
+			f.clock.Advance(time.Minute)
+			whStart(f, wid, vaultID, tc.body)
+			body := whObject(t, rc.waitDelivered(t, 1)[0].body)
+			if body["EventType"] != tc.name {
+				t.Fatalf("event %v, want %s", body["EventType"], tc.name)
+			}
+			src, _ := body["Payload"].(map[string]any)["source_document"].(map[string]any)
+			doc := f.v2("GET", "/v2/top-accounts/"+wid+"/documents/"+vaultID, nil).wantOK(t).object(t)
+			if want := "2026-11-22T09:30:00.123Z"; doc["creation_date"] != want || src["uploaded_at"] != want {
+				t.Errorf("source_document.uploaded_at %v and creation_date %v, want both %s", src["uploaded_at"], doc["creation_date"], want)
+			}
+		})
+	}
+}
+
 // whWantSource checks source_document against Get Document of the analysed document.
 func whWantSource(t *testing.T, doc *response, source any) {
 	t.Helper()

@@ -245,7 +245,7 @@ func (s *Service) finish(ctx context.Context, wid, vaultID, uploadURI, extension
 	} else {
 		contentType, ok := advisorspec.ContentTypeFor(extension)
 		if !ok {
-			return nil, apperr.Input("input.extension", "Unsupported extension: "+extension)
+			return nil, apperr.InputAt("input.extension", "", "Unsupported extension: "+extension)
 		}
 		if err := s.api.UploadFile(ctx, uploadURI, contentType, file.File, file.Size); err != nil {
 			e, _ := apperr.As(err)
@@ -296,14 +296,15 @@ func typeName(t *DocumentType) string {
 // A rule of the taxonomy names the values the input gave and the ones that would do, as the
 // schema spells them; the others are the service's messages, translated.
 func inputError(err *advisorspec.Error, category, subCategory, docType string) error {
-	field := "input"
-	if err.Field != "" {
-		field += "." + advisor.SchemaPath(err.Field)
+	msg, ok := taxonomyMessage(err.Field, category, subCategory, docType)
+	if !ok {
+		msg = advisor.SchemaMessage(err.Field, err.Message)
 	}
-	if msg, ok := taxonomyMessage(err.Field, category, subCategory, docType); ok {
-		return apperr.Input(field, msg)
+	if err.Field == "" {
+		return apperr.InputAt("input", "", msg)
 	}
-	return apperr.Input(field, advisor.SchemaMessage(err.Field, err.Message))
+	short := advisor.SchemaPath(err.Field)
+	return apperr.InputAt("input."+short, short, msg)
 }
 
 // taxonomyMessage says why a sub-category or a type does not fit, naming what the input gave
@@ -327,7 +328,7 @@ func taxonomyMessage(specField, category, subCategory, docType string) (string, 
 		return fmt.Sprintf("subCategory %s is not one of the document's category's (documentTaxonomy lists each category's)",
 			gql(subCategory)), true
 	case specField == "sub_category" && knownCategory:
-		return fmt.Sprintf("The document's subCategory is not one of category %s's: give one of %s with it (documentTaxonomy lists them all)",
+		return fmt.Sprintf("subCategory must be given with category %s, as the document's is not one of its: give one of %s (documentTaxonomy lists them all)",
 			gql(category), subs()), true
 	case specField == "type" && docType != "" && subCategory == "":
 		return fmt.Sprintf("type %s is not one the document's subCategory allows (documentTaxonomy lists each sub-category's types)",
@@ -339,7 +340,7 @@ func taxonomyMessage(specField, category, subCategory, docType string) (string, 
 				continue
 			}
 			if len(sc.Types) == 0 {
-				return fmt.Sprintf("subCategory %s has no types: leave type out (documentTaxonomy lists the sub-categories that have types)",
+				return fmt.Sprintf("type must be left out: subCategory %s has no types (documentTaxonomy lists the sub-categories that have types)",
 					gql(subCategory)), true
 			}
 			names := make([]string, len(sc.Types))
@@ -380,13 +381,15 @@ func upstreamInputError(err error, category, subCategory, docType string) error 
 			continue
 		}
 		named := *e
-		named.Field = "input." + advisor.SchemaPath(u.field)
 		if m := upstreamTaxonomy.FindStringSubmatch(said); m != nil && subCategory == "" {
 			subCategory = m[1]
 		}
 		if msg, ok := taxonomyMessage(u.field, category, subCategory, docType); ok {
 			named.Message = msg
 		}
+		short := advisor.SchemaPath(u.field)
+		at := apperr.InputAt("input."+short, short, named.Message)
+		named.Field, named.Message = at.Field, at.Message
 		return &named
 	}
 	return err

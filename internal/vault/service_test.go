@@ -56,16 +56,16 @@ func TestDocumentInputErrorsSpeakTheSchemasNames(t *testing.T) {
 		field, message string
 	}{
 		{"a sub-category of another category", with(func(in *vault.CreateDocumentInput) { in.Category = "miscellaneous" }), nil,
-			"input.subCategory", "subCategory IRREVOCABLE_TRUSTS is not one of category MISCELLANEOUS's: UNCATEGORIZED, MISCELLANEOUS_OTHER (documentTaxonomy lists them all)"},
+			"input.subCategory", "input.subCategory IRREVOCABLE_TRUSTS is not one of category MISCELLANEOUS's: UNCATEGORIZED, MISCELLANEOUS_OTHER (documentTaxonomy lists them all)"},
 		{"a type the sub-category does not allow", with(func(in *vault.CreateDocumentInput) { in.Type = ptr(vault.DocumentType("pour_over_will")) }), nil,
-			"input.type", "type POUR_OVER_WILL is not one subCategory IRREVOCABLE_TRUSTS allows: DYNASTY_TRUST, SLAT, GRAT, ILIT, CRUT, QPRT, OTHER"},
+			"input.type", "input.type POUR_OVER_WILL is not one subCategory IRREVOCABLE_TRUSTS allows: DYNASTY_TRUST, SLAT, GRAT, ILIT, CRUT, QPRT, OTHER"},
 		{"a type for a sub-category without types", with(func(in *vault.CreateDocumentInput) {
 			in.SubCategory, in.Type = "living_will", ptr(vault.DocumentType("slat"))
 		}), nil,
-			"input.type", "subCategory LIVING_WILL has no types: leave type out (documentTaxonomy lists the sub-categories that have types)"},
-		{"a blank name", with(func(in *vault.CreateDocumentInput) { in.Name = " " }), nil, "input.name", "name must not be blank"},
+			"input.type", "input.type must be left out: subCategory LIVING_WILL has no types (documentTaxonomy lists the sub-categories that have types)"},
+		{"a blank name", with(func(in *vault.CreateDocumentInput) { in.Name = " " }), nil, "input.name", "input.name must not be blank"},
 		{"tags only the service knows are wrong", with(func(in *vault.CreateDocumentInput) { in.Tags = []string{"mine"} }),
-			upstream(apperr.BadUserInput, 400, "Invalid tags: mine"), "input.tags", "Invalid tags: mine"},
+			upstream(apperr.BadUserInput, 400, "Invalid tags: mine"), "input.tags", "input.tags: Invalid tags: mine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &fakeAPI{refuse: tc.refuse}
@@ -135,13 +135,13 @@ func TestUpdateErrorsOfTheTaxonomySayWhatTheInputLacks(t *testing.T) {
 	}{
 		{"a category the document's sub-category is not in", vault.UpdateDocumentInput{Category: ptr(vault.DocumentCategory("miscellaneous"))},
 			"Invalid sub-category", "input.subCategory",
-			"The document's subCategory is not one of category MISCELLANEOUS's: give one of UNCATEGORIZED, MISCELLANEOUS_OTHER with it (documentTaxonomy lists them all)"},
+			"input.subCategory must be given with category MISCELLANEOUS, as the document's is not one of its: give one of UNCATEGORIZED, MISCELLANEOUS_OTHER (documentTaxonomy lists them all)"},
 		{"a sub-category not in the document's category", vault.UpdateDocumentInput{SubCategory: ptr(vault.DocumentSubCategory("passport"))},
 			"Invalid sub-category", "input.subCategory",
-			"subCategory PASSPORT is not one of the document's category's (documentTaxonomy lists each category's)"},
+			"input.subCategory PASSPORT is not one of the document's category's (documentTaxonomy lists each category's)"},
 		{"a type the document's sub-category does not allow", vault.UpdateDocumentInput{Type: graphql.OmittableOf(ptr(vault.DocumentType("ilit")))},
 			"Invalid type: sub-category w2 has no types", "input.type",
-			"subCategory W2 has no types: leave type out (documentTaxonomy lists the sub-categories that have types)"},
+			"input.type must be left out: subCategory W2 has no types (documentTaxonomy lists the sub-categories that have types)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &updateAPI{refuse: upstream(apperr.BadUserInput, 400, tc.said)}
