@@ -129,13 +129,14 @@ func TestADollarAmountBeyondThirtyTwoBitsIsDeliveredAndReadBack(t *testing.T) {
 }
 
 // The GraphQL specification: "Int: A signed 32-bit integer". An argument beyond is refused in
-// graphql-js's words, as a variable as well as a literal.
+// graphql-js's words, as a variable as well as a literal, naming the argument as every coercion
+// error does (docs/errors.md).
 func TestAnIntArgumentBeyondThirtyTwoBitsIsRefused(t *testing.T) {
 	t.Parallel()
 	gw := newGateway(t, newUpstream(t, false), nil)
-	const want = "Int cannot represent non 32-bit signed integer value: 3000000000"
+	const want = `Argument "last" got an invalid value at "last"; Int cannot represent non 32-bit signed integer value: 3000000000`
 	res := gw.post(t, `query($last: Int) { recentEvents(last: $last) { id } }`, map[string]any{"last": 3000000000})
-	if len(res.Errors) != 1 || res.Errors[0].Message != want || res.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
+	if len(res.Errors) != 1 || res.Errors[0].Message != want || res.Errors[0].Extensions["code"] != "BAD_USER_INPUT" || res.Errors[0].Extensions["field"] != "last" {
 		t.Errorf("a variable: got %+v, want one BAD_USER_INPUT %q", res.Errors, want)
 	}
 	res = gw.post(t, `{ recentEvents(last: 3000000000) { id } }`, nil)
