@@ -173,17 +173,17 @@ func openCallerAuth(ctx context.Context, cfg config.Auth, sandboxURL string, log
 }
 
 // describe prints how callers authenticate, with the sandbox's token command when it is the
-// identity provider.
-func (c callerAuth) describe(stdout io.Writer, sandboxURL string) {
+// identity provider: at base, the gateway's address, which serves the sandbox's /sandbox/token.
+func (c callerAuth) describe(stdout io.Writer, base string) {
 	if c.anonymous == nil {
 		return
 	}
 	fmt.Fprintf(stdout, "  callers:  without a token, the demo advisor %s of firm %s; a token for another:\n", c.anonymous.AdvisorID, c.anonymous.FirmID)
-	fmt.Fprintf(stdout, "            curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"adv-002\",\"firm\":\"firm-001\"}' %s/sandbox/token\n",
-		sandbox.DefaultAccessToken, sandboxURL)
+	fmt.Fprintf(stdout, "            curl -fsS -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"adv-002\",\"firm\":\"firm-001\"}' %s/sandbox/token\n",
+		sandbox.DefaultAccessToken, base)
 	fmt.Fprintf(stdout, "            a caller of the second firm, which sees its own data only:\n")
-	fmt.Fprintf(stdout, "            curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"%s\",\"firm\":\"%s\"}' %s/sandbox/token\n",
-		sandbox.SecondAccessToken, sandbox.SecondAdvisorID, sandbox.SecondFirmID, sandboxURL)
+	fmt.Fprintf(stdout, "            curl -fsS -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"%s\",\"firm\":\"%s\"}' %s/sandbox/token\n",
+		sandbox.SecondAccessToken, sandbox.SecondAdvisorID, sandbox.SecondFirmID, base)
 }
 
 // openBulk makes what the bulk fields need: loads run in the background when there is an SFTP
