@@ -47,8 +47,9 @@ func (g *Gateway) useEmbeddedSandbox(ctx context.Context, cfg *config.Gateway) (
 	user, pass, _ := strings.Cut(sandbox.DefaultSFTPCredentials, ":")
 	cfg.Bulk = config.BulkSFTP{Addr: sb.sftpAddr, User: user, Password: pass, Dir: config.DefaultBulkDir, HostKeyFingerprint: sb.fingerprint}
 	if cfg.ReferralURL == "" {
-		// Referrals go to the sandbox's referral endpoint with its demo key and secret.
-		cfg.ReferralURL = sb.url
+		// Referrals go to the sandbox's referral endpoint with its demo key and secret, below
+		// the mount path, so the onboarding address it answers is on the gateway's origin too.
+		cfg.ReferralURL = sb.url + sandbox.MountPath
 		cfg.ReferralAPIKey, cfg.ReferralSigningSecret = sandbox.DefaultReferralAPIKey, sandbox.DefaultReferralSecret
 	}
 	// Its addresses are the gateway's: one port is all a newcomer needs, whatever else holds
@@ -58,7 +59,7 @@ func (g *Gateway) useEmbeddedSandbox(ctx context.Context, cfg *config.Gateway) (
 	fmt.Fprintf(g.stdout, "  its bulk files: sftp://%s@%s (password %s, host key %s)\n", user, sb.sftpAddr, pass, sb.fingerprint)
 	fmt.Fprintf(g.stdout, "  play live events: curl -fsS -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"scenario\":\"onboarding\"}' %s/sandbox/events\n",
 		sandbox.DefaultAccessToken, g.base)
-	if cfg.ReferralURL == sb.url {
+	if cfg.ReferralURL == sb.url+sandbox.MountPath {
 		fmt.Fprintf(g.stdout, "  its referral partners (referClient): %s\n", strings.Join(sandbox.DefaultReferralPartners, ", "))
 	}
 	return sb.url, nil
@@ -143,6 +144,12 @@ func startEmbeddedSandbox(ctx context.Context, log *slog.Logger, webhookURL stri
 			_ = sb.Close()
 		},
 	}, nil
+}
+
+// transport carries calls to the embedded sandbox over next, saying they came to the host
+// the caller's request came to, or to the gateway at base outside of one (sandboxTransport).
+func (sb *embeddedSandbox) transport(next http.RoundTripper, base string) http.RoundTripper {
+	return &sandboxTransport{next: next, loopback: strings.TrimPrefix(sb.url, "http://"), host: strings.TrimPrefix(base, "http://")}
 }
 
 // sandboxFirms are the embedded sandbox's firms as the gateway serves them: the same

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -165,9 +164,7 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		if conns <= 0 {
 			conns = advisor.DefaultMaxConcurrent
 		}
-		upstream.HTTPClient = &http.Client{Transport: &sandboxTransport{
-			next: advisor.NewTransport(conns), loopback: strings.TrimPrefix(sandboxURL, "http://"), host: strings.TrimPrefix(base, "http://"),
-		}}
+		upstream.HTTPClient = &http.Client{Transport: g.embedded.transport(advisor.NewTransport(conns), base)}
 	}
 	g.cfg = cfg
 	firms, err := tenant.NewDirectory(cfg.Firms)
@@ -213,7 +210,11 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		// Closed first: loads under way end when the gateway has drained.
 		g.onClose(bulkDeps.Loads.Close)
 	}
-	referrals, err := openReferral(cfg, tp)
+	var referralTransport http.RoundTripper
+	if g.embedded != nil && cfg.ReferralURL == sandboxURL+sandbox.MountPath {
+		referralTransport = g.embedded.transport(http.DefaultTransport.(*http.Transport).Clone(), base)
+	}
+	referrals, err := openReferral(cfg, referralTransport, tp)
 	if err != nil {
 		return err
 	}

@@ -250,18 +250,19 @@ func pingFirms(api *advisor.Client, firms *tenant.Directory) func(context.Contex
 	}
 }
 
-// openReferral is the referral service's client, or, without REFERRAL_URL, a service that
-// answers that referrals are off.
-func openReferral(cfg config.Gateway, tp trace.TracerProvider) (*referral.Service, error) {
+// openReferral is the referral service's client (its calls carried by tr, nil for its own), or,
+// without REFERRAL_URL, a service that answers that referrals are off.
+func openReferral(cfg config.Gateway, tr http.RoundTripper, tp trace.TracerProvider) (*referral.Service, error) {
 	if cfg.ReferralURL == "" {
 		return referral.NewService(nil), nil
 	}
 	client, err := referral.New(referral.Options{
-		URL:     cfg.ReferralURL,
-		APIKey:  cfg.ReferralAPIKey,
-		Sign:    referral.HMACSigner(cfg.ReferralSigningSecret),
-		Timeout: cfg.UpstreamTimeout,
-		Tracer:  tp,
+		URL:       cfg.ReferralURL,
+		APIKey:    cfg.ReferralAPIKey,
+		Sign:      referral.HMACSigner(cfg.ReferralSigningSecret),
+		Timeout:   cfg.UpstreamTimeout,
+		Transport: tr,
+		Tracer:    tp,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("REFERRAL_URL: %w", err)
