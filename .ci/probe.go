@@ -2771,7 +2771,8 @@ func startGateway(ctx context.Context, bin, dir string, env []string, logPath st
 }
 
 // sandboxURL reads the embedded sandbox's address from what the gateway printed at start-up:
-// "the upstream is the embedded Advisor sandbox at http://127.0.0.1:9090 (...)".
+// "the upstream is the embedded Advisor sandbox at http://127.0.0.1:8080/sandbox (...)", which the
+// gateway serves on its own origin; the sandbox's own /sandbox/... endpoints answer below it too.
 func (g *gateway) sandboxURL() string {
 	data, _ := os.ReadFile(g.logPath)
 	const marker = "embedded Advisor sandbox at "

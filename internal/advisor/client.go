@@ -119,7 +119,7 @@ func New(opts Options) (*Client, error) {
 	if opts.Observe == nil {
 		opts.Observe = func(string, string, time.Duration) {}
 	}
-	hc := &http.Client{Transport: newTransport(opts.MaxConcurrent)}
+	hc := &http.Client{Transport: NewTransport(opts.MaxConcurrent)}
 	if opts.HTTPClient != nil {
 		copied := *opts.HTTPClient // the caller's client keeps its own policy
 		hc = &copied
@@ -189,11 +189,12 @@ func (c *Client) authorizationFor(ctx context.Context) (authorization, error) {
 // BaseURL is the service's base address.
 func (c *Client) BaseURL() string { return c.base }
 
-// newTransport bounds every phase of a connection, so a stuck peer cannot hold a request open
-// past its attempt's deadline, and the connections per host to the cap on requests in flight,
-// which keeps the gateway's one credential from opening thousands of them even if a request
-// escaped the cap.
-func newTransport(maxConns int) *http.Transport {
+// NewTransport is the transport a client makes when Options.HTTPClient is nil, for a caller
+// that wraps it in its own client. It bounds every phase of a connection, so a stuck peer
+// cannot hold a request open past its attempt's deadline, and the connections per host to the
+// cap on requests in flight, which keeps the gateway's one credential from opening thousands
+// of them even if a request escaped the cap.
+func NewTransport(maxConns int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = 5 * time.Second

@@ -40,10 +40,23 @@ func New(embedURL string) (*Handler, error) {
 	}, nil
 }
 
-// CSP is the pop-out page's Content-Security-Policy for the embed host's origin: its own
-// scripts and the SDK, the chat's frame, calls to its own /graphql, and nothing broader.
+// SameOrigin returns the handler for an embed host served at path on the page's own origin,
+// such as /sandbox (the embedded sandbox a gateway serves there). The page then names no host
+// at all, so it works whatever host and port the browser reached it by, a published port of a
+// container included.
+func SameOrigin(path string) *Handler {
+	return &Handler{sdkURL: strings.TrimSuffix(path, "/") + SDKPath, csp: CSP("'self'")}
+}
+
+// CSP is the pop-out page's Content-Security-Policy for the embed host's origin ('self' when
+// it is the page's own): its own scripts and the SDK, the chat's frame, calls to its own
+// /graphql, and nothing broader.
 func CSP(embedOrigin string) string {
-	return "default-src 'none'; script-src 'self' " + embedOrigin + "; frame-src " + embedOrigin +
+	scripts := "'self' " + embedOrigin
+	if embedOrigin == "'self'" {
+		scripts = embedOrigin
+	}
+	return "default-src 'none'; script-src " + scripts + "; frame-src " + embedOrigin +
 		"; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 

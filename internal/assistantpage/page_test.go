@@ -128,3 +128,23 @@ func TestPagesCannotBeFramed(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26: "Every address a browser is given must be on the gateway's origin". With the embed
+// host on the page's own origin (the gateway's embedded sandbox), the page names no host: the
+// SDK's address is a path, and the policy allows the page's own origin and nothing else.
+func TestASameOriginEmbedHostNamesNoHost(t *testing.T) {
+	srv := httptest.NewServer(assistantpage.SameOrigin("/sandbox/"))
+	t.Cleanup(srv.Close)
+	resp, page := get(t, srv.URL+"/assistant")
+	want := "default-src 'none'; script-src 'self'; frame-src 'self'; " +
+		"connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	if got := resp.Header.Get("Content-Security-Policy"); got != want {
+		t.Errorf("Content-Security-Policy\n got: %s\nwant: %s", got, want)
+	}
+	if !strings.Contains(page, `<script async src="/sandbox/v1/sdk/assistant-sdk.js"></script>`) {
+		t.Errorf("the page does not load the SDK from /sandbox/v1/sdk/assistant-sdk.js:\n%s", page)
+	}
+	if strings.Contains(page, "http") {
+		t.Errorf("the page names a host:\n%s", page)
+	}
+}

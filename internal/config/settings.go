@@ -258,7 +258,7 @@ func settings(cfg *Gateway) []section {
 		title: "The assistant and referrals",
 		intro: "Unset against the embedded sandbox, the sandbox's own services are used; against the Advisor service, each feature is off until its settings are given.",
 		settings: []setting{
-			{name: "ASSISTANT_EMBED_URL", unset: "(the embedded sandbox's)",
+			{name: "ASSISTANT_EMBED_URL", unset: "(the embedded sandbox's, below `/sandbox` on the gateway's own origin)",
 				meaning: "the chat SDK's embed host, whose `/v1/sdk/assistant-sdk.js` the pop-out at `/assistant` loads and whose chat it frames; unset against the Advisor service, `/assistant` is not served",
 				parse: func(v string) error {
 					u, err := url.Parse(v)

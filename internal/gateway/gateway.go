@@ -32,6 +32,7 @@ import (
 	"github.com/advisorhq/gateway/internal/httpserver"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
+	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/tracing"
 	"github.com/advisorhq/gateway/internal/transport"
@@ -157,7 +158,14 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		if sandboxURL, err = g.useEmbeddedSandbox(ctx, &cfg); err != nil {
 			return err
 		}
-		upstream.BaseURL = sandboxURL
+		// Asked below the mount path for the host each caller used, the sandbox answers with
+		// addresses on the gateway's origin (sandboxTransport).
+		upstream.BaseURL = sandboxURL + sandbox.MountPath
+		conns := cfg.UpstreamConnections
+		if conns <= 0 {
+			conns = advisor.DefaultMaxConcurrent
+		}
+		upstream.HTTPClient = &http.Client{Transport: g.embedded.transport(advisor.NewTransport(conns), base)}
 	}
 	g.cfg = cfg
 	firms, err := tenant.NewDirectory(cfg.Firms)
@@ -178,7 +186,7 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		return err
 	}
 	g.onClose(callers.close)
-	callers.describe(g.stdout, sandboxURL)
+	callers.describe(g.stdout, base)
 	sessionHost, err := openSessionHost(cfg.AssistantSession, g.embedded, tp)
 	if err != nil {
 		return err
@@ -203,7 +211,11 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		// Closed first: loads under way end when the gateway has drained.
 		g.onClose(bulkDeps.Loads.Close)
 	}
-	referrals, err := openReferral(cfg, tp)
+	var referralTransport http.RoundTripper
+	if g.embedded != nil && cfg.ReferralURL == sandboxURL+sandbox.MountPath {
+		referralTransport = g.embedded.transport(http.DefaultTransport.(*http.Transport).Clone(), base)
+	}
+	referrals, err := openReferral(cfg, referralTransport, tp)
 	if err != nil {
 		return err
 	}
@@ -213,14 +225,18 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 			Assistant: &assistant.Sessions{Client: sessionHost}, Access: access},
 	})
 	var assistantPage http.Handler
-	if cfg.AssistantEmbedURL != "" {
+	switch {
+	case cfg.AssistantEmbedURL != "":
 		page, err := assistantpage.New(cfg.AssistantEmbedURL)
 		if err != nil {
 			return fmt.Errorf("ASSISTANT_EMBED_URL: %w", err)
 		}
 		assistantPage = page
-		g.assistantPage = true
+	case g.embedded != nil:
+		// The embedded sandbox's chat, on the gateway's own origin: the pop-out names no host.
+		assistantPage = assistantpage.SameOrigin(sandbox.MountPath)
 	}
+	g.assistantPage = assistantPage != nil
 	handler := httpserver.New(httpserver.Deps{
 		Assistant: assistantPage,
 		Tracer:    tp,
@@ -276,7 +292,7 @@ func (g *Gateway) Serve(ctx context.Context) error {
 	}
 	fmt.Fprintf(stdout, "  Health:   %[1]s/healthz\n  Ready:    %[1]s/readyz\n  Metrics:  %[1]s/metrics\n", base)
 	srv := &http.Server{
-		Handler:           g.handler,
+		Handler:           g.front(g.handler),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    config.DefaultMaxHeaderBytes,

@@ -173,17 +173,17 @@ func openCallerAuth(ctx context.Context, cfg config.Auth, sandboxURL string, log
 }
 
 // describe prints how callers authenticate, with the sandbox's token command when it is the
-// identity provider.
-func (c callerAuth) describe(stdout io.Writer, sandboxURL string) {
+// identity provider: at base, the gateway's address, which serves the sandbox's /sandbox/token.
+func (c callerAuth) describe(stdout io.Writer, base string) {
 	if c.anonymous == nil {
 		return
 	}
 	fmt.Fprintf(stdout, "  callers:  without a token, the demo advisor %s of firm %s; a token for another:\n", c.anonymous.AdvisorID, c.anonymous.FirmID)
-	fmt.Fprintf(stdout, "            curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"adv-002\",\"firm\":\"firm-001\"}' %s/sandbox/token\n",
-		sandbox.DefaultAccessToken, sandboxURL)
+	fmt.Fprintf(stdout, "            curl -fsS -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"adv-002\",\"firm\":\"firm-001\"}' %s/sandbox/token\n",
+		sandbox.DefaultAccessToken, base)
 	fmt.Fprintf(stdout, "            a caller of the second firm, which sees its own data only:\n")
-	fmt.Fprintf(stdout, "            curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"%s\",\"firm\":\"%s\"}' %s/sandbox/token\n",
-		sandbox.SecondAccessToken, sandbox.SecondAdvisorID, sandbox.SecondFirmID, sandboxURL)
+	fmt.Fprintf(stdout, "            curl -fsS -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"advisor\":\"%s\",\"firm\":\"%s\"}' %s/sandbox/token\n",
+		sandbox.SecondAccessToken, sandbox.SecondAdvisorID, sandbox.SecondFirmID, base)
 }
 
 // openBulk makes what the bulk fields need: loads run in the background when there is an SFTP
@@ -250,18 +250,19 @@ func pingFirms(api *advisor.Client, firms *tenant.Directory) func(context.Contex
 	}
 }
 
-// openReferral is the referral service's client, or, without REFERRAL_URL, a service that
-// answers that referrals are off.
-func openReferral(cfg config.Gateway, tp trace.TracerProvider) (*referral.Service, error) {
+// openReferral is the referral service's client (its calls carried by tr, nil for its own), or,
+// without REFERRAL_URL, a service that answers that referrals are off.
+func openReferral(cfg config.Gateway, tr http.RoundTripper, tp trace.TracerProvider) (*referral.Service, error) {
 	if cfg.ReferralURL == "" {
 		return referral.NewService(nil), nil
 	}
 	client, err := referral.New(referral.Options{
-		URL:     cfg.ReferralURL,
-		APIKey:  cfg.ReferralAPIKey,
-		Sign:    referral.HMACSigner(cfg.ReferralSigningSecret),
-		Timeout: cfg.UpstreamTimeout,
-		Tracer:  tp,
+		URL:       cfg.ReferralURL,
+		APIKey:    cfg.ReferralAPIKey,
+		Sign:      referral.HMACSigner(cfg.ReferralSigningSecret),
+		Timeout:   cfg.UpstreamTimeout,
+		Transport: tr,
+		Tracer:    tp,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("REFERRAL_URL: %w", err)

@@ -1,6 +1,9 @@
 package gateway_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -122,16 +125,25 @@ func TestReferClientWithoutReferralURLSaysWhichSettingToSet(t *testing.T) {
 	}
 }
 
-// With no configuration, referrals go to the embedded sandbox with its demo key and secret.
+// With no configuration, referrals go to the embedded sandbox with its demo key and secret, and
+// the onboarding address it answers is on the gateway's origin, as the caller named it (issue
+// 26: "Every address a browser is given must be on the gateway's origin").
 func TestReferClientWorksAgainstTheEmbeddedSandbox(t *testing.T) {
 	t.Parallel()
 	gw := &testGateway{url: started(t, nil, map[string]string{"ADDR": "127.0.0.1:0"}, "gateway serving")}
 	var got referClientAnswer
 	in := referralInput(nil)
 	in["product"] = "FPOA"
-	gw.post(t, referClientMutation, map[string]any{"partner": "demo-partner", "input": in}).ok(t, &got)
+	body, _ := json.Marshal(map[string]any{"query": referClientMutation, "variables": map[string]any{"partner": "demo-partner", "input": in}})
+	req, _ := http.NewRequest(http.MethodPost, gw.url+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Host = "gateway.test:18080" // a published port's name, which the gateway never listens on
+	gw.do(t, req).ok(t, &got)
 	if got.ReferClient.Product != "FPOA" || !strings.Contains(got.ReferClient.URL, "product=fpoa") {
 		t.Errorf("got %+v, want an FPOA referral", got.ReferClient)
+	}
+	if !strings.HasPrefix(got.ReferClient.URL, "http://gateway.test:18080/sandbox/onboarding/demo-partner?") {
+		t.Errorf("the onboarding address is %s, want it on the gateway's origin as the caller named it", got.ReferClient.URL)
 	}
 }
 

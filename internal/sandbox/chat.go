@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -156,21 +157,30 @@ func (s *Sandbox) serveChatPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	origins := s.embedOrigins()
+	if s.opts.EmbedSameOrigin {
+		// 'self' is the origin the browser loaded the page from, whatever host or published
+		// port it used, which the sandbox could not name for itself.
+		origins = append(slices.Clone(origins), "'self'")
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "+
 		"base-uri 'none'; form-action 'none'; frame-ancestors "+strings.Join(origins, " "))
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = chatPage.Execute(w, strings.Join(origins, " "))
+	_ = chatPage.Execute(w, chatPageData{Origins: strings.Join(origins, " "), Base: mounted(r)})
 }
 
+// chatPageData is what the chat page is made of: the origins that may embed it, and the path
+// its files and API are below (MountPath when it was asked for there, or the root).
+type chatPageData struct{ Origins, Base string }
+
 var chatPage = template.Must(template.New("chat").Parse(`<!DOCTYPE html>
-<html lang="en" data-embed-origins="{{.}}">
+<html lang="en" data-embed-origins="{{.Origins}}" data-base="{{.Base}}">
 <head>
   <meta charset="utf-8">
   <title>Assistant</title>
-  <link rel="stylesheet" href="/v1/chat/chat.css">
-  <script src="/v1/chat/chat.js"></script>
+  <link rel="stylesheet" href="{{.Base}}/v1/chat/chat.css">
+  <script src="{{.Base}}/v1/chat/chat.js"></script>
 </head>
 <body>
   <main id="chat" hidden>

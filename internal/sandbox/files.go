@@ -50,7 +50,8 @@ func (s signer) valid(firm, method, wid, vaultID, nonce string, expires int64, s
 }
 
 // baseURL is where the sandbox's own addresses start: its public URL, or the host the request
-// came to.
+// came to and the path it came below (MountPath on a gateway's origin), so that an address
+// leads back the way the request came.
 func baseURL(publicURL string, r *http.Request) string {
 	if publicURL != "" {
 		return publicURL
@@ -59,7 +60,7 @@ func baseURL(publicURL string, r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + mounted(r)
 }
 
 // presign returns the address of d's file for method, valid until expires. The address is on

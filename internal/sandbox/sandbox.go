@@ -15,6 +15,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -95,6 +96,10 @@ type Options struct {
 	// EmbedOrigins are the origins of the pages that may embed the chat (scheme, host and any
 	// non-default port); empty means DefaultEmbedOrigins.
 	EmbedOrigins []string
+	// EmbedSameOrigin lets pages on the sandbox's own origin, whatever the browser calls it,
+	// embed the chat too: a gateway that serves the sandbox under MountPath on its own origin
+	// sets it, since its pop-out assistant is there.
+	EmbedSameOrigin bool
 
 	// ReferralAPIKey is the x-api-key of POST /v1/refer/{partner_id}; empty means
 	// DefaultReferralAPIKey.
@@ -257,15 +262,39 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// MountPath is where a server that holds the sandbox (the gateway, with no upstream
+// configured) serves it on its own origin. The sandbox answers below it as at its root, and its
+// own endpoints (/sandbox/events, /sandbox/token, /sandbox/jwks.json) keep their paths, so a
+// server can hand every request under MountPath to the sandbox unchanged.
+const MountPath = "/sandbox"
+
+// mountKey is the request's MountPath when it came below it, for the addresses the sandbox
+// gives: they lead back the way the request came.
+type mountKey struct{}
+
+// mounted is the path below which the request came: MountPath or "".
+func mounted(r *http.Request) string {
+	p, _ := r.Context().Value(mountKey{}).(string)
+	return p
+}
+
+// ownEndpoints are the sandbox's own endpoints, which are already below MountPath.
+var ownEndpoints = map[string]bool{"events": true, "token": true, "jwks.json": true}
+
 // route serves a request from the store of the firm whose credentials it carries: a bearer
 // token on v2 and the identity provider, Basic credentials on v1, the signature of a presigned
 // address. A request of one firm cannot name another's records: they are not in its store, and
-// answer as records that do not exist.
+// answer as records that do not exist. Below MountPath it serves the same, with the same
+// credentials required: the mount is a second address of each endpoint, never a way around one.
 func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 	segs, ok := splitPath(r.URL.EscapedPath())
 	if !ok {
 		writeError(w, http.StatusBadRequest, "Bad Request")
 		return
+	}
+	if len(segs) > 0 && "/"+segs[0] == MountPath && !(len(segs) == 2 && ownEndpoints[segs[1]]) {
+		segs = segs[1:]
+		r = r.WithContext(context.WithValue(r.Context(), mountKey{}, MountPath))
 	}
 	switch {
 	case len(segs) == 0:
@@ -486,8 +515,14 @@ func (s *Sandbox) serveIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, `Advisor service sandbox
-
+	fmt.Fprintln(w, "Advisor service sandbox")
+	if p := mounted(r); p != "" {
+		fmt.Fprintf(w, `
+Served below %[1]s on this origin: put %[1]s before each path below (%[1]s/v2/top-accounts/);
+the /sandbox/... endpoints keep their paths.
+`, p)
+	}
+	fmt.Fprintf(w, `
 Firms: %s. Each firm has its own access token, Basic credentials, SFTP login, webhook key
 and data; a request sees the data of the firm whose credentials it carries, and nothing else.
 

@@ -20,8 +20,9 @@
   if (prior && prior.loaded) return; // the script was included twice
   var queue = (prior && prior.q) || [];
   var script = d.currentScript;
-  // The chat page lives on the host this script came from.
-  var defaultChatURL = new URL('/v1/chat', (script && script.src) || w.location.href).href;
+  // The chat page lives beside this script, /v1/chat to its /v1/sdk/assistant-sdk.js: at the
+  // root of its host, or below the path a gateway serves the sandbox at.
+  var defaultChatURL = script && script.src ? new URL('../chat', script.src).href : new URL('/v1/chat', w.location.href).href;
 
   var handlers = {};
   var state = fresh();

@@ -4,7 +4,11 @@
 (function () {
   'use strict';
   var PROTOCOL = 'assistant-embed/1.0';
-  var allowed = (document.documentElement.getAttribute('data-embed-origins') || '').split(' ').filter(Boolean);
+  // 'self' is this page's own origin: a gateway serves the sandbox, and its pop-out, on one.
+  var allowed = (document.documentElement.getAttribute('data-embed-origins') || '').split(' ').filter(Boolean)
+    .map(function (o) { return o === "'self'" ? window.location.origin : o; });
+  // The path the sandbox is served below ('' at its root, '/sandbox' on a gateway's origin).
+  var base = document.documentElement.getAttribute('data-base') || '';
   var parentOrigin = null;
   var token = null;
   var pending = null; // the message that waits for a token
@@ -53,7 +57,7 @@
 
   // connect checks that the service answers, then shows the chat and says ready.
   function connect() {
-    fetch('/healthz', { cache: 'no-store' }).then(function (r) {
+    fetch(base + '/healthz', { cache: 'no-store' }).then(function (r) {
       if (!r.ok) throw new Error('the assistant is unavailable (' + r.status + ')');
       document.getElementById('chat').hidden = false;
       post({ type: 'ready' });
@@ -104,7 +108,7 @@
 
   function load() {
     var t = token;
-    call('GET', '/v1/chat/history').then(function (res) {
+    call('GET', base + '/v1/chat/history').then(function (res) {
       if (t !== token) return;
       if (answered(res) && pending !== null) send(pending);
     }).catch(function (err) {
@@ -115,7 +119,7 @@
   function send(text) {
     pending = text;
     if (!token) return; // sent after the next identify
-    call('POST', '/v1/chat/messages', { text: text }).then(function (res) {
+    call('POST', base + '/v1/chat/messages', { text: text }).then(function (res) {
       if (!answered(res)) return;
       pending = null;
       document.getElementById('text').value = '';
