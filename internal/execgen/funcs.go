@@ -135,7 +135,7 @@ func inPlace(f *codegen.Field) string {
 		return ""
 	}
 	field := f.GoReceiverName + "." + f.GoFieldName
-	ptr, isPtr := t.GO.(*types.Pointer)
+	_, isPtr := t.GO.(*types.Pointer)
 	if isPtr && t.GQL.NonNull {
 		return ""
 	}
@@ -148,15 +148,7 @@ func inPlace(f *codegen.Field) string {
 	if t.Marshaler == nil {
 		return ""
 	}
-	var value types.Type = t.GO
-	if isPtr {
-		value = ptr.Elem()
-	}
-	b, ok := value.(*types.Basic)
-	if !ok {
-		return ""
-	}
-	writer := inPlaceWriters[t.Marshaler.FullName()+" "+b.Name()]
+	writer := inPlaceWriters[marshalerKey(t)]
 	switch {
 	case writer == "":
 		return ""
@@ -165,6 +157,20 @@ func inPlace(f *codegen.Field) string {
 	default:
 		return fmt.Sprintf("(*gqlrun.%s)(&%s)", writer, field)
 	}
+}
+
+// marshalerKey names t's marshaller and the basic Go type it writes (through a pointer), as
+// inPlaceWriters and inPlaceChecks are keyed; "" when t's Go type is not a basic one.
+func marshalerKey(t *config.TypeReference) string {
+	value := t.GO
+	if ptr, ok := value.(*types.Pointer); ok {
+		value = ptr.Elem()
+	}
+	b, ok := value.(*types.Basic)
+	if !ok {
+		return ""
+	}
+	return t.Marshaler.FullName() + " " + b.Name()
 }
 
 // inPlaceWriters are gqlrun's in-place writers by the gqlgen marshaller they stand for and
@@ -195,13 +201,8 @@ func inPlaceRefused(f *codegen.Field) string {
 	if inPlace(f) == "" || t.Marshaler == nil {
 		return ""
 	}
-	ptr, isPtr := t.GO.(*types.Pointer)
-	var value types.Type = t.GO
-	if isPtr {
-		value = ptr.Elem()
-	}
-	b, _ := value.(*types.Basic)
-	check := inPlaceChecks[t.Marshaler.FullName()+" "+b.Name()]
+	_, isPtr := t.GO.(*types.Pointer)
+	check := inPlaceChecks[marshalerKey(t)]
 	field := f.GoReceiverName + "." + f.GoFieldName
 	switch {
 	case check == "":
