@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/advisorhq/gateway/internal/config"
 	"github.com/advisorhq/gateway/internal/eventlog/eventlogtest"
@@ -205,7 +204,7 @@ func TestTheComposeFleetServesCallersAndSharesEventsAcrossItsReplicas(t *testing
 		}
 	}
 	// The test's own keys in the shared Redis, so that nothing else's events arrive.
-	env["REDIS_KEY_PREFIX"] = fmt.Sprintf("compose-fleet-%d:", time.Now().UnixNano())
+	env["REDIS_KEY_PREFIX"] = eventlogtest.KeyPrefix("compose-fleet")
 	env1, env2 := maps.Clone(env), maps.Clone(env)
 	env1["ADDR"], env2["ADDR"] = replica1, "127.0.0.1:0"
 	first := &testGateway{url: started(t, nil, env1, "gateway serving")}
