@@ -1,0 +1,211 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// docOperation is one GraphQL operation the README or docs/ show a reader: a graphql block, the
+// "query" of a command's JSON body, or one written out in the prose.
+type docOperation struct {
+	where string // the page and line it is on
+	text  string
+}
+
+var (
+	// shellSplice is where a command leaves its single-quoted JSON to splice in a variable
+	// ('"$ID"'); the operation reads the value there.
+	shellSplice = regexp.MustCompile(`'"\$(\w+)"'`)
+	// jsonQuery is the "query" member of a JSON body, as a JSON string.
+	jsonQuery = regexp.MustCompile(`"query":\s*("(?:[^"\\]|\\.)*")`)
+	// codeSpan is an inline code span of the prose, which may wrap onto the next line.
+	codeSpan = regexp.MustCompile("`([^`]+)`")
+	// proseOperation is a code span that is a whole operation: a keyword or a selection set
+	// that opens with a space ({events} is a Redis hash tag, not a query), through to the
+	// selection set's end.
+	proseOperation = regexp.MustCompile(`(?s)^(?:(?:query|mutation|subscription)\b|\{\s+[_A-Za-z]).*\}$`)
+)
+
+// documentedOperations returns every GraphQL operation of README.md and docs/, in the order a
+// reader meets them, each once.
+func documentedOperations(t *testing.T) []docOperation {
+	t.Helper()
+	var ops []docOperation
+	seen := map[string]bool{}
+	add := func(where, text string) {
+		key := strings.Join(strings.Fields(text), " ")
+		if !seen[key] {
+			seen[key] = true
+			ops = append(ops, docOperation{where: where, text: text})
+		}
+	}
+	pages := mdPages(t)
+	for _, b := range mdBlocks(pages) {
+		switch {
+		case b.lang == "graphql":
+			add(b.String(), b.text)
+		case shellLanguage[b.lang]:
+			text := shellSplice.ReplaceAllString(b.text, "$1")
+			for _, m := range jsonQuery.FindAllStringSubmatchIndex(text, -1) {
+				var q string
+				if err := json.Unmarshal([]byte(text[m[2]:m[3]]), &q); err != nil {
+					t.Fatalf("%s: the query of a JSON body is not a JSON string: %v", b, err)
+				}
+				add(fmt.Sprintf("%s line %d", b.page, b.line+strings.Count(text[:m[0]], "\n")), q)
+			}
+		}
+	}
+	for _, p := range pages {
+		blank := func(b []byte) []byte { return bytes.Repeat([]byte("\n"), bytes.Count(b, []byte("\n"))) }
+		prose := fencedBlock.ReplaceAllFunc(p.text, blank)
+		for _, m := range codeSpan.FindAllSubmatchIndex(prose, -1) {
+			if span := string(prose[m[2]:m[3]]); proseOperation.MatchString(span) {
+				add(fmt.Sprintf("%s line %d", p.name, bytes.Count(prose[:m[0]], []byte("\n"))+1), span)
+			}
+		}
+	}
+	return ops
+}
+
+// graphql-codegen's client preset, which the docs tell front ends to use, says "the following
+// anonymous operation is skipped" of an operation without a name, and gives it no type: every
+// operation the docs show (and the IDE's default query, made from the README's) is named, so
+// that a front end can copy any of them.
+func TestEveryDocumentedOperationHasAName(t *testing.T) {
+	t.Parallel()
+	ops := documentedOperations(t)
+	ide, err := os.ReadFile(filepath.Join(repoRoot, "internal", "httpserver", "ide", "family.graphql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops = append(ops, docOperation{where: "internal/httpserver/ide/family.graphql", text: string(ide)})
+	kinds := map[ast.Operation]int{}
+	for _, op := range ops {
+		doc, err := parser.ParseQuery(&ast.Source{Name: op.where, Input: op.text})
+		if err != nil {
+			t.Errorf("%s: %q does not parse as GraphQL: %v", op.where, op.text, err)
+			continue
+		}
+		for _, o := range doc.Operations {
+			kinds[o.Operation]++
+			if o.Name == "" {
+				t.Errorf("%s: an anonymous %s, which the client preset skips: %q", op.where, o.Operation, op.text)
+			}
+		}
+	}
+	// The extraction finds what the docs hold: the README's query, mutation and subscription at
+	// least, and the commands' bodies.
+	if kinds[ast.Query] < 5 || kinds[ast.Mutation] < 3 || kinds[ast.Subscription] < 1 {
+		t.Errorf("found %v operations in README.md and docs/, want the README's and the commands' at least", kinds)
+	}
+}
+
+// codegenProject is a front end's project set up as docs/graphql.md says: its codegen.yml,
+// an ES module package, the packages of testdata/apollo, every documented operation as a
+// .graphql file under src/, and the docs' client module where its first line says it is.
+type codegenProject struct {
+	dir         string
+	config      string // codegen.yml as the docs write it, with the gateway's address
+	clientFile  string // where the docs' client module is
+	output      string // the JSON file codegen.yml has fragment-matcher write, from dir
+	presetDir   string // the directory codegen.yml has the client preset write, from dir
+	ops         []docOperation
+	codegenLogs string // what graphql-codegen printed, once generated
+}
+
+// docsCodegen is the docs' codegen.yml block and the client block after it.
+func docsCodegen(t *testing.T) (config, client string) {
+	t.Helper()
+	codegen := regexp.MustCompile("(?s)<!-- codegen example.*?```yaml\n(.*?)```.*?<!-- possibleTypes client.*?```js\n(.*?)```")
+	for _, p := range mdPages(t) {
+		if m := codegen.FindSubmatch(p.text); m != nil {
+			return string(m[1]), string(m[2])
+		}
+	}
+	t.Fatal("neither README.md nor docs/ has a codegen.yml block after <!-- codegen example, then a js block after <!-- possibleTypes client")
+	return "", ""
+}
+
+// newCodegenProject sets up the docs' project against gatewayURL.
+func newCodegenProject(t *testing.T, gatewayURL string) *codegenProject {
+	t.Helper()
+	npmInstall(t, apolloDir, "@graphql-codegen/client-preset")
+	config, client := docsCodegen(t)
+	p := &codegenProject{dir: t.TempDir(), ops: documentedOperations(t)}
+	p.config = strings.ReplaceAll(config, "http://localhost:8080", gatewayURL)
+	if m := regexp.MustCompile(`(?m)^  (\S+\.json):\s*$`).FindStringSubmatch(config); m != nil {
+		p.output = m[1]
+	} else {
+		t.Fatal("the docs' codegen.yml generates no JSON file")
+	}
+	if m := regexp.MustCompile(`(?m)^  (\S+)/:\n    preset: client$`).FindStringSubmatch(config); m != nil {
+		p.presetDir = m[1]
+	} else {
+		t.Fatal("the docs' codegen.yml has no output with preset: client")
+	}
+	name := regexp.MustCompile(`^// (\S+\.m?js)\n`).FindStringSubmatch(client)
+	if name == nil {
+		t.Fatalf("the docs' client block does not open with the file it is (// src/client.js): %q", client)
+	}
+	p.clientFile = filepath.Join(p.dir, filepath.FromSlash(name[1]))
+
+	modules, err := filepath.Abs(filepath.Join(apolloDir, "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"codegen.yml":  p.config,
+		"package.json": `{"name": "front-end", "private": true, "type": "module"}` + "\n",
+		name[1]:        strings.ReplaceAll(client, "http://localhost:8080", gatewayURL),
+	}
+	for i, op := range p.ops {
+		files[fmt.Sprintf("src/operations/%02d.graphql", i)] = "# " + op.where + "\n" + op.text
+	}
+	if err := os.Symlink(modules, filepath.Join(p.dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		path := filepath.Join(p.dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// codegenWarning is a line of graphql-codegen's output that is not its progress: a warning
+// (the client preset's "anonymous operation is skipped"), an error, or a deprecation.
+var codegenWarning = regexp.MustCompile(`(?im)^.*(warn|skipp|deprecat|error|✖|⚠).*$`)
+
+// generate runs graphql-codegen in the project, as `npx graphql-codegen` does, and fails the
+// test when it fails or says anything but its progress.
+func (p *codegenProject) generate(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(p.dir, "node_modules", ".bin", "graphql-codegen"))
+	cmd.Dir = p.dir
+	out, err := cmd.CombinedOutput()
+	p.codegenLogs = string(out)
+	if err != nil {
+		t.Fatalf("graphql-codegen with the docs' codegen.yml: %v\n%s", err, out)
+	}
+	if w := codegenWarning.FindAllString(p.codegenLogs, -1); w != nil {
+		t.Errorf("graphql-codegen with the docs' codegen.yml said %q\n%s", w, out)
+	}
+}
