@@ -155,29 +155,46 @@ func newCodegenProject(t *testing.T, gatewayURL string) *codegenProject {
 	} else {
 		t.Fatal("the docs' codegen.yml has no output with preset: client")
 	}
-	name := regexp.MustCompile(`^// (\S+\.m?js)\n`).FindStringSubmatch(client)
-	if name == nil {
-		t.Fatalf("the docs' client block does not open with the file it is (// src/client.js): %q", client)
+	p.clientFile = writeDocsModule(t, p.dir, client, gatewayURL)
+	files := map[string]string{"codegen.yml": p.config}
+	for i, op := range p.ops {
+		files[fmt.Sprintf("src/operations/%02d.graphql", i)] = "# " + op.where + "\n" + op.text
 	}
-	p.clientFile = filepath.Join(p.dir, filepath.FromSlash(name[1]))
+	writeFiles(t, p.dir, files)
+	return p
+}
 
+// writeDocsModule puts a JavaScript block of the docs, as written but for the gateway's
+// address, where its first line says it goes (// src/client.js), in dir: a front end's ES
+// module package (the docs say "type": "module") with testdata/apollo's packages. It returns
+// the module's path.
+func writeDocsModule(t *testing.T, dir, block, gatewayURL string) string {
+	t.Helper()
+	name := regexp.MustCompile(`^// (\S+\.m?js)\n`).FindStringSubmatch(block)
+	if name == nil {
+		t.Fatalf("the docs' JavaScript block does not open with the file it is (// src/client.js): %q", block)
+	}
 	modules, err := filepath.Abs(filepath.Join(apolloDir, "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string]string{
-		"codegen.yml":  p.config,
+	if _, err := os.Lstat(filepath.Join(dir, "node_modules")); err != nil {
+		if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFiles(t, dir, map[string]string{
 		"package.json": `{"name": "front-end", "private": true, "type": "module"}` + "\n",
-		name[1]:        strings.ReplaceAll(client, "http://localhost:8080", gatewayURL),
-	}
-	for i, op := range p.ops {
-		files[fmt.Sprintf("src/operations/%02d.graphql", i)] = "# " + op.where + "\n" + op.text
-	}
-	if err := os.Symlink(modules, filepath.Join(p.dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+		name[1]:        strings.ReplaceAll(block, "http://localhost:8080", gatewayURL),
+	})
+	return filepath.Join(dir, filepath.FromSlash(name[1]))
+}
+
+// writeFiles writes files (by slash-separated path) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
-		path := filepath.Join(p.dir, filepath.FromSlash(name))
+		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +202,6 @@ func newCodegenProject(t *testing.T, gatewayURL string) *codegenProject {
 			t.Fatal(err)
 		}
 	}
-	return p
 }
 
 // codegenWarning is a line of graphql-codegen's output that is not its progress: a warning
@@ -256,4 +272,18 @@ func TestCodegensClientPresetTypesEveryDocumentedOperationWithoutAWarning(t *tes
 			t.Errorf("graphql.ts line %d types something unknown: %.200s", i+1, line)
 		}
 	}
+}
+
+// markedBlock is the block of language lang in README.md or docs/ that follows the comment
+// starting with marker (<!-- marker ... -->), as written.
+func markedBlock(t *testing.T, marker, lang string) string {
+	t.Helper()
+	re := regexp.MustCompile("(?s)<!-- " + regexp.QuoteMeta(marker) + ".*?```" + regexp.QuoteMeta(lang) + "\n(.*?)```")
+	for _, p := range mdPages(t) {
+		if block := re.FindSubmatch(p.text); block != nil {
+			return string(block[1])
+		}
+	}
+	t.Fatalf("neither README.md nor docs/ has a %s block after <!-- %s", lang, marker)
+	return ""
 }
