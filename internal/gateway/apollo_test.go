@@ -46,7 +46,7 @@ func TestApolloClientWithGeneratedPossibleTypesGetsEveryContactCardField(t *test
 	t.Parallel()
 	npmInstall(t, apolloDir, "@apollo/client")
 	gw := newGateway(t, newUpstream(t, true), nil)
-	project := newCodegenProject(t, gw.url)
+	project := newCodegenProject(t, gw.url, markedBlock(t, "possibleTypes client", "js"))
 	project.generate(t)
 	queryFile := filepath.Join(t.TempDir(), "family.graphql")
 	if err := os.WriteFile(queryFile, []byte(readmeExampleQuery(t)), 0o644); err != nil {

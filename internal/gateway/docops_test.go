@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,7 @@ func TestEveryDocumentedOperationHasAName(t *testing.T) {
 
 // codegenProject is a front end's project set up as docs/graphql.md says: its codegen.yml,
 // an ES module package, the packages of testdata/apollo, every documented operation as a
-// .graphql file under src/, and the docs' client module where its first line says it is.
+// .graphql file under src/, and a client module of the docs where its first line says it is.
 type codegenProject struct {
 	dir         string
 	config      string // codegen.yml as the docs write it, with the gateway's address
@@ -125,24 +126,12 @@ type codegenProject struct {
 	codegenLogs string // what graphql-codegen printed, once generated
 }
 
-// docsCodegen is the docs' codegen.yml block and the client block after it.
-func docsCodegen(t *testing.T) (config, client string) {
-	t.Helper()
-	codegen := regexp.MustCompile("(?s)<!-- codegen example.*?```yaml\n(.*?)```.*?<!-- possibleTypes client.*?```js\n(.*?)```")
-	for _, p := range mdPages(t) {
-		if m := codegen.FindSubmatch(p.text); m != nil {
-			return string(m[1]), string(m[2])
-		}
-	}
-	t.Fatal("neither README.md nor docs/ has a codegen.yml block after <!-- codegen example, then a js block after <!-- possibleTypes client")
-	return "", ""
-}
-
-// newCodegenProject sets up the docs' project against gatewayURL.
-func newCodegenProject(t *testing.T, gatewayURL string) *codegenProject {
+// newCodegenProject sets up the docs' project against gatewayURL, with the docs' client module
+// client if it is not empty.
+func newCodegenProject(t *testing.T, gatewayURL, client string) *codegenProject {
 	t.Helper()
 	npmInstall(t, apolloDir, "@graphql-codegen/client-preset")
-	config, client := docsCodegen(t)
+	config := markedBlock(t, "codegen example", "yaml")
 	p := &codegenProject{dir: t.TempDir(), ops: documentedOperations(t)}
 	p.config = strings.ReplaceAll(config, "http://localhost:8080", gatewayURL)
 	if m := regexp.MustCompile(`(?m)^  (\S+\.json):\s*$`).FindStringSubmatch(config); m != nil {
@@ -155,7 +144,10 @@ func newCodegenProject(t *testing.T, gatewayURL string) *codegenProject {
 	} else {
 		t.Fatal("the docs' codegen.yml has no output with preset: client")
 	}
-	p.clientFile = writeDocsModule(t, p.dir, client, gatewayURL)
+	nodeProject(t, p.dir)
+	if client != "" {
+		p.clientFile = writeDocsModule(t, p.dir, client, gatewayURL)
+	}
 	files := map[string]string{"codegen.yml": p.config}
 	for i, op := range p.ops {
 		files[fmt.Sprintf("src/operations/%02d.graphql", i)] = "# " + op.where + "\n" + op.text
@@ -165,29 +157,34 @@ func newCodegenProject(t *testing.T, gatewayURL string) *codegenProject {
 }
 
 // writeDocsModule puts a JavaScript block of the docs, as written but for the gateway's
-// address, where its first line says it goes (// src/client.js), in dir: a front end's ES
-// module package (the docs say "type": "module") with testdata/apollo's packages. It returns
-// the module's path.
+// address, where its first line says it goes (// src/client.js), in dir, a nodeProject. It
+// returns the module's path.
 func writeDocsModule(t *testing.T, dir, block, gatewayURL string) string {
 	t.Helper()
 	name := regexp.MustCompile(`^// (\S+\.m?js)\n`).FindStringSubmatch(block)
 	if name == nil {
 		t.Fatalf("the docs' JavaScript block does not open with the file it is (// src/client.js): %q", block)
 	}
+	nodeProject(t, dir)
+	writeFiles(t, dir, map[string]string{name[1]: strings.ReplaceAll(block, "http://localhost:8080", gatewayURL)})
+	return filepath.Join(dir, filepath.FromSlash(name[1]))
+}
+
+// nodeProject makes dir a front end's ES module package (the docs say "type": "module") with
+// testdata/apollo's packages, unless it is one already.
+func nodeProject(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Lstat(filepath.Join(dir, "node_modules")); err == nil {
+		return
+	}
 	modules, err := filepath.Abs(filepath.Join(apolloDir, "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, "node_modules")); err != nil {
-		if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
 	}
-	writeFiles(t, dir, map[string]string{
-		"package.json": `{"name": "front-end", "private": true, "type": "module"}` + "\n",
-		name[1]:        strings.ReplaceAll(block, "http://localhost:8080", gatewayURL),
-	})
-	return filepath.Join(dir, filepath.FromSlash(name[1]))
+	writeFiles(t, dir, map[string]string{"package.json": `{"name": "front-end", "private": true, "type": "module"}` + "\n"})
 }
 
 // writeFiles writes files (by slash-separated path) under dir.
@@ -232,7 +229,7 @@ func (p *codegenProject) generate(t *testing.T) {
 func TestCodegensClientPresetTypesEveryDocumentedOperationWithoutAWarning(t *testing.T) {
 	t.Parallel()
 	gw := newGateway(t, newUpstream(t, true), nil)
-	p := newCodegenProject(t, gw.url)
+	p := newCodegenProject(t, gw.url, "")
 	p.generate(t)
 	types, err := os.ReadFile(filepath.Join(p.dir, filepath.FromSlash(p.presetDir), "graphql.ts"))
 	if err != nil {
@@ -286,4 +283,39 @@ func markedBlock(t *testing.T, marker, lang string) string {
 	}
 	t.Fatalf("neither README.md nor docs/ has a %s block after <!-- %s", lang, marker)
 	return ""
+}
+
+// scriptLanguage names the fenced blocks that are JavaScript or TypeScript a client runs.
+var scriptLanguage = map[string]bool{
+	"js": true, "javascript": true, "mjs": true, "jsx": true,
+	"ts": true, "typescript": true, "tsx": true,
+}
+
+// Issue 26: "every client snippet runs as written in a test". Each JavaScript or TypeScript
+// block of README.md and docs/ says, in the comment before its fence, which test runs it
+// (<!-- label: internal/gateway/x_test.go runs it ... -->), and that test's file names the
+// label; a new snippet without one fails here rather than going unrun.
+func TestEveryJavaScriptBlockOfTheDocsNamesTheTestThatRunsIt(t *testing.T) {
+	t.Parallel()
+	found := 0
+	for _, b := range mdBlocks(mdPages(t)) {
+		if !scriptLanguage[b.lang] {
+			continue
+		}
+		found++
+		m := ranBy.FindStringSubmatch(b.comment)
+		if m == nil {
+			t.Errorf("%s is a %s block no test says it runs; run it in a test and say which in a comment before its fence", b, b.lang)
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(repoRoot, m[2]))
+		if err != nil {
+			t.Errorf("%s says %s runs it: %v", b, m[2], err)
+		} else if !bytes.Contains(src, []byte(strconv.Quote(m[1]))) {
+			t.Errorf("%s says %s runs it, but that file does not name %q", b, m[2], m[1])
+		}
+	}
+	if found < 2 {
+		t.Errorf("found %d JavaScript blocks, want docs/graphql.md's client and docs/limits.md's", found)
+	}
 }
