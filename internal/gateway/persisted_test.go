@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -78,6 +79,13 @@ func TestAutomaticPersistedQueriesRegisterOnOneReplicaAndRunOnAnother(t *testing
 	if r.status != http.StatusOK || r.Data != nil {
 		t.Errorf("not found: status %d, data %s; want 200 and no data, as Apollo's clients expect", r.status, r.Data)
 	}
+	// Over GET, where answers by id are cached, the miss is not: RFC 9111, "a cache MUST NOT
+	// store any part of either the immediate request or the response" marked no-store.
+	miss := a.get(t, map[string]any{"operationName": "Page", "variables": vars, "extensions": apq(pageQuery)})
+	miss.wantError(t, "PERSISTED_QUERY_NOT_FOUND", "PersistedQueryNotFound")
+	if cc := miss.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("GET by an unknown hash: Cache-Control %q, want no-store", cc)
+	}
 
 	a.postBody(t, map[string]any{"query": pageQuery, "variables": vars, "extensions": apq(pageQuery)}, nil).ok(t, nil)
 
@@ -97,7 +105,7 @@ func TestAutomaticPersistedQueriesRegisterOnOneReplicaAndRunOnAnother(t *testing
 	}
 
 	for g, want := range map[*testGateway][]string{
-		a: {`graphql_persisted_operations_total{outcome="miss"} 1`, `graphql_persisted_operations_total{outcome="registered"} 1`},
+		a: {`graphql_persisted_operations_total{outcome="miss"} 2`, `graphql_persisted_operations_total{outcome="registered"} 1`},
 		b: {`graphql_persisted_operations_total{outcome="hit"} 2`},
 	} {
 		resp, err := http.Get(g.url + "/metrics")
@@ -414,4 +422,121 @@ func TestTrustedDocumentsFromGraphQLCodegensClientPreset(t *testing.T) {
 		}
 	}
 	trusted.post(t, "query Mine { version }", nil).wantError(t, "OPERATION_NOT_IN_LIST", "")
+}
+
+// apqExchange is one request Apollo Client's persisted-query link made, and its answer.
+type apqExchange struct {
+	Method, Accept, ContentType, CacheControl string
+	SentQuery, SentHash                       bool
+	Status                                    int
+	Codes                                     []*string
+}
+
+// apqRun is one query through the link: what went over the wire, and what the client answered.
+type apqRun struct {
+	Data      map[string]any
+	Error     *string
+	Exchanges []apqExchange
+}
+
+// Issue 26: "test Apollo Client's persisted-query link recovering under each" media type.
+// GraphQL over HTTP: under application/graphql-response+json, "if the GraphQL response does not
+// contain the data entry then the server MUST reply with a 4xx or 5xx status code"; under
+// application/json, "the server SHOULD use the 200 status code for every response to a
+// well-formed GraphQL-over-HTTP request". A PersistedQueryNotFound answer has no data, so it is
+// 400 under the first and 200 under the second, and the docs' client (docs/limits.md, run as
+// written) recovers from either: it sends the document with its hash, answers its caller
+// without an error, and names the operation by hash alone from then on. RFC 9111: "The no-store
+// response directive indicates that a cache MUST NOT store any part of either the immediate
+// request or the response": the miss is not kept, since registering the document changes it.
+func TestApolloPersistedQueryLinkRecoversUnderEitherMediaType(t *testing.T) {
+	t.Parallel()
+	npmInstall(t, apolloDir, "@apollo/client")
+	gw := newGateway(t, newUpstream(t, true), nil)
+	project := t.TempDir()
+	clientFile := writeDocsModule(t, project, markedBlock(t, "persisted query link", "js"), gw.url)
+
+	// A query of the docs for each case, each unknown to the gateway when its case begins.
+	queries := map[string]string{
+		"graphql-response": readmeExampleQuery(t),
+		"json":             "query TopAccountNames { topAccounts { nodes { name } } }",
+	}
+	args := []string{filepath.Join(apolloDir, "apq.mjs"), clientFile}
+	for name, q := range queries {
+		file := filepath.Join(project, name+".graphql")
+		if err := os.WriteFile(file, []byte(q), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, name+"="+file)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node", args...).Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("apq.mjs: %v\n%s", err, stderr)
+	}
+	var got map[string][]apqRun
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("apq.mjs printed %q: %v", out, err)
+	}
+
+	for _, tc := range []struct {
+		name, accept, contentType string
+		missStatus                int
+	}{
+		{"graphql-response", "application/graphql-response+json,application/json;q=0.9", "application/graphql-response+json; charset=utf-8", http.StatusBadRequest},
+		{"json", "application/json", "application/json; charset=utf-8", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := got[tc.name]
+			if len(runs) != 2 {
+				t.Fatalf("got %d runs, want 2", len(runs))
+			}
+			first, second := runs[0], runs[1]
+			if first.Error != nil || first.Data == nil {
+				t.Fatalf("first run: error %v, data %v; want the link to recover with the data", deref(first.Error), first.Data)
+			}
+			if len(first.Exchanges) != 2 {
+				t.Fatalf("first run: %d requests %+v, want the hash alone, then the document with it", len(first.Exchanges), first.Exchanges)
+			}
+			miss, full := first.Exchanges[0], first.Exchanges[1]
+			if miss.Accept != tc.accept || miss.SentQuery || !miss.SentHash {
+				t.Errorf("first request: %+v, want the hash alone with Accept %s", miss, tc.accept)
+			}
+			if miss.Status != tc.missStatus || miss.ContentType != tc.contentType || len(miss.Codes) != 1 || deref(miss.Codes[0]) != "PERSISTED_QUERY_NOT_FOUND" {
+				t.Errorf("the miss: %d %s %v, want %d %s with PERSISTED_QUERY_NOT_FOUND", miss.Status, miss.ContentType, derefs(miss.Codes), tc.missStatus, tc.contentType)
+			}
+			if miss.CacheControl != "no-store" {
+				t.Errorf("the miss: Cache-Control %q, want no-store", miss.CacheControl)
+			}
+			if !full.SentQuery || !full.SentHash || full.Status != http.StatusOK || len(full.Codes) != 0 {
+				t.Errorf("second request: %+v, want the document with its hash, answered 200 without errors", full)
+			}
+			if second.Error != nil || !reflect.DeepEqual(second.Data, first.Data) {
+				t.Errorf("second run: error %v, data %v; want the first run's data", deref(second.Error), second.Data)
+			}
+			if len(second.Exchanges) != 1 || second.Exchanges[0].SentQuery || second.Exchanges[0].Status != http.StatusOK {
+				t.Errorf("second run: %+v, want one request, by hash alone, answered 200", second.Exchanges)
+			}
+		})
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+func derefs(ss []*string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = deref(s)
+	}
+	return out
 }

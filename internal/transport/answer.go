@@ -60,6 +60,23 @@ func withCodes(errs gqlerror.List) gqlerror.List {
 	return errs
 }
 
+// hasCode reports whether one of errs carries code in extensions.code.
+func hasCode(errs gqlerror.List, code apperr.Code) bool {
+	for _, e := range errs {
+		switch c := e.Extensions["code"].(type) {
+		case apperr.Code:
+			if c == code {
+				return true
+			}
+		case string:
+			if c == string(code) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // notExecuted is the response of an operation that did not run: errors, each with a code, and
 // no "data" entry, as GraphQL over HTTP answers a request that was not executed.
 func notExecuted(errs gqlerror.List) any {

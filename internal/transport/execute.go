@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/gqlrun"
 )
 
@@ -35,6 +36,12 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		if se, ok := statusOf(errs); ok {
 			answerStatus(w, se, resp.Errors)
 			return
+		}
+		if hasCode(resp.Errors, apperr.PersistedQueryNotFound) {
+			// The answer changes as soon as the client sends the document, which it does next:
+			// no cache may keep it, or a CDN in front of GET by id would answer the miss again
+			// for as long as it keeps answers without a Cache-Control.
+			w.Header().Set("Cache-Control", "no-store")
 		}
 		requestError(w, notExecuted, resp.Errors)
 		return
