@@ -285,7 +285,7 @@ func TestTheCardColoursPassWCAGAA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fills := regexp.MustCompile(`(\w+): \{ name: '[^']+', shape: '[^']+', fill: '#([0-9a-f]{6})' \}`).FindAllStringSubmatch(string(js), -1)
+	fills := regexp.MustCompile(`(\w+): \{ name: '[^']+', shape: '[^']+', fill: '#([0-9a-f]{6})'`).FindAllStringSubmatch(string(js), -1)
 	if len(fills) != 6 {
 		t.Fatalf("found %d card fills in family.js, want one per card type", len(fills))
 	}
