@@ -177,13 +177,14 @@ try {
     page.on('pageerror', (e) => out.pageErrors.push(e.message));
     await page.goto(base + '/assistant');
     // What a reader sees before the chat is ready: the first paint, before any script ran.
-    out.before = { heading: await page.locator('h1').textContent(), greeting: await page.locator('#assistant-greeting').textContent(),
-      waiting: await page.locator('#assistant-waiting').textContent() };
+    const text = (l) => l.textContent({ timeout: 2000 }).catch(() => '');
+    out.before = { heading: await text(page.locator('h1')), greeting: await text(page.locator('#assistant-greeting')),
+      waiting: await text(page.locator('#assistant-waiting')) };
     await readyAndIdentified(page);
     const chat = page.frameLocator('#assistant-chat iframe');
     await chat.locator('#compose').waitFor({ timeout: 10000 });
     out.after = { waitingVisible: await page.locator('#assistant-waiting').isVisible(),
-      empty: (await chat.locator('#empty').isVisible()) ? await chat.locator('#empty').textContent() : '' };
+      empty: (await chat.locator('#empty').isVisible()) ? await text(chat.locator('#empty')) : '' };
     // Everything the window shows as text: the page's and the chat's.
     const frame = await (await page.locator('#assistant-chat iframe').elementHandle()).contentFrame();
     const shown = async (text) => {
