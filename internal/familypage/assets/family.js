@@ -269,7 +269,7 @@
       layoutOptions: {
         'elk.algorithm': 'layered', 'elk.direction': 'DOWN',
         'elk.edgeRouting': 'POLYLINE',
-        'elk.layered.spacing.nodeNodeBetweenLayers': 24, 'elk.spacing.nodeNode': 28,
+        'elk.layered.spacing.nodeNodeBetweenLayers': 24, 'elk.spacing.nodeNode': 20,
         'elk.spacing.edgeLabel': 4, 'elk.spacing.edgeNode': 12, 'elk.spacing.edgeEdge': 8,
         'elk.layered.spacing.edgeNodeBetweenLayers': 12, 'elk.layered.spacing.edgeEdgeBetweenLayers': 8,
         'elk.edgeLabels.placement': 'CENTER', 'elk.edgeLabels.inline': true,
