@@ -305,7 +305,7 @@
     cy.batch(() => {
       cy.edges().forEach((e) => {
         const route = e.data('route');
-        if (!route.at) return;
+        if (!route || !route.at) return;
         const mid = e.midpoint();
         e.data('route', { ...route, margin: { x: route.at.x - mid.x, y: route.at.y - mid.y } });
       });
@@ -330,6 +330,7 @@
       const i = points.findIndex((p) => along(p) > along(at));
       points.splice(i < 0 ? points.length : i, 0, at);
     }
+    if (!points.length) return null; // a straight line, drawn as such
     return {
       weights: points.map((p) => ((p.x - s.x) * dx + (p.y - s.y) * dy) / len2),
       distances: points.map((p) => ((p.y - s.y) * dx - (p.x - s.x) * dy) / len),
