@@ -247,8 +247,64 @@ func TestPopoutOpensIdentifiesAndSurvivesExpiry(t *testing.T) {
 	if strings.Join(got.Messages, "|") != strings.Join(want, "|") {
 		t.Errorf("the conversation is %q, want %q: the first exchange kept across the new token", got.Messages, want)
 	}
-	if !strings.Contains(got.Notices, "You said:") {
-		t.Errorf("the page shows notices %q, want the chat's notification", got.Notices)
+	// Issue 26: "the echo reply shows twice (in a bubble and in a bar)": in the conversation
+	// only, while the window is seen (TestPopoutGreetsAndShowsEachReplyOnce).
+	if strings.Contains(got.Notices, "You said:") {
+		t.Errorf("the page shows notices %q, want the reply in the conversation only", got.Notices)
+	}
+}
+
+// Issue 26: "The pop-out assistant opens as a blank white window with an input box: give it a
+// title, a greeting and an empty state; the echo reply shows twice (in a bubble and in a bar)."
+// The SDK's rule 7 says "the chat draws no title bar or buttons", so the pop-out page draws
+// them: a title and a greeting from the first paint, a line saying the chat is on its way until
+// it is ready, and the chat's own empty state until the first message. A reply shows once, in
+// the conversation; a reply that comes while the window is hidden is also a notification
+// ("notice from the chat"), which the page shows.
+func TestPopoutGreetsAndShowsEachReplyOnce(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	url, _ := popoutServer(t, popoutSetup{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "popout.mjs"), "greet", url)
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	var got struct {
+		PageErrors []string
+		Before     struct{ Heading, Greeting, Waiting string }
+		After      struct {
+			WaitingVisible bool
+			Empty          string
+		}
+		ReplyShown        int
+		EmptyAfter        bool
+		NoticesAfterReply string
+		Notices           string
+		Messages          []string
+	}
+	testnpm.RunJSON(t, cmd, &got)
+	if len(got.PageErrors) > 0 {
+		t.Errorf("exceptions in the pages: %v", got.PageErrors)
+	}
+	if got.Before.Heading != "Advisor assistant" || !strings.HasPrefix(got.Before.Greeting, "Hello!") {
+		t.Errorf("the pop-out opens titled %q and greeting %q, want Advisor assistant and a greeting", got.Before.Heading, got.Before.Greeting)
+	}
+	if got.Before.Waiting == "" || got.After.WaitingVisible {
+		t.Errorf("before ready the pop-out says %q, after it the line is visible: %v; want a line until the chat is ready, then none",
+			got.Before.Waiting, got.After.WaitingVisible)
+	}
+	if !strings.HasPrefix(got.After.Empty, "No messages yet") || got.EmptyAfter {
+		t.Errorf("the chat's empty state is %q, and after a message still visible: %v; want one until the first message", got.After.Empty, got.EmptyAfter)
+	}
+	if got.ReplyShown != 1 || strings.Contains(got.NoticesAfterReply, "You said: hello") {
+		t.Errorf("the reply shows %d times (notices %q), want once, in the conversation", got.ReplyShown, got.NoticesAfterReply)
+	}
+	if !strings.Contains(got.Notices, "You said: while away") {
+		t.Errorf("a reply while the window was hidden left the notices %q, want it there", got.Notices)
+	}
+	want := []string{"hello", "You said: hello", "while away", "You said: while away"}
+	if strings.Join(got.Messages, "|") != strings.Join(want, "|") {
+		t.Errorf("the conversation is %q, want %q", got.Messages, want)
 	}
 }
 

@@ -117,7 +117,9 @@ func serveFile(w http.ResponseWriter, name string) {
 }
 
 // popoutPage: the queue stub goes before the SDK's tag, which loads asynchronously; page.js
-// drives the SDK. The container and each of its ancestors up to html have a real height.
+// drives the SDK. The container and each of its ancestors up to html have a real height. The
+// chat "draws no title bar" (the SDK's rule 7), so the page titles and greets; until the chat
+// says ready, a line says it is on its way rather than leave the window blank.
 var popoutPage = template.Must(template.New("popout").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -129,7 +131,12 @@ var popoutPage = template.Must(template.New("popout").Parse(`<!DOCTYPE html>
   <script async src="{{.}}"></script>
   <script defer src="/assistant/page.js"></script>
 </head>
-<body>
+<body class="popout">
+  <header>
+    <h1>Advisor assistant</h1>
+    <p id="assistant-greeting">Hello! Ask about your clients, their families and their documents.</p>
+  </header>
+  <p id="assistant-waiting" role="status">Connecting to the assistant…</p>
   <div id="assistant-notices" role="status" aria-live="polite"></div>
   <div id="assistant-chat"></div>
 </body>

@@ -1,9 +1,9 @@
 // Package familypage serves the family graph drawn: GET /family/{wid} is a page that asks the
 // gateway's own GraphQL endpoint for the top account's cards and relationships, with the
 // caller's credentials, and draws them with Cytoscape.js and the ELK layered layout, top-down
-// (creators above their trusts, owners above their entities, testators above their wills). It
-// stays live over the gateway's SSE subscriptions. Its scripts are served from the binary
-// (cytoscape 3.34.4, elkjs 0.12.1, cytoscape-elk 2.3.0; licences in assets/LICENSES.txt), so
+// (creators above their trusts, owners above their entities, testators above their wills), with
+// room kept for every label. It stays live over the gateway's SSE subscriptions. Its scripts are
+// served from the binary (cytoscape 3.34.4, elkjs 0.12.1; licences in assets/LICENSES.txt), so
 // the page works offline and asks nothing of any other origin.
 package familypage
 
@@ -22,11 +22,10 @@ var assets embed.FS
 
 // The files the page loads; their names carry their versions, so they are cached for ever.
 const (
-	cytoscapeJS    = "cytoscape-3.34.4.min.js"
-	elkJS          = "elk-0.12.1.bundled.js"
-	cytoscapeELKJS = "cytoscape-elk-2.3.0.js"
-	pageJS         = "family.js"
-	pageCSS        = "family.css"
+	cytoscapeJS = "cytoscape-3.34.4.min.js"
+	elkJS       = "elk-0.12.1.bundled.js"
+	pageJS      = "family.js"
+	pageCSS     = "family.css"
 )
 
 // Handler serves the page at /family/{wid} and its files at /family/assets/.
@@ -89,7 +88,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 		CSS                asset
 	}{
 		WID: wid, Endpoint: h.Endpoint, IDE: h.IDE,
-		Scripts: []asset{assetOf(cytoscapeJS), assetOf(elkJS), assetOf(cytoscapeELKJS), assetOf(pageJS)},
+		Scripts: []asset{assetOf(cytoscapeJS), assetOf(elkJS), assetOf(pageJS)},
 		CSS:     assetOf(pageCSS),
 	}) // the client went away: nothing to tell it
 }

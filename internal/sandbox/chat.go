@@ -184,9 +184,10 @@ var chatPage = template.Must(template.New("chat").Parse(`<!DOCTYPE html>
 </head>
 <body>
   <main id="chat" hidden>
+    <p id="empty">No messages yet. Type a question below to start the conversation.</p>
     <ol id="messages" aria-live="polite"></ol>
     <form id="compose">
-      <input id="text" name="text" autocomplete="off" maxlength="4000" aria-label="Message">
+      <input id="text" name="text" autocomplete="off" maxlength="4000" aria-label="Message" placeholder="Ask the assistant…">
       <button id="send" type="submit">Send</button>
       <button id="wider" type="button">Wider</button>
     </form>

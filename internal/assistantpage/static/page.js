@@ -69,7 +69,10 @@
     return fetching;
   }
 
-  Assistant('on', 'ready', function () { note('ready'); });
+  Assistant('on', 'ready', function () {
+    note('ready');
+    document.getElementById('assistant-waiting').hidden = true;
+  });
   Assistant('on', 'session_expired', function () {
     note('session_expired');
     identify();

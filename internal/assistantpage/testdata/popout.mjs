@@ -5,6 +5,8 @@
 //   watch   opens /assistant and watches it for WATCH_MS (say, a page that must stay empty)
 //   reopen  types into the pop-out, reloads the opener and opens the assistant again
 //   pending sends a message while no new token can be had after the session expired
+//   greet   opens /assistant, reads its title, greeting and empty states, sends a message and
+//           counts where its reply shows, then sends one while the window is hidden
 //   sdk     runs the SDK's configuration cases on /harness
 import { chromium } from 'playwright-core';
 
@@ -77,7 +79,6 @@ try {
     await chat.locator('#text').fill('first message');
     await chat.locator('#send').click();
     await chat.getByText('You said: first message').waitFor({ timeout: 10000 });
-    await popup.locator('#assistant-notices').getByText('You said: first message').waitFor({ timeout: 5000 });
     await chat.locator('#wider').click();
     await popup.waitForFunction(() => (window.__resized || []).length === 1, null, { timeout: 5000 });
     out.widerWidth = await popup.evaluate(() => window.innerWidth);
@@ -169,6 +170,42 @@ try {
     gateway = 'pass';
     await held.continue();
     await chat.getByText('You said: after expiry').waitFor({ timeout: 15000 });
+    out.messages = await chat.locator('#messages li').allTextContents();
+    out.events = await events(page);
+  } else if (mode === 'greet') {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => out.pageErrors.push(e.message));
+    await page.goto(base + '/assistant');
+    // What a reader sees before the chat is ready: the first paint, before any script ran.
+    const text = (l) => l.textContent({ timeout: 2000 }).catch(() => '');
+    out.before = { heading: await text(page.locator('h1')), greeting: await text(page.locator('#assistant-greeting')),
+      waiting: await text(page.locator('#assistant-waiting')) };
+    await readyAndIdentified(page);
+    const chat = page.frameLocator('#assistant-chat iframe');
+    await chat.locator('#compose').waitFor({ timeout: 10000 });
+    out.after = { waitingVisible: await page.locator('#assistant-waiting').isVisible(),
+      empty: (await chat.locator('#empty').isVisible()) ? await text(chat.locator('#empty')) : '' };
+    // Everything the window shows as text: the page's and the chat's.
+    const frame = await (await page.locator('#assistant-chat iframe').elementHandle()).contentFrame();
+    const shown = async (text) => {
+      const all = (await page.evaluate(() => document.body.innerText)) + '\n' + (await frame.evaluate(() => document.body.innerText));
+      return all.split(text).length - 1;
+    };
+    await chat.locator('#text').fill('hello');
+    await chat.locator('#send').click();
+    await chat.getByText('You said: hello').waitFor({ timeout: 10000 });
+    // A notice would come at once after the reply (a message, then a timer in the SDK): the
+    // page has heard everything the chat said by the time a second round trip returns.
+    await frame.evaluate(() => fetch('/healthz').then(() => new Promise((r) => setTimeout(r, 200))));
+    out.replyShown = await shown('You said: hello');
+    out.emptyAfter = await chat.locator('#empty').isVisible();
+    out.noticesAfterReply = await page.locator('#assistant-notices').textContent();
+    // A reply that comes while the window is hidden is also a notice.
+    await frame.evaluate(() => Object.defineProperty(document, 'hidden', { configurable: true, get: () => true }));
+    await chat.locator('#text').fill('while away');
+    await chat.locator('#send').click();
+    await page.locator('#assistant-notices').getByText('You said: while away').waitFor({ timeout: 10000 }).catch(() => {});
+    out.notices = await page.locator('#assistant-notices').textContent();
     out.messages = await chat.locator('#messages li').allTextContents();
     out.events = await events(page);
   } else if (mode === 'watch') {

@@ -3,7 +3,6 @@
 // the family's live events over SSE. Everything it loads and asks comes from its own origin.
 (() => {
   'use strict';
-  cytoscape.use(cytoscapeElk);
 
   const root = document.getElementById('family');
   const wid = root.dataset.wid;
@@ -32,14 +31,20 @@
 }`;
 
   // Card types: shape and fill. #111 text is above 4.5:1 on each fill (WCAG AA).
+  // Each type's label wraps at its own width, so that its shape, sized to hold the label (see
+  // fitCardsToLabels), keeps a card's proportions; fit is how much of the shape's half-width and
+  // half-height the label's may take.
   const TYPES = {
-    INDIVIDUAL: { name: 'Individual', shape: 'ellipse', fill: '#cfe3ff' },
-    TRUST: { name: 'Trust', shape: 'round-rectangle', fill: '#cdeec4' },
-    ENTITY: { name: 'Entity', shape: 'rectangle', fill: '#ffdcb5' },
-    CHARITY: { name: 'Charity', shape: 'round-diamond', fill: '#f6cde5' },
-    WILL: { name: 'Will', shape: 'round-tag', fill: '#e2d8ff' },
-    CLASS: { name: 'Class', shape: 'hexagon', fill: '#fff0a6' },
+    INDIVIDUAL: { name: 'Individual', shape: 'ellipse', fill: '#cfe3ff', wrap: 150, fit: { x: 0.8, y: 0.6 } },
+    TRUST: { name: 'Trust', shape: 'round-rectangle', fill: '#cdeec4', wrap: 150, fit: { x: 1, y: 1 } },
+    ENTITY: { name: 'Entity', shape: 'rectangle', fill: '#ffdcb5', wrap: 150, fit: { x: 1, y: 1 } },
+    CHARITY: { name: 'Charity', shape: 'round-diamond', fill: '#f6cde5', wrap: 100, fit: { x: 0.5, y: 0.4 } },
+    WILL: { name: 'Will', shape: 'round-tag', fill: '#e2d8ff', wrap: 130, fit: { x: 0.66, y: 0.6 } },
+    CLASS: { name: 'Class', shape: 'hexagon', fill: '#fff0a6', wrap: 130, fit: { x: 0.66, y: 0.6 } },
   };
+  const OTHER = { shape: 'rectangle', fill: '#eeeeee', wrap: 150, fit: { x: 1, y: 1 } };
+  const MIN_CARD = { w: 120, h: 44 };
+  const CARD_PAD = 6; // between a card's label and its outline
   // Edges run from the card named by the reference to the card holding it, so that the layout
   // puts creators above trusts, owners above entities and testators above wills.
   const ROLES = {
@@ -83,6 +88,14 @@
     return body.data;
   }
 
+  // Labels are measured before the layout, in the font Cytoscape draws them in, so that the
+  // layout can make room for them: cards are sized to hold their names, and each edge's label
+  // is a box the layout places between the layers, clear of every card and every other label.
+  const FONT = 'Helvetica Neue, Helvetica, Arial, sans-serif';
+  const CARD_FONT = 12;
+  const EDGE_FONT = 11;
+  const LABEL_PAD = 2; // the edge labels' background padding
+
   const cy = cytoscape({
     container: $('graph'),
     wheelSensitivity: 0.3,
@@ -91,18 +104,27 @@
       {
         selector: 'node',
         style: {
-          label: 'data(label)', 'text-wrap': 'wrap', 'text-max-width': 118, 'font-size': 11, color: '#111',
-          'text-valign': 'center', 'text-halign': 'center', width: 132, height: 46,
+          label: 'data(label)', 'text-wrap': 'wrap', 'text-max-width': 'data(wrap)', 'font-size': CARD_FONT, 'font-family': FONT, color: '#111',
+          'text-valign': 'center', 'text-halign': 'center', width: 'data(w)', height: 'data(h)',
           shape: 'data(shape)', 'background-color': 'data(fill)', 'border-width': 1, 'border-color': '#333',
         },
       },
       { selector: 'node:selected', style: { 'border-width': 4, 'border-color': '#0645ad' } },
       {
+        // Edges follow the route the layout gave them, through the spot it kept for the label.
         selector: 'edge',
         style: {
-          'curve-style': 'bezier', width: 1.5, 'line-color': '#4a4a4a', 'target-arrow-color': '#4a4a4a',
-          'target-arrow-shape': 'triangle', label: 'data(label)', 'font-size': 9, color: '#222',
-          'text-background-color': '#fff', 'text-background-opacity': 1, 'text-background-padding': 2,
+          'curve-style': 'straight', width: 1.5, 'line-color': '#4a4a4a', 'target-arrow-color': '#4a4a4a',
+          'target-arrow-shape': 'triangle', label: 'data(label)', 'font-size': EDGE_FONT, 'font-family': FONT, color: '#222',
+          'text-background-color': '#fff', 'text-background-opacity': 1, 'text-background-padding': LABEL_PAD,
+        },
+      },
+      {
+        selector: 'edge[?route]',
+        style: {
+          'curve-style': 'segments', 'edge-distances': 'node-position', 'segment-radius': 12,
+          'segment-weights': (e) => e.data('route').weights, 'segment-distances': (e) => e.data('route').distances,
+          'text-margin-x': (e) => e.data('route').margin.x, 'text-margin-y': (e) => e.data('route').margin.y,
         },
       },
       { selector: 'edge[role = "JOINT_OWNER"]', style: { 'line-style': 'dashed', 'line-color': '#8a4500', 'target-arrow-color': '#8a4500' } },
@@ -145,16 +167,16 @@
     const nodes = [];
     const groups = new Map();
     for (const c of account.contacts) {
-      const t = TYPES[c.type] || { name: c.type, shape: 'rectangle', fill: '#eeeeee' };
+      const t = TYPES[c.type] || { ...OTHER, name: c.type };
       if (open(c.type)) {
-        nodes.push({ group: 'nodes', data: { id: refOf(c), label: c.displayName, type: c.type, shape: t.shape, fill: t.fill, card: c } });
+        nodes.push({ group: 'nodes', data: { id: refOf(c), label: c.displayName, type: c.type, shape: t.shape, fill: t.fill, wrap: t.wrap, w: MIN_CARD.w, h: MIN_CARD.h, card: c } });
       } else {
         groups.set(c.type, (groups.get(c.type) || 0) + 1);
       }
     }
     for (const [type, n] of groups) {
-      const t = TYPES[type] || { name: type, shape: 'rectangle', fill: '#eeeeee' };
-      nodes.push({ group: 'nodes', data: { id: `group:${type}`, label: `${t.name} × ${n}\n(click to show)`, type, shape: t.shape, fill: t.fill, grouped: n } });
+      const t = TYPES[type] || { ...OTHER, name: type };
+      nodes.push({ group: 'nodes', data: { id: `group:${type}`, label: `${t.name} × ${n}\n(click to show)`, type, shape: t.shape, fill: t.fill, wrap: t.wrap, w: MIN_CARD.w, h: MIN_CARD.h, grouped: n } });
     }
     const edges = [];
     const resolved = [];
@@ -183,20 +205,20 @@
       edges.push({ group: 'edges', data: { id: `b:${key}`, source: from, target: to, role, label: `${ROLES[role]} × ${n}` } });
     }
     const started = performance.now();
+    const generation = ++drawing;
     cy.startBatch();
     cy.elements().remove();
     cy.add(nodes.concat(edges));
     cy.endBatch();
+    fitCardsToLabels();
     applyFilters();
     renderTable(resolved, unresolved, byRef);
     $('expand-all').hidden = expanded === null;
     $('group').hidden = expanded !== null || account.contacts.length <= GROUP_ABOVE;
     status(`Laying out ${nodes.length} nodes and ${edges.length} edges…`);
-    const layout = cy.layout({
-      name: 'elk', fit: true, padding: 24, animate: false,
-      elk: { algorithm: 'layered', 'elk.direction': 'DOWN', 'elk.layered.spacing.nodeNodeBetweenLayers': 70, 'elk.spacing.nodeNode': 28 },
-    });
-    layout.one('layoutstop', () => {
+    layOut().then(() => {
+      if (generation !== drawing) return; // a newer drawing replaced this one
+      fitReadably();
       const ms = Math.round(performance.now() - started);
       Object.assign(window.familyGraph, {
         state: 'ready', nodes: nodes.length, edges: edges.length, cards: account.contacts.length,
@@ -206,9 +228,131 @@
         (groups.size ? `; ${groups.size} types grouped: click one to show its cards` : '') +
         (unresolved.length ? `; ${unresolved.length} name a card this family does not have` : '') +
         `. The family has ${account.documents.totalCount} documents.`);
+    }, (e) => {
+      if (generation !== drawing) return;
+      status(`The family could not be laid out: ${e.message}`);
+      window.familyGraph.state = 'failed';
     });
-    layout.run();
   }
+  let drawing = 0;
+
+  // fitCardsToLabels sizes each card so that its label, wrapped at its type's width, lies
+  // inside its shape: a label's half-width and half-height, as fractions of the shape's, must
+  // be a point inside the shape drawn in a unit square (a diamond: x + y <= 1; an ellipse:
+  // x² + y² <= 1; a tag or a hexagon: x <= 1 - y/2, their slanted sides).
+  function fitCardsToLabels() {
+    const only = { includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false, includeUnderlays: false };
+    cy.batch(() => {
+      cy.nodes().forEach((n) => {
+        const t = TYPES[n.data('type')] || OTHER;
+        const b = n.boundingBox(only);
+        const w = Math.max(MIN_CARD.w, Math.ceil((b.w + 2 * CARD_PAD) / t.fit.x));
+        const h = Math.max(MIN_CARD.h, Math.ceil((b.h + 2 * CARD_PAD) / t.fit.y));
+        n.data({ w, h });
+      });
+    });
+  }
+
+  // textWidth is how wide Cytoscape draws a one-line label.
+  const measure = document.createElement('canvas').getContext('2d');
+  function textWidth(text, size) {
+    measure.font = `${size}px ${FONT}`;
+    return measure.measureText(text).width;
+  }
+
+  // layOut places the cards with ELK's layered algorithm, top-down, each edge's label a box
+  // that ELK keeps clear of cards and other labels, on the edge's route (inline), and draws
+  // each edge along the route ELK gave it.
+  async function layOut() {
+    const graph = {
+      id: 'root',
+      layoutOptions: {
+        'elk.algorithm': 'layered', 'elk.direction': 'DOWN',
+        'elk.edgeRouting': 'POLYLINE',
+        'elk.layered.spacing.nodeNodeBetweenLayers': 24, 'elk.spacing.nodeNode': 20,
+        'elk.spacing.edgeLabel': 4, 'elk.spacing.edgeNode': 12, 'elk.spacing.edgeEdge': 8,
+        'elk.layered.spacing.edgeNodeBetweenLayers': 12, 'elk.layered.spacing.edgeEdgeBetweenLayers': 8,
+        'elk.edgeLabels.placement': 'CENTER', 'elk.edgeLabels.inline': true,
+        'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
+      },
+      children: cy.nodes().map((n) => ({ id: n.id(), width: n.data('w'), height: n.data('h') })),
+      edges: cy.edges().map((e) => ({
+        id: e.id(), sources: [e.source().id()], targets: [e.target().id()],
+        labels: e.data('label') ? [{
+          text: e.data('label'),
+          width: Math.ceil(textWidth(e.data('label'), EDGE_FONT)) + 2 * LABEL_PAD + 4,
+          height: Math.ceil(EDGE_FONT * 1.3) + 2 * LABEL_PAD + 2,
+          layoutOptions: { 'elk.edgeLabels.inline': true },
+        }] : [],
+      })),
+    };
+    const laid = await elk.layout(graph);
+    cy.batch(() => {
+      for (const k of laid.children) {
+        cy.getElementById(k.id).position({ x: k.x + k.width / 2, y: k.y + k.height / 2 });
+      }
+    });
+    cy.batch(() => {
+      for (const k of laid.edges) {
+        const e = cy.getElementById(k.id);
+        const label = k.labels && k.labels[0];
+        const at = label ? { x: label.x + label.width / 2, y: label.y + label.height / 2 } : null;
+        e.data('route', routeOf(e, (k.sections || []).flatMap((s) => s.bendPoints || []), at));
+      }
+    });
+    // Cytoscape puts an edge's label at the middle of its drawn path; the margin moves it to
+    // where ELK put it.
+    cy.batch(() => {
+      cy.edges().forEach((e) => {
+        const route = e.data('route');
+        if (!route || !route.at) return;
+        const mid = e.midpoint();
+        e.data('route', { ...route, margin: { x: route.at.x - mid.x, y: route.at.y - mid.y } });
+      });
+    });
+  }
+  const elk = new ELK();
+
+  // routeOf turns ELK's bend points of an edge, and its label's centre, into Cytoscape's
+  // segments: each point as a weight along the line between the cards' centres and a distance
+  // from it.
+  function routeOf(e, bends, at) {
+    const s = e.source().position();
+    const t = e.target().position();
+    const dx = t.x - s.x;
+    const dy = t.y - s.y;
+    const len2 = dx * dx + dy * dy || 1;
+    const len = Math.sqrt(len2);
+    const points = bends.slice();
+    if (at) {
+      // The label lies on the route: through it, between the bends before and after it.
+      const along = (p) => ((p.x - s.x) * dx + (p.y - s.y) * dy) / len2;
+      const i = points.findIndex((p) => along(p) > along(at));
+      points.splice(i < 0 ? points.length : i, 0, at);
+    }
+    if (!points.length) return null; // a straight line, drawn as such
+    return {
+      weights: points.map((p) => ((p.x - s.x) * dx + (p.y - s.y) * dy) / len2),
+      distances: points.map((p) => ((p.y - s.y) * dx - (p.x - s.x) * dy) / len),
+      margin: { x: 0, y: 0 },
+      at,
+    };
+  }
+
+  // fitReadably shows the whole graph if its labels can be read that way, and otherwise its
+  // top at the smallest zoom at which they can: a reader pans, or zooms out, from there.
+  function fitReadably() {
+    const eles = shown(cy.elements());
+    cy.fit(eles, 24);
+    if (cy.zoom() >= READABLE) return;
+    const bb = eles.boundingBox();
+    cy.zoom(READABLE);
+    // Centred if it is narrow enough, else from its left edge.
+    const x = bb.w * READABLE + 48 <= cy.width() ? cy.width() / 2 - ((bb.x1 + bb.x2) / 2) * READABLE : 24 - bb.x1 * READABLE;
+    cy.pan({ x, y: 24 - bb.y1 * READABLE });
+  }
+  // The smallest zoom at which an edge's label is drawn 10 pixels high or more.
+  const READABLE = 10 / EDGE_FONT;
 
   // share is an edge's percentage, or the fraction a class gives the party.
   function share(r, holder) {
@@ -356,21 +500,21 @@
     const esc = (s) => String(s).replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' }[c]));
     const bb = shown(cy.elements()).boundingBox();
     const pad = 24;
-    const out = [`<svg xmlns="http://www.w3.org/2000/svg" viewBox="${bb.x1 - pad} ${bb.y1 - pad} ${bb.w + 2 * pad} ${bb.h + 2 * pad}" width="${Math.round(bb.w + 2 * pad)}" height="${Math.round(bb.h + 2 * pad)}" font-family="sans-serif">`,
+    const out = [`<svg xmlns="http://www.w3.org/2000/svg" viewBox="${bb.x1 - pad} ${bb.y1 - pad} ${bb.w + 2 * pad} ${bb.h + 2 * pad}" width="${Math.round(bb.w + 2 * pad)}" height="${Math.round(bb.h + 2 * pad)}" font-family="${FONT}">`,
       '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#4a4a4a"/></marker></defs>',
       `<title>${esc(family ? family.name : wid)}</title>`];
-    // An edge ends where it meets its target's box.
-    const clip = (from, to, w, h) => {
-      const dx = from.x - to.x; const dy = from.y - to.y;
-      const s = Math.min(Math.abs(dx) > 0 ? (w / 2) / Math.abs(dx) : Infinity, Math.abs(dy) > 0 ? (h / 2) / Math.abs(dy) : Infinity, 1);
-      return { x: to.x + dx * s, y: to.y + dy * s };
-    };
+    // Each edge as drawn: from where it leaves its source, through its bends, to where it
+    // meets its target; its label where the layout put it, on a white box as on the screen.
     shown(cy.edges()).forEach((e) => {
-      const s = e.source().position(); const t = e.target().position();
-      const end = clip(s, t, e.target().width(), e.target().height());
+      const points = [e.sourceEndpoint(), ...(e.segmentPoints() || []), e.targetEndpoint()];
+      const route = e.data('route');
+      const at = route && route.at ? route.at : e.midpoint();
       const dash = e.data('role') === 'JOINT_OWNER' ? ' stroke-dasharray="6 4"' : '';
-      out.push(`<g class="edge" data-role="${esc(e.data('role'))}"><line x1="${s.x}" y1="${s.y}" x2="${end.x}" y2="${end.y}" stroke="#4a4a4a" stroke-width="1.5"${dash} marker-end="url(#arrow)"/>` +
-        `<text x="${(s.x + t.x) / 2}" y="${(s.y + t.y) / 2}" font-size="9" text-anchor="middle" fill="#222">${esc(e.data('label'))}</text></g>`);
+      const w = textWidth(e.data('label'), EDGE_FONT) + 2 * LABEL_PAD;
+      const h = EDGE_FONT + 2 * LABEL_PAD;
+      out.push(`<g class="edge" data-role="${esc(e.data('role'))}"><polyline points="${points.map((p) => `${p.x},${p.y}`).join(' ')}" fill="none" stroke="#4a4a4a" stroke-width="1.5"${dash} marker-end="url(#arrow)"/>` +
+        `<rect x="${at.x - w / 2}" y="${at.y - h / 2}" width="${w}" height="${h}" fill="#fff"/>` +
+        `<text x="${at.x}" y="${at.y + EDGE_FONT / 3}" font-size="${EDGE_FONT}" text-anchor="middle" fill="#222">${esc(e.data('label'))}</text></g>`);
     });
     shown(cy.nodes()).forEach((n) => {
       const p = n.position(); const w = n.width(); const h = n.height();
@@ -379,7 +523,7 @@
       else if (n.data('shape') === 'round-diamond') shape = `<polygon points="${p.x},${p.y - h / 2} ${p.x + w / 2},${p.y} ${p.x},${p.y + h / 2} ${p.x - w / 2},${p.y}"`;
       else shape = `<rect x="${p.x - w / 2}" y="${p.y - h / 2}" width="${w}" height="${h}" rx="${n.data('shape') === 'rectangle' ? 0 : 8}"`;
       out.push(`<g class="card" data-type="${esc(n.data('type'))}">${shape} fill="${n.data('fill')}" stroke="#333"/>` +
-        `<text x="${p.x}" y="${p.y + 4}" font-size="11" text-anchor="middle" fill="#111">${esc(n.data('label'))}</text></g>`);
+        `<text x="${p.x}" y="${p.y + 4}" font-size="${CARD_FONT}" text-anchor="middle" fill="#111">${esc(n.data('label'))}</text></g>`);
     });
     out.push('</svg>');
     return out.join('\n');

@@ -86,7 +86,9 @@
   }
 
   // The Family tab: the family page of the top account whose wid the query or its variables
-  // name, or of one picked from the list.
+  // name, of one picked from the list, or else of the first top account (the one the default
+  // query shows). While it is open it takes most of the IDE's width, so that the family can be
+  // read; the editors keep the rest, and the drag bar still moves the split.
   const h = React.createElement;
   function namedWID() {
     try {
@@ -96,6 +98,7 @@
     const m = /\bwid\s*:\s*"([^"]+)"/.exec(parameters.query || '');
     return m ? m[1] : '';
   }
+  const FAMILY_FLEX = '3 1 0%';
   function FamilyTab() {
     const [, rerender] = React.useState(0);
     React.useEffect(() => {
@@ -103,26 +106,43 @@
       edited.add(f);
       return () => edited.delete(f);
     }, []);
+    const tab = React.useRef(null);
+    React.useEffect(() => {
+      const pane = tab.current && tab.current.closest('.graphiql-plugin');
+      if (!pane) return undefined;
+      let before = null;
+      // After GraphiQL's own effects, which set the split it stored when the pane opened.
+      const frame = requestAnimationFrame(() => {
+        before = pane.style.flex;
+        pane.style.flex = FAMILY_FLEX;
+      });
+      return () => {
+        cancelAnimationFrame(frame);
+        if (before !== null && pane.style.flex === FAMILY_FLEX) pane.style.flex = before;
+      };
+    }, []);
     const [picked, setPicked] = React.useState('');
-    const [accounts, setAccounts] = React.useState([]);
+    const [accounts, setAccounts] = React.useState(null);
     React.useEffect(() => {
       fetch(url, {
         method: 'POST',
         headers: { ...storedHeaders(), 'Content-Type': 'application/json' },
         body: JSON.stringify({ query: '{ topAccounts(limit: 100) { nodes { wid name } } }' }),
-      }).then((r) => r.json()).then((b) => setAccounts(b.data?.topAccounts?.nodes ?? [])).catch(() => {});
+      }).then((r) => r.json()).then((b) => setAccounts(b.data?.topAccounts?.nodes ?? []), () => setAccounts([]));
     }, []);
-    const wid = picked || namedWID();
-    return h('div', { className: 'family-tab' },
+    const wid = picked || namedWID() || (accounts && accounts.length ? accounts[0].wid : '');
+    const listed = accounts || [];
+    return h('div', { className: 'family-tab', ref: tab },
       h('label', null, 'Top account ',
         h('select', { value: wid, onChange: (e) => setPicked(e.target.value), 'aria-label': 'Top account' },
-          h('option', { value: '' }, wid && !accounts.some((a) => a.wid === wid) ? wid : '(the one the query names)'),
-          accounts.map((a) => h('option', { key: a.wid, value: a.wid }, a.name)))),
+          wid && !listed.some((a) => a.wid === wid) ? h('option', { value: wid }, wid) : null,
+          !wid ? h('option', { value: '' }, accounts ? '(none)' : 'Loading…') : null,
+          listed.map((a) => h('option', { key: a.wid, value: a.wid }, a.name))),
+        ' ',
+        wid ? h('a', { href: '/family/' + encodeURIComponent(wid), target: '_blank', rel: 'noopener noreferrer' }, 'Open on its own page') : null),
       wid
-        ? h('div', null,
-          h('a', { href: '/family/' + encodeURIComponent(wid), target: '_blank', rel: 'noopener noreferrer' }, 'Open on its own page'),
-          h('iframe', { src: '/family/' + encodeURIComponent(wid), title: 'The family graph', className: 'family-frame' }))
-        : h('p', null, 'Name a wid in the query or its variables, or pick a top account.'));
+        ? h('iframe', { src: '/family/' + encodeURIComponent(wid), title: 'The family graph', className: 'family-frame' })
+        : h('p', null, accounts ? 'The caller sees no top account: name a wid in the query or its variables.' : 'Loading the top accounts…'));
   }
 
   // The header tells a development gateway that runs trusted documents only that this is its

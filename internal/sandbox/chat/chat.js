@@ -123,8 +123,10 @@
       if (!answered(res)) return;
       pending = null;
       document.getElementById('text').value = '';
+      // The reply is in the conversation already; it is a notice too only for a reader who
+      // was not looking (the window hidden), or it would show twice.
       var last = res.body.messages[res.body.messages.length - 1];
-      post({ type: 'notification', title: 'Assistant', body: last ? last.text : '', level: 'info' });
+      if (document.hidden) post({ type: 'notification', title: 'Assistant', body: last ? last.text : '', level: 'info' });
     }).catch(function (err) {
       post({ type: 'error', message: err.message });
     });
@@ -133,6 +135,7 @@
   function render(messages) {
     var list = document.getElementById('messages');
     list.textContent = '';
+    document.getElementById('empty').hidden = messages.length > 0;
     messages.forEach(function (m) {
       var li = document.createElement('li');
       li.className = m.from;
