@@ -39,6 +39,12 @@ func TestEveryBreakingChangeSinceThePublishedSchemaIsRecorded(t *testing.T) {
 	var served bytes.Buffer
 	formatter.NewFormatter(&served, formatter.WithComments()).FormatSchema(schema)
 	changes := inspectorDiff(t, readFile(t, published), served.Bytes())
+	for _, c := range changes {
+		// A criticality spelled otherwise would count as not breaking and pass unseen.
+		if c.Level != schemachange.Breaking && c.Level != schemachange.Dangerous && c.Level != schemachange.NonBreaking {
+			t.Fatalf("graphql-inspector rated %s %q, which the check does not know", c.Key(), c.Level)
+		}
+	}
 
 	md := readFile(t, "../docs/schema-changes.md")
 	rec, err := schemachange.Parse(md)

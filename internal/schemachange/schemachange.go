@@ -16,9 +16,12 @@ import (
 // the last published schema.
 const Unreleased = "Unreleased"
 
-// Breaking is graphql-inspector's criticality of a change that can break a client; the others
-// are DANGEROUS and NON_BREAKING, which need no record.
-const Breaking = "BREAKING"
+// The criticalities graphql-inspector gives a change; only a breaking one needs a record.
+const (
+	Breaking    = "BREAKING"
+	Dangerous   = "DANGEROUS"
+	NonBreaking = "NON_BREAKING"
+)
 
 // Change is one change graphql-inspector reports (graph/testdata/inspector/diff.mjs prints them).
 type Change struct {
@@ -42,8 +45,8 @@ func (c Change) Key() string {
 	return c.Type
 }
 
-// Record is docs/schema-changes.md read as its sections: for each "## " heading, newest first,
-// the code spans written under it.
+// Record is docs/schema-changes.md read as its sections, from "## Unreleased" down: for each
+// "## " heading, the code spans written under it.
 type Record struct {
 	sections []section
 }

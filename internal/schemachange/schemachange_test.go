@@ -46,8 +46,8 @@ func TestABreakingChangeIsRecordedOnlyWhenTheUnreleasedSectionNamesIt(t *testing
 		{"a change named only in a released section is not recorded", breaking("Document.state"), false, "1.0.0"},
 		{"the rule's examples above the Unreleased section record nothing", breaking("Query.topAccounts.page"), false, ""},
 		{"a fenced code block records nothing", breaking("Fenced.field"), false, ""},
-		{"a dangerous change needs no record", schemachange.Change{Type: "FIELD_ARGUMENT_ADDED", Path: "Query.x.y", Level: "DANGEROUS"}, true, ""},
-		{"a non-breaking change needs no record", schemachange.Change{Type: "FIELD_ADDED", Path: "Query.x", Level: "NON_BREAKING"}, true, ""},
+		{"a dangerous change needs no record", schemachange.Change{Type: "FIELD_ARGUMENT_ADDED", Path: "Query.x.y", Level: schemachange.Dangerous}, true, ""},
+		{"a non-breaking change needs no record", schemachange.Change{Type: "FIELD_ADDED", Path: "Query.x", Level: schemachange.NonBreaking}, true, ""},
 		{"a change without a path is not recorded unless its kind is named", schemachange.Change{Type: "SCHEMA_QUERY_TYPE_CHANGED", Level: schemachange.Breaking}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
