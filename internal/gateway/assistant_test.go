@@ -2,10 +2,12 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,5 +219,89 @@ func TestCreateAssistantSessionRefusals(t *testing.T) {
 	r := off.postAs(t, "Bearer "+token, mintMutation)
 	if e := r.wantError(t, "UPSTREAM_UNAVAILABLE", ""); !strings.Contains(e.Message, "ASSISTANT_SESSION_URL") {
 		t.Errorf("got %q, want it to name ASSISTANT_SESSION_URL", e.Message)
+	}
+}
+
+// Issue 26, item 5: "Every client snippet runs as written in a test". docs/callers.md's page of
+// the integrator's own ("pop-out opener"), as written but for the gateway's address, served from
+// another origin than a zero-config gateway's: pressing its button opens the window
+// assistant-popout at the gateway's /assistant, which greets the reader, and its chat becomes
+// ready and answers. The pop-out is a page of the gateway's origin, whatever origin opened it,
+// so neither CORS_ALLOWED_ORIGINS nor SANDBOX_EMBED_ORIGINS has to name the opener's; the case
+// of another site (not only another port) shows no same-site allowance is at work either.
+// What does depend on the opener's origin is the docs' "a page served by the gateway's own
+// origin can hand the pop-out its caller's credentials": session storage is kept per origin,
+// so credentials another origin hands over never reach the pop-out, which asks with none.
+func TestTheDocsPopOutOpenerWorksFromAPageOfAnotherOrigin(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	npmInstall(t, ideDir, "playwright-core")
+	snippet := markedBlock(t, "pop-out opener", "html")
+	gateway, sb := sandboxed(t)
+	gw := gateway.url
+	const docsGateway = "https://gateway.example.com"
+	if !strings.Contains(snippet, docsGateway+"/assistant/open.js") {
+		t.Fatalf("the docs' opener does not include %s/assistant/open.js:\n%s", docsGateway, snippet)
+	}
+	mine := strings.ReplaceAll(snippet, docsGateway, gw)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, mine)
+	}))
+	t.Cleanup(site.Close) // after the parallel subtests
+	_, port, _ := net.SplitHostPort(site.Listener.Addr().String())
+	const otherSite = "MAP app.example.test 127.0.0.1"
+	caller := "Bearer " + sandboxToken(t, sb, sandbox.DefaultAccessToken, "adv-002", sandbox.DemoFirmID)
+	for _, tc := range []struct {
+		name, page, hostRules string
+		authorization         string // handed to openAssistant instead of pressing the button
+	}{
+		{name: "on another port of the gateway's host", page: site.URL},
+		{name: "on another site", page: "http://app.example.test:" + port, hostRules: otherSite},
+		{name: "on another site, handing over credentials", page: "http://app.example.test:" + port, hostRules: otherSite, authorization: caller},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "node", filepath.Join(ideDir, "opener.mjs"), tc.page, gw)
+			cmd.Env = append(os.Environ(), "CHROMIUM="+browser, "HOST_RULES="+tc.hostRules, "OPENER_AUTHORIZATION="+tc.authorization)
+			var got struct {
+				Popup                             struct{ URL, Name, Title string }
+				Heading, Greeting, Notices        string
+				Ready                             bool
+				Events, Messages, GraphqlAuth     []string
+				PageErrors, ConsoleErrors, Failed []string
+			}
+			testnpm.RunJSON(t, cmd, &got)
+			why := fmt.Sprintf("(exceptions %v, console errors %v, failed loads %v, notices %q)", got.PageErrors, got.ConsoleErrors, got.Failed, got.Notices)
+			if got.Popup.URL != gw+"/assistant" || got.Popup.Name != "assistant-popout" {
+				t.Fatalf("the page opened %q at %s, want assistant-popout at %s/assistant %s", got.Popup.Name, got.Popup.URL, gw, why)
+			}
+			if got.Popup.Title != "Advisor assistant" || got.Heading != "Advisor assistant" || !strings.HasPrefix(got.Greeting, "Hello!") {
+				t.Errorf("the pop-out is titled %q, headed %q and greets %q, want Advisor assistant and a greeting", got.Popup.Title, got.Heading, got.Greeting)
+			}
+			if !got.Ready {
+				t.Errorf("the pop-out heard %v, want ready and identify %s", got.Events, why)
+			} else if !slices.Contains(got.Messages, "You said: hello from my page") {
+				// Every case chats as the zero-config demo caller, so one may see another's too.
+				t.Errorf("the conversation is %q, want the chat's answer to the message sent %s", got.Messages, why)
+			}
+			if len(got.GraphqlAuth) == 0 {
+				t.Errorf("the pop-out never asked the gateway for a session %s", why)
+			}
+			for _, a := range got.GraphqlAuth {
+				if a != "" {
+					t.Errorf("the pop-out asked for a session with Authorization %.20q…, want none: credentials stay with the origin that was given them", a)
+				}
+			}
+			if len(got.PageErrors) > 0 {
+				t.Errorf("exceptions in the pages: %v", got.PageErrors)
+			}
+		})
 	}
 }

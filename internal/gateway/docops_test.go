@@ -288,27 +288,29 @@ func markedBlock(t *testing.T, marker, lang string) string {
 	return ""
 }
 
-// scriptLanguage names the fenced blocks that are JavaScript or TypeScript a client runs.
-var scriptLanguage = map[string]bool{
+// clientLanguage names the fenced blocks that are code a client runs: JavaScript or
+// TypeScript, and HTML, a page of the reader's own.
+var clientLanguage = map[string]bool{
 	"js": true, "javascript": true, "mjs": true, "jsx": true,
 	"ts": true, "typescript": true, "tsx": true,
+	"html": true, "htm": true,
 }
 
-// Issue 26: "every client snippet runs as written in a test". Each JavaScript or TypeScript
-// block of README.md and docs/ says, in the comment before its fence, which test runs it
+// Issue 26: "Every client snippet runs as written in a test". Each JavaScript, TypeScript or
+// HTML block of README.md and docs/ says, in the comment before its fence, which test runs it
 // (<!-- label: internal/gateway/x_test.go runs it ... -->), and that test's file names the
 // label; a new snippet without one fails here rather than going unrun.
-func TestEveryJavaScriptBlockOfTheDocsNamesTheTestThatRunsIt(t *testing.T) {
+func TestEveryJavaScriptOrHTMLBlockOfTheDocsNamesTheTestThatRunsIt(t *testing.T) {
 	t.Parallel()
-	found := 0
+	found := map[string]int{}
 	for _, b := range mdBlocks(mdPages(t)) {
-		if !scriptLanguage[b.lang] {
+		if !clientLanguage[b.lang] {
 			continue
 		}
-		found++
+		found[b.lang]++
 		m := ranBy.FindStringSubmatch(b.comment)
 		if m == nil {
-			t.Errorf("%s is a %s block no test says it runs; run it in a test and say which in a comment before its fence", b, b.lang)
+			t.Errorf("%s: no test says it runs this %s block; run it in a test and say which in a comment before its fence", b, b.lang)
 			continue
 		}
 		src, err := os.ReadFile(filepath.Join(repoRoot, m[2]))
@@ -318,7 +320,7 @@ func TestEveryJavaScriptBlockOfTheDocsNamesTheTestThatRunsIt(t *testing.T) {
 			t.Errorf("%s says %s runs it, but that file does not name %q", b, m[2], m[1])
 		}
 	}
-	if found < 2 {
-		t.Errorf("found %d JavaScript blocks, want docs/graphql.md's client and docs/limits.md's", found)
+	if found["js"] < 2 || found["html"] < 1 {
+		t.Errorf("found blocks %v, want docs/graphql.md's and docs/limits.md's JavaScript and docs/callers.md's HTML at least", found)
 	}
 }
