@@ -126,3 +126,9 @@ func Is(id, typ string, n int) (Key, bool) {
 	}
 	return k, true
 }
+
+// Node is an object with a global id: the GraphQL interface Node, in Go. Each type computes
+// its id when a query selects it, not when the object is made.
+type Node interface {
+	ID() string
+}
