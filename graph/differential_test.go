@@ -32,6 +32,7 @@ import (
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/nodeid"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/vault"
@@ -295,8 +296,8 @@ func (env *differentialEnv) discover(t testing.TB) map[string][]any {
 		"wids":                {"no-such-wid"},
 		// Global ids of every type, beside forged ones (not base64url, a key of no type, a
 		// bulk load of another firm) and a service id.
-		"Query.node.id": {"no such id", "MTpOb1N1Y2hUeXBlOng", "MTpCdWxrVXBsb2FkOmJ1bGstb3RoZXItZmlybQ", "bulk-processing",
-			"MTpCdWxrVXBsb2FkOmJ1bGstcHJvY2Vzc2luZw", resp.Data.Client.ID},
+		"Query.node.id": {"no such id", "AcgAAXg", nodeid.Encode("BulkUpload", "bulk-other-firm"), "bulk-processing",
+			nodeid.Encode("BulkUpload", "bulk-processing"), resp.Data.Client.ID},
 	}
 	for _, ta := range resp.Data.TopAccounts.Nodes {
 		v["wid"] = append(v["wid"], ta.Wid, ta.Wid, ta.Wid)

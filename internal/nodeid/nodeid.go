@@ -1,20 +1,33 @@
 // Package nodeid makes and reads the global object ids of the Relay server specification
 // (docs/graphql.md, "Node ids"): opaque to clients, stable, and unique across every type the
-// gateway serves. An id is the unpadded base64url of a versioned, typed key,
-// "1:<Type>:<part>:<part>...", whose parts are what the upstream needs to read the object again
-// (a card's top account and its own id). A part's '%' and ':' are escaped as %25 and %3A, so
-// the separators are unambiguous whatever an upstream id holds.
+// gateway serves. An id is the unpadded base64url of a versioned, typed, binary key: a version
+// byte, a byte for the object's GraphQL type, then the parts the upstream needs to read the
+// object again (a card's top account and its own id), each tagged with its form: a canonical
+// UUID as its 16 bytes, anything else as its length and its bytes. Lengths make the parts
+// unambiguous whatever they hold, and packing UUIDs (the upstream's ids) keeps a card's id
+// about as long as the upstream's, so the family query's answer does not grow by half.
 package nodeid
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
-	"strings"
+	"slices"
 )
 
-// version is the key's first field: a later layout gets a new version, and ids of this one
-// keep decoding.
-const version = "1"
+// version is the key's first byte: a later layout gets a new version, and ids of this one keep
+// decoding.
+const version = 1
+
+// types are the GraphQL types ids are made for; a type's code is its index. Ids are stable, so
+// the list only ever grows at its end.
+var types = [...]string{"", "TopAccount", "Individual", "Trust", "Entity", "Charity", "Will", "Class", "Document", "Client", "BulkUpload"}
+
+// The forms of a part.
+const (
+	partText = 0 // uvarint length, then the bytes
+	partUUID = 1 // the 16 bytes of a canonical (lower-case, hyphenated) UUID
+)
 
 // MaxLen bounds an id in bytes: anything longer is forged, and is refused before it is decoded.
 const MaxLen = 1024
@@ -25,12 +38,20 @@ var ErrInvalid = errors.New("not a node id the gateway made")
 
 var enc = base64.RawURLEncoding.Strict()
 
-// Encode returns the id of an object of GraphQL type typ, keyed by parts. It allocates the
-// returned string and, for keys longer than a small stack buffer, one buffer more.
+// Encode returns the id of an object of GraphQL type typ, keyed by parts. The returned string
+// is all it allocates, unless the key is long. typ must be one of the types above: another is
+// the gateway's bug, and panics.
 func Encode(typ string, parts ...string) string {
-	var stack [192]byte
-	raw := appendKey(stack[:0], typ, parts)
-	var out [256]byte
+	code := slices.Index(types[:], typ)
+	if code < 1 {
+		panic("nodeid: no type code for " + typ)
+	}
+	var stack [160]byte
+	raw := append(stack[:0], version, byte(code))
+	for _, p := range parts {
+		raw = appendPart(raw, p)
+	}
+	var out [224]byte
 	dst := out[:0]
 	if n := enc.EncodedLen(len(raw)); n > len(out) {
 		dst = make([]byte, 0, n)
@@ -38,24 +59,62 @@ func Encode(typ string, parts ...string) string {
 	return string(enc.AppendEncode(dst, raw))
 }
 
-func appendKey(b []byte, typ string, parts []string) []byte {
-	b = append(b, version...)
-	b = append(b, ':')
-	b = append(b, typ...)
-	for _, p := range parts {
-		b = append(b, ':')
-		for i := 0; i < len(p); i++ {
-			switch p[i] {
-			case '%':
-				b = append(b, "%25"...)
-			case ':':
-				b = append(b, "%3A"...)
-			default:
-				b = append(b, p[i])
-			}
-		}
+func appendPart(b []byte, p string) []byte {
+	if u, ok := parseUUID(p); ok {
+		return append(append(b, partUUID), u[:]...)
 	}
-	return b
+	b = append(b, partText)
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
+}
+
+// parseUUID reads a UUID written as its canonical form: lower-case hex, hyphenated 8-4-4-4-12.
+// Any other spelling is text, so that a part decodes to exactly what was encoded.
+func parseUUID(s string) (u [16]byte, ok bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return u, false
+	}
+	j := 0
+	for i := 0; i < 36; i += 2 {
+		if s[i] == '-' {
+			i--
+			continue
+		}
+		hi, ok1 := hexValue(s[i])
+		lo, ok2 := hexValue(s[i+1])
+		if !ok1 || !ok2 {
+			return u, false
+		}
+		u[j] = hi<<4 | lo
+		j++
+	}
+	return u, true
+}
+
+func hexValue(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+const hexDigits = "0123456789abcdef"
+
+func formatUUID(u []byte) string {
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = hexDigits[c>>4], hexDigits[c&0xf]
+		j += 2
+	}
+	return string(b[:])
 }
 
 // Key is a decoded id: the object's GraphQL type and the parts of its key.
@@ -65,66 +124,41 @@ type Key struct {
 }
 
 // Decode reads an id that Encode made. Anything else (too long, not base64url, another
-// version, a malformed escape, or any spelling Encode would not have written) is ErrInvalid:
-// only the exact bytes Encode gives decode, so a tampered id cannot pass for another.
+// version or type code, a part cut short, bytes past the last part, or any spelling Encode
+// would not have written) is ErrInvalid: only the exact bytes Encode gives decode.
 func Decode(id string) (Key, error) {
 	if len(id) == 0 || len(id) > MaxLen {
 		return Key{}, ErrInvalid
 	}
 	raw, err := enc.DecodeString(id)
-	if err != nil {
+	if err != nil || len(raw) < 2 || raw[0] != version || raw[1] == 0 || int(raw[1]) >= len(types) {
 		return Key{}, ErrInvalid
 	}
-	fields := strings.Split(string(raw), ":")
-	if len(fields) < 2 || fields[0] != version || fields[1] == "" {
-		return Key{}, ErrInvalid
-	}
-	k := Key{Type: fields[1], Parts: make([]string, 0, len(fields)-2)}
-	for _, f := range fields[2:] {
-		p, ok := unescape(f)
-		if !ok {
+	k := Key{Type: types[raw[1]], Parts: []string{}}
+	for rest := raw[2:]; len(rest) > 0; {
+		switch rest[0] {
+		case partUUID:
+			if len(rest) < 17 {
+				return Key{}, ErrInvalid
+			}
+			k.Parts = append(k.Parts, formatUUID(rest[1:17]))
+			rest = rest[17:]
+		case partText:
+			n, w := binary.Uvarint(rest[1:])
+			if w <= 0 || n > uint64(len(rest)-1-w) {
+				return Key{}, ErrInvalid
+			}
+			start := 1 + w
+			k.Parts = append(k.Parts, string(rest[start:start+int(n)]))
+			rest = rest[start+int(n):]
+		default:
 			return Key{}, ErrInvalid
 		}
-		k.Parts = append(k.Parts, p)
 	}
 	if Encode(k.Type, k.Parts...) != id {
 		return Key{}, ErrInvalid
 	}
 	return k, nil
-}
-
-// unescape undoes appendKey's escaping; any other escape (%3a, %41, a lone %) is not one
-// Encode writes.
-func unescape(s string) (string, bool) {
-	if !strings.Contains(s, "%") {
-		return s, true
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch {
-		case strings.HasPrefix(s[i:], "%25"):
-			b.WriteByte('%')
-		case strings.HasPrefix(s[i:], "%3A"):
-			b.WriteByte(':')
-		default:
-			return "", false
-		}
-		i += 2
-	}
-	return b.String(), true
-}
-
-// Is reports whether id decodes to a key of type typ with n parts, and returns it.
-func Is(id, typ string, n int) (Key, bool) {
-	k, err := Decode(id)
-	if err != nil || k.Type != typ || len(k.Parts) != n {
-		return Key{}, false
-	}
-	return k, true
 }
 
 // Node is an object with a global id: the GraphQL interface Node, in Go. Each type computes
