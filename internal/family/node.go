@@ -56,25 +56,19 @@ func ParseCardKey(k nodeid.Key) (CardKey, bool) {
 }
 
 // ContactIDOf reads a card argument that takes either the card's service id (what `id` was
-// before cards had global ids) or its global id. A global id must be a card of owner:
-// another's is refused as NOT_FOUND, naming arg, as the card is not there.
-func ContactIDOf(arg, id string, owner Owner) (string, error) {
+// before cards had global ids) or its global id, and gives the service id. It is read under
+// the owner the other arguments name, as a service id is: a card of another top account is not
+// found there. Another object's global id is refused, naming arg.
+func ContactIDOf(arg, id string) (string, error) {
 	k, err := nodeid.Decode(id)
 	if err != nil {
-		return id, nil // a service id: the upstream's ids are never a card key's spelling
+		return id, nil // a service id: the upstream's ids are never a key's spelling
 	}
 	c, ok := ParseCardKey(k)
-	if !ok || c.Owner != owner {
-		return "", apperr.Input(arg, arg+" is the global id of another object than a contact card of this "+ownerWord(owner))
+	if !ok {
+		return "", apperr.Input(arg, arg+" is the global id of another object than a contact card")
 	}
 	return c.ContactID, nil
-}
-
-func ownerWord(o Owner) string {
-	if o.isClient() {
-		return "client"
-	}
-	return "top account"
 }
 
 // CardNode returns the card a global id names, or nil when there is none of its type: one

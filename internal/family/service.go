@@ -92,9 +92,9 @@ func (s *Service) Contacts(ctx context.Context, owner Owner, types []ContactType
 // With graph (the query reaches the card's relationships or the cards its references name), the
 // card comes with its owner's roster, listed once per request; without, it is read alone.
 //
-// id is the card's service id (contactId) or its global id, which must name a card of owner.
+// id is the card's service id (contactId) or its global id (ContactIDOf).
 func (s *Service) ContactByID(ctx context.Context, owner Owner, id string, graph bool) (Contact, error) {
-	id, err := ContactIDOf("id", id, owner)
+	id, err := ContactIDOf("id", id)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInpu
 // UpdateContact changes one of an owner's cards and returns it as the service stored it; id and
 // graph are as for ContactByID.
 func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in ContactPatch, graph bool) (Contact, error) {
-	id, err := ContactIDOf("id", id, owner)
+	id, err := ContactIDOf("id", id)
 	if err != nil {
 		return nil, err
 	}
