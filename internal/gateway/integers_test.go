@@ -41,7 +41,9 @@ func TestAnEINRoundTripsWrittenAsAnEINAndAWiderIntegerAsItsDigits(t *testing.T) 
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			input := map[string]any{"charity": map[string]any{"externalId": "c-" + tc.ein, "legalName": "Gift", "ein": tc.ein, "city": "Austin", "state": "TX"}}
-			var got struct{ CreateContact struct{ ContactID, Ein string } }
+			var got struct {
+				CreateContact struct{ ContactID, Ein string }
+			}
 			gw.post(t, mutation, map[string]any{"wid": wid, "input": input}).ok(t, &got)
 			if got.CreateContact.Ein != tc.want {
 				t.Errorf("ein %q, want %q", got.CreateContact.Ein, tc.want)
