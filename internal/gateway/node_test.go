@@ -320,3 +320,36 @@ func TestCardArgumentsTakeTheServiceIDOrTheGlobalID(t *testing.T) {
 		t.Errorf("reading a document's id as a card's: errors %+v, want BAD_USER_INPUT for both fields", r.Errors)
 	}
 }
+
+// The refetch docs/graphql.md shows reads a card and a top account back by their ids.
+func TestTheDocsRefetchReadsACardAndATopAccountBack(t *testing.T) {
+	t.Parallel()
+	var query string
+	for _, b := range mdBlocks(mdPages(t)) {
+		if strings.HasPrefix(b.comment, "refetch a node:") {
+			query = b.text
+		}
+	}
+	if query == "" {
+		t.Fatal(`docs/graphql.md has no block marked "refetch a node"`)
+	}
+	up := newUpstream(t, false)
+	gw := newGateway(t, up, nil)
+	wid := up.family(t, "REFETCH", 2)
+	var got struct {
+		TopAccount struct {
+			ID       string
+			Contacts []struct{ ID string }
+		}
+	}
+	gw.post(t, `query($wid: ID!) { topAccount(wid: $wid) { id contacts { ... on ContactCard { id } } } }`, map[string]any{"wid": wid}).ok(t, &got)
+	for _, id := range []string{got.TopAccount.ID, got.TopAccount.Contacts[0].ID} {
+		var back struct {
+			Node struct{ ID, ContactID, Wid, DisplayName, Name string }
+		}
+		gw.post(t, query, map[string]any{"id": id}).ok(t, &back)
+		if back.Node.ID != id || back.Node.ContactID == "" && back.Node.Wid != wid {
+			t.Errorf("the docs' refetch of %s answered %+v", id, back.Node)
+		}
+	}
+}
