@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"slices"
 )
 
 // version is the key's first byte: a later layout gets a new version, and ids of this one keep
@@ -42,10 +41,7 @@ var enc = base64.RawURLEncoding.Strict()
 // is all it allocates, unless the key is long. typ must be one of the types above: another is
 // the gateway's bug, and panics.
 func Encode(typ string, parts ...string) string {
-	code := slices.Index(types[:], typ)
-	if code < 1 {
-		panic("nodeid: no type code for " + typ)
-	}
+	code := typeCode(typ)
 	var stack [160]byte
 	raw := append(stack[:0], version, byte(code))
 	for _, p := range parts {
@@ -57,6 +53,17 @@ func Encode(typ string, parts ...string) string {
 		dst = make([]byte, 0, n)
 	}
 	return string(enc.AppendEncode(dst, raw))
+}
+
+// typeCode is typ's index in types, found by its length and first letters rather than by
+// comparing it with each name in turn: every id selected is encoded, so this is a hot path.
+func typeCode(typ string) byte {
+	for i := 1; i < len(types); i++ {
+		if t := types[i]; len(t) == len(typ) && t[0] == typ[0] && t == typ {
+			return byte(i)
+		}
+	}
+	panic("nodeid: no type code for " + typ)
 }
 
 func appendPart(b []byte, p string) []byte {
@@ -74,32 +81,28 @@ func parseUUID(s string) (u [16]byte, ok bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return u, false
 	}
-	j := 0
-	for i := 0; i < 36; i += 2 {
-		if s[i] == '-' {
-			i--
-			continue
-		}
-		hi, ok1 := hexValue(s[i])
-		lo, ok2 := hexValue(s[i+1])
-		if !ok1 || !ok2 {
-			return u, false
-		}
-		u[j] = hi<<4 | lo
-		j++
+	var bad byte
+	for j, i := range uuidBytes {
+		hi, lo := hexValues[s[i]], hexValues[s[i+1]]
+		bad |= hi | lo
+		u[j] = hi<<4 | lo&0xf
 	}
-	return u, true
+	return u, bad&0xf0 == 0
 }
 
-func hexValue(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
+// uuidBytes are where each byte of a canonical UUID's text starts.
+var uuidBytes = [16]int{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexValues maps a lower-case hex digit to its value and any other byte to 0xff.
+var hexValues = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0, false
-}
+	for i, c := range hexDigits {
+		t[c] = byte(i)
+	}
+	return t
+}()
 
 const hexDigits = "0123456789abcdef"
 
