@@ -14,6 +14,7 @@ import (
 	"github.com/advisorhq/gateway/internal/bulk"
 	"github.com/advisorhq/gateway/internal/bulkfile"
 	"github.com/advisorhq/gateway/internal/bulkprogress"
+	"github.com/advisorhq/gateway/internal/nodeid"
 )
 
 // Bulk is what the bulk fields need: Loads is nil when the gateway has no SFTP server to send
@@ -101,7 +102,7 @@ func toBulkLineErrors(errs []bulkfile.LineError) []*model.BulkLineError {
 // gateway wrote; one it cannot read is left out rather than failing the load's answer.
 func toBulkUpload(p bulkprogress.Progress) *model.BulkUpload {
 	out := &model.BulkUpload{
-		ID: p.ID, Phase: model.BulkPhase(p.Phase), Rows: int(p.Rows), Bytes: float64(p.Bytes),
+		LoadID: p.ID, Phase: model.BulkPhase(p.Phase), Rows: int(p.Rows), Bytes: float64(p.Bytes),
 		Error: optional(p.Error), UpdatedAt: p.UpdatedAt,
 	}
 	if p.RowsTotal > 0 {
@@ -139,6 +140,10 @@ func toBulkUpload(p bulkprogress.Progress) *model.BulkUpload {
 
 // bulkUpload is a load's progress; nil for an unknown or expired load.
 func (r *Resolver) bulkUpload(ctx context.Context, id string) (*model.BulkUpload, error) {
+	id, err := loadIDOf(id)
+	if err != nil {
+		return nil, err
+	}
 	p, ok, err := r.Bulk.Progress.Get(ctx, id)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.EventsUnavailable, "The progress of bulk loads cannot be read now; try again", err)
@@ -147,6 +152,20 @@ func (r *Resolver) bulkUpload(ctx context.Context, id string) (*model.BulkUpload
 		return nil, nil
 	}
 	return toBulkUpload(p), nil
+}
+
+// loadIDOf reads the id argument of bulkUpload and bulkUploadProgress: a load's global id or
+// its loadId (what `id` was before loads had global ids), so that clients keep working with
+// either. Another object's global id is refused, naming the argument.
+func loadIDOf(id string) (string, error) {
+	k, err := nodeid.Decode(id)
+	if err != nil {
+		return id, nil // a load id: they are never a key's spelling
+	}
+	if k.Type != model.NodeBulkUpload || len(k.Parts) != 1 {
+		return "", apperr.Input("id", "id is the global id of another object than a bulk load")
+	}
+	return k.Parts[0], nil
 }
 
 // ours reports whether a load is the firm's the request acts for: another firm's is answered as
@@ -164,6 +183,10 @@ func optional(s string) *string {
 
 // watch streams a load's progress until it ends; the channel closes then.
 func (b Bulk) watch(ctx context.Context, id string, report func(error)) (<-chan *model.BulkUpload, error) {
+	id, err := loadIDOf(id)
+	if err != nil {
+		return nil, err
+	}
 	if p, ok, err := b.Progress.Get(ctx, id); err != nil {
 		return nil, apperr.Wrap(apperr.EventsUnavailable, "The progress of bulk loads cannot be read now; try again", err)
 	} else if !ok || !ours(ctx, p) {

@@ -32,6 +32,7 @@ import (
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/eventlog"
 	"github.com/advisorhq/gateway/internal/family"
+	"github.com/advisorhq/gateway/internal/nodeid"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/vault"
@@ -242,33 +243,33 @@ func (env *differentialEnv) seedEvents(t testing.TB, sb http.Handler, base strin
 func (env *differentialEnv) discover(t testing.TB) map[string][]any {
 	t.Helper()
 	const q = `{
-		topAccounts(limit: 100) { nodes { wid externalId
-			contacts { ... on ContactCard { id externalId } }
-			documents(first: 2) { nodes { vaultId tags } pageInfo { endCursor } } } }
-		client(ref: "CL-1001") { ref contacts { ... on ContactCard { id externalId } } }
+		topAccounts(limit: 100) { nodes { id wid externalId
+			contacts { ... on ContactCard { id contactId externalId } }
+			documents(first: 2) { nodes { id vaultId tags } pageInfo { endCursor } } } }
+		client(ref: "CL-1001") { id ref contacts { ... on ContactCard { id contactId externalId } } }
 	}`
 	out, err := env.run(newExecutor(generated.NewExecutableSchema(generated.Config{Resolvers: env.resolver})), q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type card struct{ ID, ExternalID string }
+	type card struct{ ID, ContactID, ExternalID string }
 	var resp struct {
 		Data struct {
 			TopAccounts struct {
 				Nodes []struct {
-					Wid, ExternalID string
-					Contacts        []card
-					Documents       struct {
+					ID, Wid, ExternalID string
+					Contacts            []card
+					Documents           struct {
 						Nodes []struct {
-							VaultID string
-							Tags    []string
+							ID, VaultID string
+							Tags        []string
 						}
 						PageInfo struct{ EndCursor *string }
 					}
 				}
 			}
 			Client struct {
-				Ref      string
+				ID, Ref  string
 				Contacts []card
 			}
 		}
@@ -293,16 +294,23 @@ func (env *differentialEnv) discover(t testing.TB) map[string][]any {
 		"last":                {1, 3, 50, 50, 1000, 0},
 		"Query.bulkUpload.id": {"bulk-processing", "bulk-failed", "bulk-other-firm", "bulk-none"},
 		"wids":                {"no-such-wid"},
+		// Global ids of every type, beside forged ones (not base64url, a key of no type, a
+		// bulk load of another firm) and a service id.
+		"Query.node.id": {"no such id", "AcgAAXg", nodeid.Encode("BulkUpload", "bulk-other-firm"), "bulk-processing",
+			nodeid.Encode("BulkUpload", "bulk-processing"), resp.Data.Client.ID},
 	}
 	for _, ta := range resp.Data.TopAccounts.Nodes {
 		v["wid"] = append(v["wid"], ta.Wid, ta.Wid, ta.Wid)
 		v["wids"] = append(v["wids"], ta.Wid)
+		v["Query.node.id"] = append(v["Query.node.id"], ta.ID)
 		for _, c := range ta.Contacts {
-			v["id"] = append(v["id"], c.ID)
+			v["id"] = append(v["id"], c.ID, c.ContactID)
+			v["Query.node.id"] = append(v["Query.node.id"], c.ID)
 			v["externalId"] = append(v["externalId"], c.ExternalID)
 		}
 		for _, d := range ta.Documents.Nodes {
 			v["vaultId"] = append(v["vaultId"], d.VaultID)
+			v["Query.node.id"] = append(v["Query.node.id"], d.ID)
 			for _, tag := range d.Tags {
 				if !slices.Contains(v["tags"], any(tag)) {
 					v["tags"] = append(v["tags"], tag)
@@ -314,8 +322,10 @@ func (env *differentialEnv) discover(t testing.TB) map[string][]any {
 		}
 	}
 	for _, c := range resp.Data.Client.Contacts {
-		v["Client.contact.id"] = append(v["Client.contact.id"], c.ID)
+		v["Client.contact.id"] = append(v["Client.contact.id"], c.ID, c.ContactID)
+		v["Query.node.id"] = append(v["Query.node.id"], c.ID)
 	}
+	v["Query.nodes.ids"] = v["Query.node.id"]
 	v["Client.contact.id"] = append(v["Client.contact.id"], "no-such-id")
 	return v
 }

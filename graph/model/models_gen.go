@@ -64,25 +64,6 @@ type BulkResult struct {
 	ProcessedAt *time.Time `json:"processedAt,omitempty"`
 }
 
-// A bulk load and where it stands.
-type BulkUpload struct {
-	ID    string    `json:"id"`
-	Phase BulkPhase `json:"phase"`
-	// Rows checked so far; rowsTotal once they all are.
-	Rows      int  `json:"rows"`
-	RowsTotal *int `json:"rowsTotal,omitempty"`
-	// Bytes sent so far, of bytesTotal (whole numbers; Float as GraphQL's Int stops at 2 GiB).
-	Bytes      float64  `json:"bytes"`
-	BytesTotal *float64 `json:"bytesTotal,omitempty"`
-	// Why the load FAILED, in words for its user.
-	Error *string `json:"error,omitempty"`
-	// What the gateway's checks found, when the load was refused for them.
-	Validation *BulkReport `json:"validation,omitempty"`
-	// What the service made of each file, once it processed them (DONE).
-	Results   []*BulkResult `json:"results,omitempty"`
-	UpdatedAt time.Time     `json:"updatedAt"`
-}
-
 // The authenticated caller.
 type Viewer struct {
 	// The advisor's external id, from the token's advisor claim (`AUTH_ADVISOR_CLAIM`, default `sub`).

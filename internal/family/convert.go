@@ -14,7 +14,7 @@ func topAccountFrom(t advisorspec.TopAccount) *TopAccount {
 // contactFrom maps an upstream contact card. A card of a type the gateway does not know (the
 // service added one) is an error: the schema has to learn the type first.
 func (s *Service) contactFrom(owner Owner, c advisorspec.Contact) (Contact, error) {
-	card := Card{Owner: owner, ID: c.ID, ExternalID: nonEmpty(c.ExternalID), Type: ContactType(c.Type)}
+	card := Card{Owner: owner, ContactID: c.ID, ExternalID: nonEmpty(c.ExternalID), Type: ContactType(c.Type)}
 	switch advisorspec.ContactType(c.Type) {
 	case advisorspec.Individual:
 		return &Individual{Card: card, FirstName: c.FirstName, MiddleName: c.MiddleName, LastName: c.LastName, Dob: c.Dob}, nil

@@ -71,10 +71,10 @@ func newRoster(cards []Contact) *roster {
 		r.edges = append(r.edges, r.index.edgesOf(c)...)
 	}
 	for _, e := range r.edges {
-		source := e.Source.Contact.card().ID
+		source := e.Source.Contact.card().ContactID
 		r.byCard[source] = append(r.byCard[source], e)
-		if target := e.Target.Contact; target != nil && target.card().ID != source {
-			r.byCard[target.card().ID] = append(r.byCard[target.card().ID], e)
+		if target := e.Target.Contact; target != nil && target.card().ContactID != source {
+			r.byCard[target.card().ContactID] = append(r.byCard[target.card().ContactID], e)
 		}
 	}
 	return r
@@ -84,7 +84,7 @@ func newRoster(cards []Contact) *roster {
 // none without a roster.
 func (r *roster) touching(c *Card) []*Relationship {
 	if r != nil {
-		if edges := r.byCard[c.ID]; edges != nil {
+		if edges := r.byCard[c.ContactID]; edges != nil {
 			return edges
 		}
 	}

@@ -91,9 +91,14 @@ func (s *Service) Contacts(ctx context.Context, owner Owner, types []ContactType
 // ContactByID returns one of an owner's cards by its service id, or nil when there is none.
 // With graph (the query reaches the card's relationships or the cards its references name), the
 // card comes with its owner's roster, listed once per request; without, it is read alone.
+//
+// id is the card's service id (contactId) or its global id (ContactIDOf).
 func (s *Service) ContactByID(ctx context.Context, owner Owner, id string, graph bool) (Contact, error) {
+	id, err := ContactIDOf("id", id)
+	if err != nil {
+		return nil, err
+	}
 	var c advisorspec.Contact
-	var err error
 	if owner.isClient() {
 		c, err = s.api.ClientContact(ctx, owner.Client, id)
 	} else {
@@ -227,9 +232,13 @@ func (s *Service) CreateContact(ctx context.Context, owner Owner, in ContactInpu
 	return s.written(ctx, owner, id, graph)
 }
 
-// UpdateContact changes one of an owner's cards and returns it as the service stored it; graph
-// is as for ContactByID.
+// UpdateContact changes one of an owner's cards and returns it as the service stored it; id and
+// graph are as for ContactByID.
 func (s *Service) UpdateContact(ctx context.Context, owner Owner, id string, in ContactPatch, graph bool) (Contact, error) {
+	id, err := ContactIDOf("id", id)
+	if err != nil {
+		return nil, err
+	}
 	body, prefix, err := in.body(scopeOf(owner))
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/nodeid"
 )
 
 // Owner is whom a contact card belongs to: a top account (the v2 endpoints) or a client (the v1
@@ -34,6 +35,9 @@ type TopAccount struct {
 	Name       string
 }
 
+// ID is the top account's global id (nodeid), made from its wid.
+func (t *TopAccount) ID() string { return nodeid.Encode(NodeTopAccount, t.WID) }
+
 // TopAccountPage is one page of top accounts.
 type TopAccountPage struct {
 	Nodes    []*TopAccount
@@ -59,6 +63,12 @@ type Client struct {
 	Details *ClientDetails
 }
 
+// ID is the client's global id (nodeid): the ref it was read by and whom the gateway acted
+// for, which together name it (the service has no call that shows a client's other ids).
+func (c *Client) ID() string {
+	return nodeid.Encode(NodeClient, c.Ref, deref(c.AdvisorID), deref(c.TeamID))
+}
+
 func (c *Client) owner() Owner {
 	return OfClient(advisor.ClientRef{Ref: c.Ref, AdvisorID: deref(c.AdvisorID), TeamID: deref(c.TeamID)})
 }
@@ -69,11 +79,23 @@ type Card struct {
 	// card listed with its owner's cards has it, and so does one read alone for a query that
 	// reaches into the graph. Without it the card has no relationships and its references
 	// resolve to nothing.
-	graph      *roster
-	Owner      Owner
-	ID         string
+	graph *roster
+	Owner Owner
+	// ContactID is the service's id of the card, unique within its owner.
+	ContactID  string
 	ExternalID *string
 	Type       ContactType
+}
+
+// ID is the card's global id (nodeid): its type, its owner and its service id, so that the card
+// is read again with one call. Computed when a query selects it, as most do not.
+func (c *Card) ID() string {
+	typ := c.Type.typeName()
+	if c.Owner.isClient() {
+		o := c.Owner.Client
+		return nodeid.Encode(typ, ownerClient, o.Ref, o.AdvisorID, o.TeamID, c.ContactID)
+	}
+	return nodeid.Encode(typ, ownerTopAccount, c.Owner.TopAccount, c.ContactID)
 }
 
 // card gives the common part of any contact.
@@ -83,6 +105,7 @@ func (c *Card) card() *Card { return c }
 type Contact interface {
 	card() *Card
 	DisplayName() string
+	ID() string
 }
 
 // ContactCard is the GraphQL interface every contact type implements; in Go it is the same as
@@ -90,6 +113,7 @@ type Contact interface {
 type ContactCard interface {
 	card() *Card
 	DisplayName() string
+	ID() string
 }
 
 // CardOf returns the common part of a contact.

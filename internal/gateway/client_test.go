@@ -341,7 +341,7 @@ func clCardID(t testing.TB, gw *testGateway, ref, externalID string) string {
 	if got.Client != nil {
 		for _, c := range got.Client.Contacts {
 			if c["externalId"] == externalID {
-				return c["id"].(string)
+				return c["contactId"].(string)
 			}
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // it holds and the external id of the card it resolves to, so that resolution is checked too.
 const ctCardFields = `
   __typename
-  ... on ContactCard { id externalId type displayName }
+  ... on ContactCard { id contactId externalId type displayName }
   ... on Individual { firstName middleName lastName dob }
   ... on Trust {
     legalName trustType trustCreator initialTrustee governingState trustCreationDate
@@ -702,8 +702,8 @@ func TestUpdateContactMergesFieldsAndAnEmptyListClearsARole(t *testing.T) {
 			gw.post(t, mutation, map[string]any{"wid": wid, "id": ids[tc.card], "input": tc.patch}).ok(t, &got)
 			c := got.UpdateContact
 			ctMatch(t, "updateContact", c, tc.want)
-			if c["id"] != ids[tc.card] || c["externalId"] != tc.card {
-				t.Errorf("updateContact returned card %v (%v), want %s (%s)", c["id"], c["externalId"], ids[tc.card], tc.card)
+			if c["contactId"] != ids[tc.card] || c["externalId"] != tc.card {
+				t.Errorf("updateContact returned card %v (%v), want %s (%s)", c["contactId"], c["externalId"], ids[tc.card], tc.card)
 			}
 			rels, _ := c["relationships"].([]any)
 			var edges []ctObj

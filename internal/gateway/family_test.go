@@ -50,11 +50,11 @@ func TestACardByIDListsItsRosterOnlyWhenTheQueryReachesTheGraph(t *testing.T) {
 	gw := newGateway(t, up, nil)
 	wid := up.family(t, "BY-ID", 5)
 	var found struct {
-		TopAccount struct{ Contact struct{ ID string } }
+		TopAccount struct{ Contact struct{ ContactID string } }
 	}
-	gw.post(t, `query($wid: ID!) { topAccount(wid: $wid) { contact(externalId: "c0") { ... on ContactCard { id } } } }`,
+	gw.post(t, `query($wid: ID!) { topAccount(wid: $wid) { contact(externalId: "c0") { ... on ContactCard { contactId } } } }`,
 		map[string]any{"wid": wid}).ok(t, &found)
-	id := found.TopAccount.Contact.ID
+	id := found.TopAccount.Contact.ContactID
 	one := "GET /v2/top-accounts/" + wid + "/contacts/" + id
 	list := "GET /v2/top-accounts/" + wid + "/contacts/"
 	for _, tc := range []struct {

@@ -28,7 +28,7 @@ func TestAnEINRoundTripsWrittenAsAnEINAndAWiderIntegerAsItsDigits(t *testing.T) 
 		t.Errorf("a card of ein 12345678901 reads %s, want its digits as a String", got)
 	}
 
-	const mutation = `mutation($wid: ID!, $input: ContactInput!) { createContact(wid: $wid, input: $input) { ... on Charity { id ein } } }`
+	const mutation = `mutation($wid: ID!, $input: ContactInput!) { createContact(wid: $wid, input: $input) { ... on Charity { contactId ein } } }`
 	for _, tc := range []struct {
 		name, ein, want string
 		upstream        float64 // the integer the service is sent
@@ -41,12 +41,14 @@ func TestAnEINRoundTripsWrittenAsAnEINAndAWiderIntegerAsItsDigits(t *testing.T) 
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			input := map[string]any{"charity": map[string]any{"externalId": "c-" + tc.ein, "legalName": "Gift", "ein": tc.ein, "city": "Austin", "state": "TX"}}
-			var got struct{ CreateContact struct{ ID, Ein string } }
+			var got struct {
+				CreateContact struct{ ContactID, Ein string }
+			}
 			gw.post(t, mutation, map[string]any{"wid": wid, "input": input}).ok(t, &got)
 			if got.CreateContact.Ein != tc.want {
 				t.Errorf("ein %q, want %q", got.CreateContact.Ein, tc.want)
 			}
-			stored := up.rest(t, "GET", "/v2/top-accounts/"+wid+"/contacts/"+got.CreateContact.ID, nil)
+			stored := up.rest(t, "GET", "/v2/top-accounts/"+wid+"/contacts/"+got.CreateContact.ContactID, nil)
 			if stored["ein"] != tc.upstream {
 				t.Errorf("the service holds ein %v, want the integer %v", stored["ein"], tc.upstream)
 			}

@@ -538,3 +538,61 @@ func TestEveryWayInActsForTheCallersFirm(t *testing.T) {
 		}
 	})
 }
+
+// "A caller cannot reach another advisor's object through `node`", nor another firm's: an id
+// names an object, and node reads it in the caller's firm and as the caller may act, so
+// another firm's family, card or document and another advisor's client are NOT_FOUND, as a
+// forged id is, in node and in nodes.
+func TestNodeReachesOnlyTheCallersFirmAndAdvisor(t *testing.T) {
+	t.Parallel()
+	tf := newTwoFirms(t, nil)
+	gw := tf.gw
+	var a struct {
+		TopAccount struct {
+			ID        string
+			Contacts  []struct{ ID string }
+			Documents struct{ Nodes []struct{ ID string } }
+		}
+		Client struct {
+			ID       string
+			Contacts []struct{ ID string }
+		}
+	}
+	gw.postVars(t, tf.callerA, `query($w: ID!) { topAccount(wid: $w) { id
+  contacts { ... on ContactCard { id } } documents(first: 1) { nodes { id } } }
+  client(ref: "CL-1001") { id contacts { ... on ContactCard { id } } } }`, map[string]any{"w": tf.hartwell}).ok(t, &a)
+	if len(a.TopAccount.Contacts) == 0 || len(a.TopAccount.Documents.Nodes) == 0 || len(a.Client.Contacts) == 0 {
+		t.Fatalf("firm A's demo family answered %+v", a)
+	}
+	ids := map[string]string{
+		"family": a.TopAccount.ID, "card": a.TopAccount.Contacts[0].ID,
+		"document": a.TopAccount.Documents.Nodes[0].ID, "client": a.Client.ID, "client's card": a.Client.Contacts[0].ID,
+	}
+	otherAdvisor := "Bearer " + sandboxToken(t, tf.up.URL, tokenA, "adv-002", firmA)
+	for _, name := range []string{"family", "card", "document", "client", "client's card"} {
+		id := ids[name]
+		t.Run("A reads its own "+name, func(t *testing.T) {
+			var got struct{ Node struct{ ID string } }
+			gw.postVars(t, tf.callerA, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id}).ok(t, &got)
+			if got.Node.ID != id {
+				t.Errorf("node(%s) = %+v", id, got.Node)
+			}
+		})
+		for _, other := range []struct{ who, caller string }{{"firm B", tf.callerB}, {"another advisor of firm A", otherAdvisor}} {
+			if !strings.HasPrefix(name, "client") && other.caller == otherAdvisor {
+				continue // a firm's families are its advisors' alike
+			}
+			t.Run(other.who+" cannot read A's "+name, func(t *testing.T) {
+				r := gw.postVars(t, other.caller, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
+				if string(r.Data) != `{"node":null}` {
+					t.Errorf("data %s, want node null", r.Data)
+				}
+				r.wantError(t, "NOT_FOUND", "No object the caller may read has the id given in id")
+				r = gw.postVars(t, other.caller, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": []string{id, id}})
+				if string(r.Data) != `{"nodes":[null,null]}` || len(r.Errors) != 2 || r.Errors[0].Extensions["code"] != "NOT_FOUND" {
+					t.Errorf("nodes answered %s %+v, want two nulls, each NOT_FOUND", r.Data, r.Errors)
+				}
+			})
+		}
+	}
+}

@@ -28,6 +28,7 @@ type Query {
   shelf(id: ID!): Shelf
   shelves(first: Int = 10): ShelfPage!
   item(id: ID!): Item
+  items(ids: [ID!]!): [Item]
 }
 type Subscription { books(size: Int!): Book! }
 type ShelfPage { total: Int! nodes: [Shelf!]! }

@@ -283,6 +283,12 @@ func (w *walker) size(s selected, def *ast.FieldDefinition, pageSize int) (mult,
 	if !list {
 		return 1, 0
 	}
+	// A list of the objects of given ids (nodes(ids:)) is as long as its ids.
+	if def.Arguments.ForName("ids") != nil {
+		if n, ok := w.listLen(s.field, "ids"); ok {
+			return min(max(n, 1), maxPage), 0
+		}
+	}
 	if pageSize > 0 && (s.field.Name == "nodes" || s.field.Name == "edges") {
 		return pageSize, 0
 	}
@@ -312,6 +318,30 @@ func (w *walker) intArgument(f *ast.Field, def *ast.FieldDefinition, name string
 		return w.intValue(d.DefaultValue)
 	}
 	return 0, false
+}
+
+// listLen returns the length of a field's list argument: a literal list, or a variable's. A
+// single value where a list is expected is a list of one.
+func (w *walker) listLen(f *ast.Field, name string) (int, bool) {
+	a := f.Arguments.ForName(name)
+	if a == nil || a.Value == nil {
+		return 0, false
+	}
+	switch v := a.Value; v.Kind {
+	case ast.ListValue:
+		return len(v.Children), true
+	case ast.Variable:
+		switch raw := w.vars[v.Raw].(type) {
+		case []any:
+			return len(raw), true
+		case nil:
+			return 0, false
+		default:
+			return 1, true
+		}
+	default:
+		return 1, true
+	}
 }
 
 // intValue reads an integer literal or variable; a variable's default is a literal.

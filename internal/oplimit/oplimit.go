@@ -36,7 +36,8 @@ type Limits struct {
 	// Cost bounds the operation's estimated cost (GRAPHQL_MAX_COST). Each field costs 1, and a
 	// list multiplies the cost of its selection by its size: its first, limit or last argument
 	// (counted as at most 1,000, the largest page a field serves), which for a connection such
-	// as documents(first:) sizes the nodes beneath it, or else the size ListSizes assumes. Each pair of selections that share a response name in one selection
+	// as documents(first:) sizes the nodes beneath it, the length of its ids argument for a list
+	// of objects by id (nodes), or else the size ListSizes assumes. Each pair of selections that share a response name in one selection
 	// set, and each pair of distinct fragments spread into one, adds 1: validation compares
 	// them. Fragments count each time they are spread, every type condition counts, and
 	// introspection costs like any other field.

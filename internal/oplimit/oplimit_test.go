@@ -87,6 +87,16 @@ func TestStaticLimitsRefuseAnOperationBeforeAnyResolverRuns(t *testing.T) {
 		{"every type condition counts", small(func(l *Limits) { l.Cost = 2 }),
 			`{ item(id: 1) { ... on Book { title } ... on Shelf { name } } }`, nil,
 			"The operation costs 3; at most 2 is allowed (GRAPHQL_MAX_COST)"},
+		// items(ids:) is as long as its ids, not the size assumed for lists: 1 + 6 × 1. The
+		// issue: "node/nodes must be costed sensibly".
+		{"a list by ids is as long as its ids", small(func(l *Limits) { l.Cost = 6 }),
+			`{ items(ids: [1, 2, 3, 4, 5, 6]) { ... on Book { title } } }`, nil,
+			"The operation costs 7; at most 6 is allowed (GRAPHQL_MAX_COST)"},
+		{"a list by ids from a variable", small(func(l *Limits) { l.Cost = 6 }),
+			`query($ids: [ID!]!) { items(ids: $ids) { ... on Book { title } } }`, map[string]any{"ids": []any{"1", "2", "3", "4", "5", "6"}},
+			"The operation costs 7; at most 6 is allowed (GRAPHQL_MAX_COST)"},
+		{"a list by ids, short", small(func(l *Limits) { l.Cost = 2 }),
+			`query($ids: [ID!]!) { items(ids: $ids) { ... on Book { title } } }`, map[string]any{"ids": []any{"1"}}, ""},
 		// Three selections of version merge into one field (1) whose three pairs validation
 		// compares (3).
 		{"repeated selections count the pairs validation compares", small(func(l *Limits) { l.Cost = 3 }), "{ version version version }", nil,

@@ -12,6 +12,7 @@ import (
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/enumcase"
+	"github.com/advisorhq/gateway/internal/nodeid"
 )
 
 // Enumerations hold the specification's spelling and convert at the GraphQL boundary.
@@ -141,6 +142,13 @@ type Document struct {
 	// list they are fetched when asked for.
 	file *fileInfo
 }
+
+// NodeDocument is the GraphQL type of a document's global id.
+const NodeDocument = "Document"
+
+// ID is the document's global id (nodeid), made from its wid and vault id when a query selects
+// it.
+func (d *Document) ID() string { return nodeid.Encode(NodeDocument, d.WID, d.VaultID) }
 
 type fileInfo struct {
 	status      FileStatus

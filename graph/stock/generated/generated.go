@@ -21,6 +21,7 @@ import (
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/gqlscalar"
+	"github.com/advisorhq/gateway/internal/nodeid"
 	"github.com/advisorhq/gateway/internal/referral"
 	"github.com/advisorhq/gateway/internal/vault"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -209,6 +210,7 @@ type ComplexityRoot struct {
 		BytesTotal func(childComplexity int) int
 		Error      func(childComplexity int) int
 		ID         func(childComplexity int) int
+		LoadID     func(childComplexity int) int
 		Phase      func(childComplexity int) int
 		Results    func(childComplexity int) int
 		Rows       func(childComplexity int) int
@@ -220,6 +222,7 @@ type ComplexityRoot struct {
 	Charity struct {
 		AddressFormatted func(childComplexity int) int
 		City             func(childComplexity int) int
+		ContactID        func(childComplexity int) int
 		DisplayName      func(childComplexity int) int
 		Ein              func(childComplexity int) int
 		ExternalID       func(childComplexity int) int
@@ -232,6 +235,7 @@ type ComplexityRoot struct {
 	}
 
 	Class struct {
+		ContactID      func(childComplexity int) int
 		CurrentParties func(childComplexity int) int
 		DisplayName    func(childComplexity int) int
 		ExternalID     func(childComplexity int) int
@@ -261,6 +265,7 @@ type ComplexityRoot struct {
 		Contact   func(childComplexity int, id string) int
 		Contacts  func(childComplexity int, types []family.ContactType) int
 		Details   func(childComplexity int) int
+		ID        func(childComplexity int) int
 		Ref       func(childComplexity int) int
 		TeamID    func(childComplexity int) int
 	}
@@ -356,6 +361,7 @@ type ComplexityRoot struct {
 		DownloadURI      func(childComplexity int) int
 		Extension        func(childComplexity int) int
 		FileStatus       func(childComplexity int) int
+		ID               func(childComplexity int) int
 		ModificationDate func(childComplexity int) int
 		Name             func(childComplexity int) int
 		SubCategory      func(childComplexity int) int
@@ -450,6 +456,7 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
+		ContactID          func(childComplexity int) int
 		DisplayName        func(childComplexity int) int
 		ExternalID         func(childComplexity int) int
 		ID                 func(childComplexity int) int
@@ -475,6 +482,7 @@ type ComplexityRoot struct {
 	}
 
 	Individual struct {
+		ContactID     func(childComplexity int) int
 		DisplayName   func(childComplexity int) int
 		Dob           func(childComplexity int) int
 		ExternalID    func(childComplexity int) int
@@ -535,6 +543,8 @@ type ComplexityRoot struct {
 		Contact          func(childComplexity int, wid string, id string) int
 		Document         func(childComplexity int, wid string, vaultID string) int
 		DocumentTaxonomy func(childComplexity int) int
+		Node             func(childComplexity int, id string) int
+		Nodes            func(childComplexity int, ids []string) int
 		RecentEvents     func(childComplexity int, filter *event.Filter, last *int) int
 		TopAccount       func(childComplexity int, wid string) int
 		TopAccounts      func(childComplexity int, page *int, limit *int) int
@@ -626,6 +636,7 @@ type ComplexityRoot struct {
 		Document      func(childComplexity int, vaultID string) int
 		Documents     func(childComplexity int, first *int, after *string, tags []string) int
 		ExternalID    func(childComplexity int) int
+		ID            func(childComplexity int) int
 		Name          func(childComplexity int) int
 		Relationships func(childComplexity int) int
 		WID           func(childComplexity int) int
@@ -637,6 +648,7 @@ type ComplexityRoot struct {
 	}
 
 	Trust struct {
+		ContactID         func(childComplexity int) int
 		DisplayName       func(childComplexity int) int
 		ExternalID        func(childComplexity int) int
 		GoverningState    func(childComplexity int) int
@@ -705,6 +717,7 @@ type ComplexityRoot struct {
 	}
 
 	Will struct {
+		ContactID        func(childComplexity int) int
 		DisplayName      func(childComplexity int) int
 		Executor         func(childComplexity int) int
 		Executors        func(childComplexity int) int
@@ -778,6 +791,8 @@ type QueryResolver interface {
 	Document(ctx context.Context, wid string, vaultID string) (*vault.Document, error)
 	DocumentTaxonomy(ctx context.Context) ([]*vault.DocumentCategoryOption, error)
 	RecentEvents(ctx context.Context, filter *event.Filter, last *int) ([]event.Event, error)
+	Node(ctx context.Context, id string) (nodeid.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]nodeid.Node, error)
 	TopAccounts(ctx context.Context, page *int, limit *int) (*family.TopAccountPage, error)
 	TopAccount(ctx context.Context, wid string) (*family.TopAccount, error)
 }
@@ -1488,6 +1503,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BulkUpload.ID(childComplexity), true
+	case "BulkUpload.loadId":
+		if e.ComplexityRoot.BulkUpload.LoadID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkUpload.LoadID(childComplexity), true
 	case "BulkUpload.phase":
 		if e.ComplexityRoot.BulkUpload.Phase == nil {
 			break
@@ -1537,6 +1558,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Charity.City(childComplexity), true
+	case "Charity.contactId":
+		if e.ComplexityRoot.Charity.ContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Charity.ContactID(childComplexity), true
 	case "Charity.displayName":
 		if e.ComplexityRoot.Charity.DisplayName == nil {
 			break
@@ -1592,6 +1619,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Charity.Type(childComplexity), true
 
+	case "Class.contactId":
+		if e.ComplexityRoot.Class.ContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Class.ContactID(childComplexity), true
 	case "Class.currentParties":
 		if e.ComplexityRoot.Class.CurrentParties == nil {
 			break
@@ -1725,6 +1758,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.Details(childComplexity), true
+	case "Client.id":
+		if e.ComplexityRoot.Client.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.ID(childComplexity), true
 	case "Client.ref":
 		if e.ComplexityRoot.Client.Ref == nil {
 			break
@@ -2142,6 +2181,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Document.FileStatus(childComplexity), true
+	case "Document.id":
+		if e.ComplexityRoot.Document.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Document.ID(childComplexity), true
 	case "Document.modificationDate":
 		if e.ComplexityRoot.Document.ModificationDate == nil {
 			break
@@ -2536,6 +2581,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DocumentSubCategoryOption.Types(childComplexity), true
 
+	case "Entity.contactId":
+		if e.ComplexityRoot.Entity.ContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Entity.ContactID(childComplexity), true
 	case "Entity.displayName":
 		if e.ComplexityRoot.Entity.DisplayName == nil {
 			break
@@ -2635,6 +2686,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.GeneratedDocument.VaultID(childComplexity), true
 
+	case "Individual.contactId":
+		if e.ComplexityRoot.Individual.ContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Individual.ContactID(childComplexity), true
 	case "Individual.displayName":
 		if e.ComplexityRoot.Individual.DisplayName == nil {
 			break
@@ -2989,6 +3046,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.DocumentTaxonomy(childComplexity), true
 
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.recentEvents":
 		if e.ComplexityRoot.Query.RecentEvents == nil {
 			break
@@ -3427,6 +3506,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TopAccount.ExternalID(childComplexity), true
+	case "TopAccount.id":
+		if e.ComplexityRoot.TopAccount.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccount.ID(childComplexity), true
 	case "TopAccount.name":
 		if e.ComplexityRoot.TopAccount.Name == nil {
 			break
@@ -3459,6 +3544,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TopAccountPage.PageInfo(childComplexity), true
 
+	case "Trust.contactId":
+		if e.ComplexityRoot.Trust.ContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Trust.ContactID(childComplexity), true
 	case "Trust.displayName":
 		if e.ComplexityRoot.Trust.DisplayName == nil {
 			break
@@ -3748,6 +3839,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Viewer.FirmID(childComplexity), true
 
+	case "Will.contactId":
+		if e.ComplexityRoot.Will.ContactID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Will.ContactID(childComplexity), true
 	case "Will.displayName":
 		if e.ComplexityRoot.Will.DisplayName == nil {
 			break
@@ -3994,8 +4091,8 @@ extend type Mutation {
   """
   validateBulkFiles(topAccounts: Upload, clients: Upload, people: Upload, model: BulkModel = CLIENTS, advisorId: String, teamId: String): BulkReport!
   """
-  Starts a bulk load and answers at once: its ` + "`" + `id` + "`" + ` follows it with ` + "`" + `bulkUpload` + "`" + ` and
-  ` + "`" + `bulkUploadProgress` + "`" + `. The files are checked as ` + "`" + `validateBulkFiles` + "`" + ` checks them; a file with
+  Starts a bulk load and answers at once: its ` + "`" + `id` + "`" + ` (or ` + "`" + `loadId` + "`" + `) follows it with ` + "`" + `bulkUpload` + "`" + `
+  and ` + "`" + `bulkUploadProgress` + "`" + `. The files are checked as ` + "`" + `validateBulkFiles` + "`" + ` checks them; a file with
   an invalid row is sent only when ` + "`" + `validRowsOnly` + "`" + ` is true, and then only its valid rows. The
   Top Accounts and Clients files go first. BAD_USER_INPUT when bulk loads are not configured or
   other loads keep the gateway busy.
@@ -4004,7 +4101,10 @@ extend type Mutation {
 }
 
 extend type Query {
-  "A bulk load started by ` + "`" + `uploadBulkFiles` + "`" + `, on any replica; null when unknown or older than 48 hours."
+  """
+  A bulk load started by ` + "`" + `uploadBulkFiles` + "`" + `, on any replica, by its global ` + "`" + `id` + "`" + ` or its ` + "`" + `loadId` + "`" + `;
+  null when unknown or older than 48 hours.
+  """
   bulkUpload(id: ID!): BulkUpload
 }
 
@@ -4074,8 +4174,11 @@ type BulkLineError {
 }
 
 "A bulk load and where it stands."
-type BulkUpload {
+type BulkUpload implements Node {
+  "The load's global id (` + "`" + `Node` + "`" + `). ` + "`" + `bulkUpload` + "`" + ` and ` + "`" + `bulkUploadProgress` + "`" + ` take it, or ` + "`" + `loadId` + "`" + `."
   id: ID!
+  "The load's own id, as ` + "`" + `uploadBulkFiles` + "`" + ` made it: what ` + "`" + `id` + "`" + ` was before loads were a ` + "`" + `Node` + "`" + `."
+  loadId: ID!
   phase: BulkPhase!
   "Rows checked so far; rowsTotal once they all are."
   rows: Int!
@@ -4320,9 +4423,11 @@ enum WillType {
 }
 
 "What every contact card has, whatever its type."
-interface ContactCard {
-  "The service's identifier of the card."
+interface ContactCard implements Node {
+  "The card's global id (` + "`" + `Node` + "`" + `): it carries the card's top account (or client), so ` + "`" + `node` + "`" + ` reads the card with one call."
   id: ID!
+  "The service's identifier of the card, unique within its top account (or client): what ` + "`" + `id` + "`" + ` was before the card was a ` + "`" + `Node` + "`" + `."
+  contactId: ID!
   "The caller's identifier of the card, unique within its top account; cards refer to each other by it."
   externalId: String
   type: ContactType!
@@ -4335,8 +4440,9 @@ interface ContactCard {
 "A contact card of any type."
 union Contact = Individual | Trust | Entity | Charity | Will | Class
 
-type Individual implements ContactCard {
+type Individual implements ContactCard & Node {
   id: ID!
+  contactId: ID!
   externalId: String
   type: ContactType!
   displayName: String!
@@ -4348,8 +4454,9 @@ type Individual implements ContactCard {
   dob: String
 }
 
-type Trust implements ContactCard {
+type Trust implements ContactCard & Node {
   id: ID!
+  contactId: ID!
   externalId: String
   type: ContactType!
   displayName: String!
@@ -4370,8 +4477,9 @@ type Trust implements ContactCard {
   trustCreationDate: String
 }
 
-type Entity implements ContactCard {
+type Entity implements ContactCard & Node {
   id: ID!
+  contactId: ID!
   externalId: String
   type: ContactType!
   displayName: String!
@@ -4398,8 +4506,9 @@ type Ownership {
   subowners: [String!] @deprecated(reason: "Use ` + "`" + `owners { externalId }` + "`" + ` and ` + "`" + `joint` + "`" + `, named as the input fields that set them.")
 }
 
-type Charity implements ContactCard {
+type Charity implements ContactCard & Node {
   id: ID!
+  contactId: ID!
   externalId: String
   type: ContactType!
   displayName: String!
@@ -4417,8 +4526,9 @@ type Charity implements ContactCard {
   notes: String
 }
 
-type Will implements ContactCard {
+type Will implements ContactCard & Node {
   id: ID!
+  contactId: ID!
   externalId: String
   type: ContactType!
   displayName: String!
@@ -4440,8 +4550,9 @@ type Will implements ContactCard {
 }
 
 "A group of beneficiaries, such as a testator's grandchildren."
-type Class implements ContactCard {
+type Class implements ContactCard & Node {
   id: ID!
+  contactId: ID!
   externalId: String
   type: ContactType!
   displayName: String!
@@ -4489,7 +4600,7 @@ type Relationship {
 }
 
 extend type Query {
-  "A contact card of a top account; null when there is none."
+  "A contact card of a top account, by its ` + "`" + `contactId` + "`" + ` or its global ` + "`" + `id` + "`" + `; null when there is none."
   contact(wid: ID!, id: ID!): Contact
   """
   A client of the client-scoped contact endpoints, by its wid or the caller's external id.
@@ -4500,14 +4611,16 @@ extend type Query {
 }
 
 "A client (an individual or couple the firm serves) and its contact cards."
-type Client {
+type Client implements Node {
+  "The client's global id (` + "`" + `Node` + "`" + `): it carries ` + "`" + `ref` + "`" + ` and whom the gateway acts for."
+  id: ID!
   "The wid or external id the client was asked for by."
   ref: ID!
   advisorId: String
   teamId: String
   "The client's contact cards, oldest first; with ` + "`" + `types` + "`" + `, only cards of those types."
   contacts(types: [ContactType!]): [Contact!]!
-  "One contact card of the client; null when there is none."
+  "One contact card of the client, by its ` + "`" + `contactId` + "`" + ` or its global ` + "`" + `id` + "`" + `; null when there is none."
   contact(id: ID!): Contact
 }
 
@@ -4690,16 +4803,18 @@ input ClassPatch {
 extend type Mutation {
   "Adds a contact card to a top account and returns it."
   createContact(wid: ID!, input: ContactInput!): Contact!
-  "Changes a contact card of a top account and returns it."
+  "Changes a contact card of a top account, named by its ` + "`" + `contactId` + "`" + ` or its global ` + "`" + `id` + "`" + `, and returns it."
   updateContact(wid: ID!, id: ID!, input: ContactPatch!): Contact!
   "Adds a contact card to a client and returns it."
   createClientContact(ref: ID!, advisorId: String, teamId: String, input: ContactInput!): Contact!
-  "Changes a contact card of a client and returns it."
+  "Changes a contact card of a client, named by its ` + "`" + `contactId` + "`" + ` or its global ` + "`" + `id` + "`" + `, and returns it."
   updateClientContact(ref: ID!, advisorId: String, teamId: String, id: ID!, input: ContactPatch!): Contact!
 }
 `, BuiltIn: false},
 	{Name: "../../../schema/document.graphqls", Input: `"A document in a top account's vault: its metadata, and its file once uploaded."
-type Document {
+type Document implements Node {
+  "The document's global id (` + "`" + `Node` + "`" + `); ` + "`" + `wid` + "`" + ` and ` + "`" + `vaultId` + "`" + ` are the service's."
+  id: ID!
   "The top account's wid."
   wid: ID!
   "The document's identifier in the vault."
@@ -5614,6 +5729,37 @@ hold every value.
 """
 scalar BigInt @specifiedBy(url: "https://the-guild.dev/graphql/scalars/docs/scalars/big-int")
 `, BuiltIn: false},
+	{Name: "../../../schema/node.graphqls", Input: `# Global object identification, as the Relay server specification describes it: every object a
+# client can read again has an ` + "`" + `id` + "`" + ` unique across the schema, and ` + "`" + `node` + "`" + `/` + "`" + `nodes` + "`" + ` read it back.
+
+"""
+An object a client can read again by its ` + "`" + `id` + "`" + ` alone, with ` + "`" + `node` + "`" + ` or ` + "`" + `nodes` + "`" + `: top accounts,
+contact cards (of a top account or of a client), vault documents, clients and bulk loads.
+"""
+interface Node {
+  """
+  The object's global id: opaque (read nothing into it), stable (the same object always has the
+  same id) and unique across every type of the schema. Relay and Apollo Client's normalized
+  caches key objects by it.
+  """
+  id: ID!
+}
+
+extend type Query {
+  """
+  The object with this global id, read in the caller's firm and as the caller may act. An id
+  the gateway did not make, or one of an object that is gone or that the caller may not read,
+  answers null with a NOT_FOUND error: never an upstream error.
+  """
+  node(id: ID!): Node
+  """
+  The objects with these global ids, in their order, at most 100: each one that cannot be read
+  is null with a NOT_FOUND error at its index, as ` + "`" + `node` + "`" + ` answers. Cards of one top account are
+  read with one list of its cards, however many are asked for.
+  """
+  nodes(ids: [ID!]!): [Node]!
+}
+`, BuiltIn: false},
 	{Name: "../../../schema/referral.graphqls", Input: `# Referrals: a client referred to a partner of the referral service (POST /v1/refer/{partner_id}).
 # The gateway signs the call with its own credentials; callers never see them.
 
@@ -5705,7 +5851,9 @@ type ReferralAddress {
 }
 
 "A family in the largest sense: it holds contact cards and vault documents."
-type TopAccount {
+type TopAccount implements Node {
+  "The top account's global id (` + "`" + `Node` + "`" + `); ` + "`" + `wid` + "`" + ` is the service's."
+  id: ID!
   "The service's identifier of the top account."
   wid: ID!
   "The caller firm's identifier of the top account, unique across top accounts."
@@ -5713,7 +5861,10 @@ type TopAccount {
   name: String!
   "The family's contact cards, oldest first; with ` + "`" + `types` + "`" + `, only cards of those types."
   contacts(types: [ContactType!]): [Contact!]!
-  "One contact card by its service ` + "`" + `id` + "`" + ` or by its ` + "`" + `externalId` + "`" + ` (give exactly one); null when none matches."
+  """
+  One contact card by its ` + "`" + `contactId` + "`" + ` (or its global ` + "`" + `id` + "`" + `) or by its ` + "`" + `externalId` + "`" + ` (give exactly
+  one of the arguments ` + "`" + `id` + "`" + ` and ` + "`" + `externalId` + "`" + `); null when none matches.
+  """
   contact(id: ID, externalId: String): Contact
   """
   The family's vault documents, ` + "`" + `first` + "`" + ` (1 to 1000) at a time, after the cursor ` + "`" + `after` + "`" + ` (a
@@ -5858,6 +6009,8 @@ func (ec *executionContext) childFields_BulkUpload(ctx context.Context, field gr
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_BulkUpload_id(ctx, field)
+	case "loadId":
+		return ec.fieldContext_BulkUpload_loadId(ctx, field)
 	case "phase":
 		return ec.fieldContext_BulkUpload_phase(ctx, field)
 	case "rows":
@@ -5908,6 +6061,8 @@ func (ec *executionContext) childFields_ClassParty(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Client_id(ctx, field)
 	case "ref":
 		return ec.fieldContext_Client_ref(ctx, field)
 	case "advisorId":
@@ -6024,6 +6179,8 @@ func (ec *executionContext) childFields_DeleteDocumentPayload(ctx context.Contex
 
 func (ec *executionContext) childFields_Document(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Document_id(ctx, field)
 	case "wid":
 		return ec.fieldContext_Document_wid(ctx, field)
 	case "vaultId":
@@ -6296,6 +6453,8 @@ func (ec *executionContext) childFields_SourceDocument(ctx context.Context, fiel
 
 func (ec *executionContext) childFields_TopAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_TopAccount_id(ctx, field)
 	case "wid":
 		return ec.fieldContext_TopAccount_wid(ctx, field)
 	case "externalId":
@@ -7069,6 +7228,34 @@ func (ec *executionContext) field_Query_document_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["vaultId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
 	return args, nil
 }
 
@@ -9865,7 +10052,7 @@ func (ec *executionContext) _BulkUpload_id(ctx context.Context, field graphql.Co
 			return ec.fieldContext_BulkUpload_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9876,6 +10063,29 @@ func (ec *executionContext) _BulkUpload_id(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_BulkUpload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkUpload", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BulkUpload_loadId(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkUpload_loadId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LoadID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkUpload_loadId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -10113,7 +10323,7 @@ func (ec *executionContext) _Charity_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Charity_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10124,6 +10334,29 @@ func (ec *executionContext) _Charity_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Charity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Charity", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Charity_contactId(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Charity_contactId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContactID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Charity_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -10375,7 +10608,7 @@ func (ec *executionContext) _Class_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Class_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -10386,6 +10619,29 @@ func (ec *executionContext) _Class_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Class_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Class", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Class_contactId(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Class_contactId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContactID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Class_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -10754,6 +11010,29 @@ func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Client", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Client_ref(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
@@ -12332,6 +12611,29 @@ func (ec *executionContext) _DeleteDocumentPayload_vaultId(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_DeleteDocumentPayload_vaultId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteDocumentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Document_id(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Document_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Document_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Document", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Document_wid(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
@@ -14075,7 +14377,7 @@ func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Entity_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -14086,6 +14388,29 @@ func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Entity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Entity", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Entity_contactId(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_contactId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContactID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -14470,7 +14795,7 @@ func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Individual_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -14481,6 +14806,29 @@ func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Individual", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Individual_contactId(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Individual_contactId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContactID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Individual_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -15955,6 +16303,94 @@ func (ec *executionContext) fieldContext_Query_recentEvents(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_recentEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v nodeid.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17481,6 +17917,29 @@ func (ec *executionContext) fieldContext_TaxJobFailed_rawReason(_ context.Contex
 	return graphql.NewScalarFieldContext("TaxJobFailed", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _TopAccount_id(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TopAccount_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TopAccount_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TopAccount", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _TopAccount_wid(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17831,7 +18290,7 @@ func (ec *executionContext) _Trust_id(ctx context.Context, field graphql.Collect
 			return ec.fieldContext_Trust_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -17842,6 +18301,29 @@ func (ec *executionContext) _Trust_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Trust_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Trust", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Trust_contactId(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Trust_contactId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContactID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Trust_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -18939,7 +19421,7 @@ func (ec *executionContext) _Will_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Will_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.ID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -18950,6 +19432,29 @@ func (ec *executionContext) _Will_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Will_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Will", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Will_contactId(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Will_contactId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContactID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Will_contactId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -22234,6 +22739,74 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	}
 }
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj nodeid.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case *family.Will:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Will(ctx, sel, obj)
+	case *family.Trust:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Trust(ctx, sel, obj)
+	case *family.Individual:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Individual(ctx, sel, obj)
+	case *family.Entity:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Entity(ctx, sel, obj)
+	case *family.Class:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Class(ctx, sel, obj)
+	case *family.Charity:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Charity(ctx, sel, obj)
+	case *family.TopAccount:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TopAccount(ctx, sel, obj)
+	case *vault.Document:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Document(ctx, sel, obj)
+	case family.ContactCard:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ContactCard(ctx, sel, obj)
+	case *family.Client:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Client(ctx, sel, obj)
+	case *model.BulkUpload:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._BulkUpload(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -23324,7 +23897,7 @@ func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var bulkUploadImplementors = []string{"BulkUpload"}
+var bulkUploadImplementors = []string{"BulkUpload", "Node"}
 
 func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSet, obj *model.BulkUpload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, bulkUploadImplementors)
@@ -23338,6 +23911,11 @@ func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = graphql.MarshalString("BulkUpload")
 		case "id":
 			out.Values[i] = ec._BulkUpload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "loadId":
+			out.Values[i] = ec._BulkUpload_loadId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23407,7 +23985,7 @@ func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var charityImplementors = []string{"Charity", "Contact", "ContactCard"}
+var charityImplementors = []string{"Charity", "Contact", "ContactCard", "Node"}
 
 func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, obj *family.Charity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, charityImplementors)
@@ -23421,6 +23999,11 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = graphql.MarshalString("Charity")
 		case "id":
 			out.Values[i] = ec._Charity_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contactId":
+			out.Values[i] = ec._Charity_contactId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23495,7 +24078,7 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
-var classImplementors = []string{"Class", "Contact", "ContactCard"}
+var classImplementors = []string{"Class", "Contact", "ContactCard", "Node"}
 
 func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, obj *family.Class) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, classImplementors)
@@ -23509,6 +24092,11 @@ func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Class")
 		case "id":
 			out.Values[i] = ec._Class_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contactId":
+			out.Values[i] = ec._Class_contactId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23669,7 +24257,7 @@ func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var clientImplementors = []string{"Client"}
+var clientImplementors = []string{"Client", "Node"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *family.Client) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
@@ -23681,6 +24269,11 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Client")
+		case "id":
+			out.Values[i] = ec._Client_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "ref":
 			out.Values[i] = ec._Client_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -24362,7 +24955,7 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 	return out
 }
 
-var documentImplementors = []string{"Document"}
+var documentImplementors = []string{"Document", "Node"}
 
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *vault.Document) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, documentImplementors)
@@ -24374,6 +24967,11 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Document")
+		case "id":
+			out.Values[i] = ec._Document_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "wid":
 			out.Values[i] = ec._Document_wid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -25212,7 +25810,7 @@ func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel 
 	return out
 }
 
-var entityImplementors = []string{"Entity", "Contact", "ContactCard"}
+var entityImplementors = []string{"Entity", "Contact", "ContactCard", "Node"}
 
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, obj *family.Entity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
@@ -25226,6 +25824,11 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 			out.Values[i] = graphql.MarshalString("Entity")
 		case "id":
 			out.Values[i] = ec._Entity_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contactId":
+			out.Values[i] = ec._Entity_contactId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25424,7 +26027,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var individualImplementors = []string{"Individual", "Contact", "ContactCard"}
+var individualImplementors = []string{"Individual", "Contact", "ContactCard", "Node"}
 
 func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSet, obj *family.Individual) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, individualImplementors)
@@ -25438,6 +26041,11 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = graphql.MarshalString("Individual")
 		case "id":
 			out.Values[i] = ec._Individual_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contactId":
+			out.Values[i] = ec._Individual_contactId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26031,6 +26639,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_recentEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -26734,7 +27386,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var topAccountImplementors = []string{"TopAccount"}
+var topAccountImplementors = []string{"TopAccount", "Node"}
 
 func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccount) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, topAccountImplementors)
@@ -26746,6 +27398,11 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("TopAccount")
+		case "id":
+			out.Values[i] = ec._TopAccount_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "wid":
 			out.Values[i] = ec._TopAccount_wid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -27015,7 +27672,7 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var trustImplementors = []string{"Trust", "Contact", "ContactCard"}
+var trustImplementors = []string{"Trust", "Contact", "ContactCard", "Node"}
 
 func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, obj *family.Trust) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, trustImplementors)
@@ -27029,6 +27686,11 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 			out.Values[i] = graphql.MarshalString("Trust")
 		case "id":
 			out.Values[i] = ec._Trust_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contactId":
+			out.Values[i] = ec._Trust_contactId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27481,7 +28143,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var willImplementors = []string{"Will", "Contact", "ContactCard"}
+var willImplementors = []string{"Will", "Contact", "ContactCard", "Node"}
 
 func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj *family.Will) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, willImplementors)
@@ -27495,6 +28157,11 @@ func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = graphql.MarshalString("Will")
 		case "id":
 			out.Values[i] = ec._Will_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contactId":
+			out.Values[i] = ec._Will_contactId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28641,6 +29308,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := gqlscalar.UnmarshalInt(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -28681,6 +29377,16 @@ func (ec *executionContext) marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgateway�
 		return graphql.Null
 	}
 	return ec._Name(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
 }
 
 func (ec *executionContext) marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx context.Context, sel ast.SelectionSet, v family.OffsetPageInfo) graphql.Marshaler {
@@ -29622,6 +30328,13 @@ func (ec *executionContext) marshalOMaritalStatus2ᚖgithubᚗcomᚋadvisorhqᚋ
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v nodeid.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOOwnershipInput2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipInputᚄ(ctx context.Context, v any) ([]*family.OwnershipInput, error) {

@@ -1,0 +1,171 @@
+// Package nodeid makes and reads the global object ids of the Relay server specification
+// (docs/graphql.md, "Node ids"): opaque to clients, stable, and unique across every type the
+// gateway serves. An id is the unpadded base64url of a versioned, typed, binary key: a version
+// byte, a byte for the object's GraphQL type, then the parts the upstream needs to read the
+// object again (a card's top account and its own id), each tagged with its form: a canonical
+// UUID as its 16 bytes, anything else as its length and its bytes. Lengths make the parts
+// unambiguous whatever they hold, and packing UUIDs (the upstream's ids) keeps a card's id
+// about as long as the upstream's, so the family query's answer does not grow by half.
+package nodeid
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+)
+
+// version is the key's first byte: a later layout gets a new version, and ids of this one keep
+// decoding.
+const version = 1
+
+// types are the GraphQL types ids are made for; a type's code is its index. Ids are stable, so
+// the list only ever grows at its end.
+var types = [...]string{"", "TopAccount", "Individual", "Trust", "Entity", "Charity", "Will", "Class", "Document", "Client", "BulkUpload"}
+
+// The forms of a part.
+const (
+	partText = 0 // uvarint length, then the bytes
+	partUUID = 1 // the 16 bytes of a canonical (lower-case, hyphenated) UUID
+)
+
+// MaxLen bounds an id in bytes: anything longer is forged, and is refused before it is decoded.
+const MaxLen = 1024
+
+// ErrInvalid is why an id is refused: it is not one the gateway made. Callers answer it as
+// NOT_FOUND, never as an upstream error: a forged id names nothing.
+var ErrInvalid = errors.New("not a node id the gateway made")
+
+var enc = base64.RawURLEncoding.Strict()
+
+// Encode returns the id of an object of GraphQL type typ, keyed by parts. The returned string
+// is all it allocates, unless the key is long. typ must be one of the types above: another is
+// the gateway's bug, and panics.
+func Encode(typ string, parts ...string) string {
+	code := typeCode(typ)
+	var stack [160]byte
+	raw := append(stack[:0], version, byte(code))
+	for _, p := range parts {
+		raw = appendPart(raw, p)
+	}
+	var out [224]byte
+	dst := out[:0]
+	if n := enc.EncodedLen(len(raw)); n > len(out) {
+		dst = make([]byte, 0, n)
+	}
+	return string(enc.AppendEncode(dst, raw))
+}
+
+// typeCode is typ's index in types, found by its length and first letters rather than by
+// comparing it with each name in turn: every id selected is encoded, so this is a hot path.
+func typeCode(typ string) byte {
+	for i := 1; i < len(types); i++ {
+		if t := types[i]; len(t) == len(typ) && t[0] == typ[0] && t == typ {
+			return byte(i)
+		}
+	}
+	panic("nodeid: no type code for " + typ)
+}
+
+func appendPart(b []byte, p string) []byte {
+	if u, ok := parseUUID(p); ok {
+		return append(append(b, partUUID), u[:]...)
+	}
+	b = append(b, partText)
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
+}
+
+// parseUUID reads a UUID written as its canonical form: lower-case hex, hyphenated 8-4-4-4-12.
+// Any other spelling is text, so that a part decodes to exactly what was encoded.
+func parseUUID(s string) (u [16]byte, ok bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return u, false
+	}
+	var bad byte
+	for j, i := range uuidBytes {
+		hi, lo := hexValues[s[i]], hexValues[s[i+1]]
+		bad |= hi | lo
+		u[j] = hi<<4 | lo&0xf
+	}
+	return u, bad&0xf0 == 0
+}
+
+// uuidBytes are where each byte of a canonical UUID's text starts.
+var uuidBytes = [16]int{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexValues maps a lower-case hex digit to its value and any other byte to 0xff.
+var hexValues = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range hexDigits {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+func formatUUID(u []byte) string {
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = hexDigits[c>>4], hexDigits[c&0xf]
+		j += 2
+	}
+	return string(b[:])
+}
+
+// Key is a decoded id: the object's GraphQL type and the parts of its key.
+type Key struct {
+	Type  string
+	Parts []string
+}
+
+// Decode reads an id that Encode made. Anything else (too long, not base64url, another
+// version or type code, a part cut short, bytes past the last part, or any spelling Encode
+// would not have written) is ErrInvalid: only the exact bytes Encode gives decode.
+func Decode(id string) (Key, error) {
+	if len(id) == 0 || len(id) > MaxLen {
+		return Key{}, ErrInvalid
+	}
+	raw, err := enc.DecodeString(id)
+	if err != nil || len(raw) < 2 || raw[0] != version || raw[1] == 0 || int(raw[1]) >= len(types) {
+		return Key{}, ErrInvalid
+	}
+	k := Key{Type: types[raw[1]], Parts: []string{}}
+	for rest := raw[2:]; len(rest) > 0; {
+		switch rest[0] {
+		case partUUID:
+			if len(rest) < 17 {
+				return Key{}, ErrInvalid
+			}
+			k.Parts = append(k.Parts, formatUUID(rest[1:17]))
+			rest = rest[17:]
+		case partText:
+			n, w := binary.Uvarint(rest[1:])
+			if w <= 0 || n > uint64(len(rest)-1-w) {
+				return Key{}, ErrInvalid
+			}
+			start := 1 + w
+			k.Parts = append(k.Parts, string(rest[start:start+int(n)]))
+			rest = rest[start+int(n):]
+		default:
+			return Key{}, ErrInvalid
+		}
+	}
+	if Encode(k.Type, k.Parts...) != id {
+		return Key{}, ErrInvalid
+	}
+	return k, nil
+}
+
+// Node is an object with a global id: the GraphQL interface Node, in Go. Each type computes
+// its id when a query selects it, not when the object is made.
+type Node interface {
+	ID() string
+}
