@@ -33,6 +33,16 @@ type aNode struct {
 	Ref, DisplayName            string
 }
 
+// firstOf is the first of nodes of type typename, or the zero aNode.
+func firstOf(nodes []aNode, typename string) aNode {
+	for _, n := range nodes {
+		if n.Typename == typename {
+			return n
+		}
+	}
+	return aNode{}
+}
+
 // knownNodes reads the global ids of a demo family, its cards (every type), a document and a
 // client, with the service's ids they are made of.
 func knownNodes(t *testing.T, gw *testGateway, wid string) []aNode {
@@ -177,15 +187,7 @@ func TestForgedTamperedOversizedAndUnknownIdsAreNotFound(t *testing.T) {
 	gw := newGateway(t, up, nil)
 	wid := demoFamilyWID(t, up)
 	known := knownNodes(t, gw, wid)
-	var card, doc aNode
-	for _, n := range known {
-		switch n.Typename {
-		case "Individual":
-			card = n
-		case "Document":
-			doc = n
-		}
-	}
+	card, doc := firstOf(known, "Individual"), firstOf(known, "Document")
 	other := up.family(t, "FOREIGN-DOCS", 2)
 	unknown := "00000000-0000-4000-8000-000000000000"
 	raw, _ := base64.RawURLEncoding.DecodeString(card.ID)
@@ -282,15 +284,7 @@ func TestCardArgumentsTakeTheServiceIDOrTheGlobalID(t *testing.T) {
 	gw := newGateway(t, up, nil)
 	wid := demoFamilyWID(t, up)
 	known := knownNodes(t, gw, wid)
-	var card, doc aNode
-	for _, n := range known {
-		switch n.Typename {
-		case "Individual":
-			card = n
-		case "Document":
-			doc = n
-		}
-	}
+	card, doc := firstOf(known, "Individual"), firstOf(known, "Document")
 	const read = `query($wid: ID!, $id: ID!) { contact(wid: $wid, id: $id) { ... on ContactCard { id contactId } }
   topAccount(wid: $wid) { contact(id: $id) { ... on ContactCard { id } } } }`
 	const update = `mutation($wid: ID!, $id: ID!) { updateContact(wid: $wid, id: $id, input: {individual: {middleName: "Q"}}) { ... on Individual { id middleName } } }`
