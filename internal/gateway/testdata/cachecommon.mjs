@@ -44,9 +44,20 @@ export function pickCard(data) {
   return { id: card.id, contactId: card.contactId, wid: family.wid, accountId: family.id };
 }
 
-// settle gives the cache time to tell its watchers, which it does after the mutation's answer.
-export function settle() {
-  return new Promise((resolve) => setTimeout(resolve, 300));
+// settle waits for the cache to tell its watchers, which it does after the mutation's answer:
+// until shown() holds, or for 5 seconds when it never does (the test then says what the
+// queries show). A little longer, so that a late refetch would be counted.
+export async function settle(shown) {
+  const until = Date.now() + 5000;
+  while (!shown() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
+
+// renamed says whether the watched queries show the new names (cache_test.go checks the rest).
+export function renamed(family, card, account, newName, newFirstName) {
+  return family?.topAccounts?.nodes?.[0]?.name === newName
+    && card?.node?.firstName === newFirstName
+    && account?.node?.name === newName;
 }
 
 // print writes v as JSON and exits once it is written: a client may hold the event loop open.

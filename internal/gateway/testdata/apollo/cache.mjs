@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 
 import { gql } from '@apollo/client';
 
-import { countRequests, captureConsole, pickCard, settle, print } from '../cachecommon.mjs';
+import { countRequests, captureConsole, pickCard, print, renamed, settle } from '../cachecommon.mjs';
 
 const [clientModule, opsFile, newName, newFirstName] = process.argv.slice(2);
 const ops = JSON.parse(await readFile(opsFile, 'utf8'));
@@ -48,7 +48,7 @@ const renameFamily = await client.mutate({ mutation: gql(ops.renameFamily), vari
 const renameCard = await client.mutate({
   mutation: gql(ops.renameCard), variables: { wid: target.wid, id: target.id, firstName: newFirstName },
 });
-await settle();
+await settle(() => renamed(family.seen.data, card.seen.data, account.seen.data, newName, newFirstName));
 
 for (const w of [family, card, account]) w.seen.subscription.unsubscribe();
 await print({

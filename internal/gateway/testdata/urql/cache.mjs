@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 
-import { countRequests, captureConsole, pickCard, settle, print } from '../cachecommon.mjs';
+import { countRequests, captureConsole, pickCard, print, renamed, settle } from '../cachecommon.mjs';
 
 const [clientModule, opsFile, newName, newFirstName] = process.argv.slice(2);
 const ops = JSON.parse(await readFile(opsFile, 'utf8'));
@@ -45,7 +45,7 @@ const before = { family: family.seen.data, card: card.seen.data, account: accoun
 requests.phase = 'mutations';
 const renameFamily = await mutate(ops.renameFamily, { wid: target.wid, name: newName });
 const renameCard = await mutate(ops.renameCard, { wid: target.wid, id: target.id, firstName: newFirstName });
-await settle();
+await settle(() => renamed(family.seen.data, card.seen.data, account.seen.data, newName, newFirstName));
 
 for (const w of [family, card, account]) w.seen.subscription.unsubscribe();
 await print({
