@@ -174,10 +174,17 @@ func writeDocsModule(t *testing.T, dir, block, gatewayURL string) string {
 // testdata/apollo's packages, unless it is one already.
 func nodeProject(t *testing.T, dir string) {
 	t.Helper()
+	nodeProjectOf(t, dir, apolloDir)
+}
+
+// nodeProjectOf makes dir a front end's ES module package with the packages installed in
+// packagesDir (a testdata directory), unless it is one already.
+func nodeProjectOf(t *testing.T, dir, packagesDir string) {
+	t.Helper()
 	if _, err := os.Lstat(filepath.Join(dir, "node_modules")); err == nil {
 		return
 	}
-	modules, err := filepath.Abs(filepath.Join(apolloDir, "node_modules"))
+	modules, err := filepath.Abs(filepath.Join(packagesDir, "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
