@@ -154,7 +154,7 @@ func startGateway(ctx context.Context, binary, redisURL string, env []string, st
 	}
 	key := fmt.Sprintf("fanoutbench-%d", time.Now().UnixNano())
 	cmd := exec.Command(binary)
-	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "AUTH_DISABLED=true", "WEBHOOK_API_KEY="+key,
+	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "WEBHOOK_API_KEY="+key,
 		"REDIS_URL="+redisURL, "REDIS_KEY_PREFIX="+key+":")
 	for _, name := range []string{"ADVISOR_BASE_URL", "ADVISOR_ACCESS_TOKEN", "ADVISOR_BASIC_CREDENTIALS", "AUTH_JWKS_URL"} {
 		cmd.Env = append(cmd.Env, name+"=")

@@ -176,6 +176,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if w.ready.Failed > 0 && res.OpenError == "" {
 			res.OpenError = w.ready.Error
 		}
+		for why, n := range w.ready.Failures {
+			if res.OpenFailures == nil {
+				res.OpenFailures = map[string]int{}
+			}
+			res.OpenFailures[why] += n
+		}
 	}
 	res.Workers = len(workers)
 	res.OpenFailed = res.Subscriptions - res.Open

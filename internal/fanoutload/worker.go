@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +71,9 @@ type workerMsg struct {
 	Open   int    `json:"open,omitempty"`
 	Failed int    `json:"failed,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Failures counts the sockets that failed to open by why (failureKind): in a reconnect
+	// storm, how many the gateway closed 4408 is the figure that counts.
+	Failures map[string]int `json:"failures,omitempty"`
 	// Result: what every subscription received.
 	Subs []subResult `json:"subs,omitempty"`
 	// CPUSeconds is the worker's own user+system time so far, so that the coordinator can say
@@ -131,8 +135,8 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	var readers sync.WaitGroup
 	defer readers.Wait()
 	defer cancel() // runs before readers.Wait: the readers stop with ctx
-	open, failed, firstErr := openAll(ctx, cfg, subs, &readers)
-	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, CPUSeconds: OwnCPU()}); err != nil {
+	open, failed, firstErr, failures := openAll(ctx, cfg, subs, &readers)
+	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, Failures: failures, CPUSeconds: OwnCPU()}); err != nil {
 		return err
 	}
 	lines := bufio.NewScanner(stdin)
@@ -197,8 +201,9 @@ func waitFor(ctx context.Context, subs []*sub, n int, deadline time.Time) {
 }
 
 // openAll opens cfg.sockets sockets, dial at a time, each carrying perSocket subscriptions,
-// and starts their readers.
-func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.WaitGroup) (open, failed int, firstErr string) {
+// and starts their readers. failures counts the sockets that failed by failureKind.
+func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.WaitGroup) (open, failed int, firstErr string, failures map[string]int) {
+	failures = map[string]int{}
 	var mu sync.Mutex
 	sem := make(chan struct{}, cfg.dial)
 	var dialing sync.WaitGroup
@@ -221,6 +226,7 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 			defer mu.Unlock()
 			if err != nil {
 				failed += len(mine)
+				failures[failureKind(err)]++
 				if firstErr == "" {
 					firstErr = err.Error()
 				}
@@ -233,8 +239,24 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 		})
 	}
 	dialing.Wait()
-	return open, failed, firstErr
+	return open, failed, firstErr, failures
 }
+
+// closeStatus finds the close code in a client's error for a close frame received.
+var closeStatus = regexp.MustCompile(`status = (?:StatusCode\((\d+)\)|(\w+))`)
+
+// failureKind names why a socket failed to open, so that failures can be counted: the close
+// code the gateway sent ("closed 4408"), or the error without what differs from socket to
+// socket (addresses, ports).
+func failureKind(err error) string {
+	msg := err.Error()
+	if m := closeStatus.FindStringSubmatch(msg); m != nil {
+		return "closed " + m[1] + m[2]
+	}
+	return addrs.ReplaceAllString(msg, "ADDR")
+}
+
+var addrs = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+:\d+`)
 
 // Query is the operation every subscriber runs.
 const Query = `subscription Fanout { events { id wid eventType } }`
