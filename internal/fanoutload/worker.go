@@ -31,15 +31,17 @@ type workerConfig struct {
 	sockets   int
 	perSocket int
 	sse       bool
-	run       string
-	dial      int // sockets being opened at once
-	timeout   time.Duration
+	// initWithUpgrade sends connection_init with the upgrade request (initWithUpgrade).
+	initWithUpgrade bool
+	run             string
+	dial            int // sockets being opened at once
+	timeout         time.Duration
 }
 
 func (c *workerConfig) args() []string {
 	return []string{WorkerFlag,
 		"-gateway", c.gateway, "-sockets", strconv.Itoa(c.sockets), "-per-socket", strconv.Itoa(c.perSocket),
-		"-sse=" + strconv.FormatBool(c.sse), "-run", c.run, "-dial", strconv.Itoa(c.dial), "-timeout", c.timeout.String()}
+		"-sse=" + strconv.FormatBool(c.sse), "-init-with-upgrade=" + strconv.FormatBool(c.initWithUpgrade), "-run", c.run, "-dial", strconv.Itoa(c.dial), "-timeout", c.timeout.String()}
 }
 
 func parseWorker(args []string) (*workerConfig, error) {
@@ -49,6 +51,7 @@ func parseWorker(args []string) (*workerConfig, error) {
 	fs.IntVar(&c.sockets, "sockets", 0, "")
 	fs.IntVar(&c.perSocket, "per-socket", 1, "")
 	fs.BoolVar(&c.sse, "sse", false, "")
+	fs.BoolVar(&c.initWithUpgrade, "init-with-upgrade", false, "")
 	fs.StringVar(&c.run, "run", "", "")
 	fs.IntVar(&c.dial, "dial", 64, "")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "")
@@ -220,7 +223,7 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 			if cfg.sse {
 				err = openSSE(dctx, ctx, client, cfg.gateway, widPrefix(cfg.run), mine[0], readers)
 			} else {
-				err = openWS(dctx, ctx, cfg.gateway, widPrefix(cfg.run), mine, readers)
+				err = openWS(dctx, ctx, cfg.gateway, widPrefix(cfg.run), mine, readers, cfg.initWithUpgrade)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -240,6 +243,43 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 	}
 	dialing.Wait()
 	return open, failed, firstErr, failures
+}
+
+// initWithUpgradeClient dials connections that send connection_init in the same write as the
+// upgrade request, before its answer: in a reconnect storm, each such client's connection_init
+// has arrived by the time the gateway starts its init timer, so a 4408 for it is the gateway's
+// doing, not its own lateness (load processes that share the machine with the gateway answer
+// the upgrade late when it is busiest).
+var initWithUpgradeClient = &http.Client{Transport: &http.Transport{
+	DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &initAfterRequest{Conn: c}, nil
+	},
+	DisableCompression: true,
+}}
+
+// initFrame is connection_init as a client frame: text, final, masked with a zero key (which
+// leaves the payload as it is).
+var initFrame = append([]byte{0x81, 0x80 | byte(len(`{"type":"connection_init"}`)), 0, 0, 0, 0}, `{"type":"connection_init"}`...)
+
+// initAfterRequest appends connection_init to the first write, the upgrade request.
+type initAfterRequest struct {
+	net.Conn
+	sent bool
+}
+
+func (c *initAfterRequest) Write(b []byte) (int, error) {
+	if c.sent {
+		return c.Conn.Write(b)
+	}
+	c.sent = true
+	if _, err := c.Conn.Write(append(append([]byte(nil), b...), initFrame...)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // closeStatus finds the close code in a client's error for a close frame received.
@@ -329,9 +369,15 @@ func (r *result) record(s *sub, prefix string, at int64) {
 	}
 }
 
-func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup) error {
+// openWS opens a graphql-transport-ws socket carrying a subscription for each of mine, sending
+// connection_init right after the upgrade, or with it when initWithUpgrade is set.
+func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup, initWithUpgrade bool) error {
 	url := "ws" + strings.TrimPrefix(gateway, "http") + "/graphql"
-	conn, _, err := websocket.Dial(dctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
+	if initWithUpgrade {
+		opts.HTTPClient = initWithUpgradeClient
+	}
+	conn, _, err := websocket.Dial(dctx, url, opts)
 	if err != nil {
 		return err
 	}
@@ -339,9 +385,11 @@ func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, read
 		data, _ := json.Marshal(v)
 		return conn.Write(c, websocket.MessageText, data)
 	}
-	if err := send(dctx, map[string]any{"type": "connection_init"}); err != nil {
-		conn.CloseNow()
-		return err
+	if !initWithUpgrade {
+		if err := send(dctx, map[string]any{"type": "connection_init"}); err != nil {
+			conn.CloseNow()
+			return err
+		}
 	}
 	for {
 		_, data, err := conn.Read(dctx)
