@@ -232,8 +232,13 @@ func (s *wsSession) initTimedOut() {
 		s.mu.Unlock()
 		return
 	}
+	// Closing is decided under the lock firstInit takes: a connection_init read from now on is
+	// not acknowledged ahead of the close.
+	first := s.markClosed()
 	s.mu.Unlock()
-	s.close(closeInitTimeout, "Connection initialisation timeout")
+	if first {
+		s.sendClose(closeInitTimeout, "Connection initialisation timeout")
+	}
 }
 
 // after registers stop to be called when the session ends.
@@ -272,17 +277,22 @@ func (s *wsSession) pong(payload []byte) {
 	_ = s.c.Write(wsconn.AppendFrame(nil, ws.OpPong, payload))
 }
 
-// firstInit notes that connection_init arrived, and reports whether it is the first.
-func (s *wsSession) firstInit() bool {
+// firstInit notes that connection_init arrived, and reports whether it is the first, and
+// whether the session is closing (the init timeout may have ended it as it arrived): nothing
+// is answered then.
+func (s *wsSession) firstInit() (first, closing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return false, true
+	}
 	again := s.inited
 	s.inited = true
 	if s.initTimer != nil {
 		s.initTimer.Stop()
 		s.initTimer = nil // its memory goes with it: the connection may live for days
 	}
-	return !again
+	return !again, false
 }
 
 // authenticate vets connection_init's payload, raw, merged into the upgrade's headers, and
@@ -582,12 +592,25 @@ func (s *wsSession) frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []
 // operations; the reader reads on until the peer answers or the close times out.
 func (s *wsSession) close(code ws.StatusCode, reason string) {
 	s.mu.Lock()
+	first := s.markClosed()
+	s.mu.Unlock()
+	if first {
+		s.sendClose(code, reason)
+	}
+}
+
+// markClosed notes that the session is closing, and reports whether this call is the first to
+// say so; called with s.mu held. The caller that was first then calls sendClose.
+func (s *wsSession) markClosed() bool {
 	if s.closed {
-		s.mu.Unlock()
-		return
+		return false
 	}
 	s.closed = true
-	s.mu.Unlock()
+	return true
+}
+
+// sendClose drops what is still queued, sends the close frame and ends the operations.
+func (s *wsSession) sendClose(code ws.StatusCode, reason string) {
 	s.out.Close()
 	s.c.SendClose(code, reason)
 	s.cancel()
