@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var start, asJSON bool
 	var rate, redisURL, binary string
 	var env envList
-	fs.BoolVar(&start, "start", false, "build and start a gateway (embedded sandbox, REDIS_URL, AUTH_DISABLED) and measure its memory and CPU")
+	fs.BoolVar(&start, "start", false, "build and start a gateway (embedded sandbox, its demo caller, REDIS_URL) and measure its memory and CPU")
 	fs.StringVar(&binary, "gateway-bin", "", "with -start: run this gateway binary instead of building the module's")
 	fs.StringVar(&redisURL, "redis", "redis://127.0.0.1:6379", "with -start: the gateway's REDIS_URL; empty for its in-process event log")
 	fs.Var(&env, "gateway-env", "with -start: NAME=VALUE for the gateway's environment (repeatable), e.g. SUBSCRIBER_BUFFER=1024")
@@ -78,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Subscribers, "subscribers", 1000, "WebSockets (or SSE streams) to open")
 	fs.IntVar(&cfg.PerSocket, "per-socket", 1, "subscriptions on each WebSocket")
 	fs.BoolVar(&cfg.SSE, "sse", false, "subscribe over Server-Sent Events, one stream each")
+	fs.BoolVar(&cfg.InitWithUpgrade, "init-with-upgrade", false, "send connection_init with the upgrade request: in a storm, every 4408 is then one the gateway sent a client whose connection_init had arrived")
 	fs.IntVar(&cfg.PerWorker, "per-worker", 5000, "sockets per worker process at most (each is an open file; keep under the open-file limit)")
 	fs.StringVar(&rate, "rate", "2/s", "webhooks per second (\"2/s\" or \"2\")")
 	fs.DurationVar(&cfg.Duration, "duration", 60*time.Second, "how long to post webhooks")
@@ -154,7 +155,7 @@ func startGateway(ctx context.Context, binary, redisURL string, env []string, st
 	}
 	key := fmt.Sprintf("fanoutbench-%d", time.Now().UnixNano())
 	cmd := exec.Command(binary)
-	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "AUTH_DISABLED=true", "WEBHOOK_API_KEY="+key,
+	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "WEBHOOK_API_KEY="+key,
 		"REDIS_URL="+redisURL, "REDIS_KEY_PREFIX="+key+":")
 	for _, name := range []string{"ADVISOR_BASE_URL", "ADVISOR_ACCESS_TOKEN", "ADVISOR_BASIC_CREDENTIALS", "AUTH_JWKS_URL"} {
 		cmd.Env = append(cmd.Env, name+"=")

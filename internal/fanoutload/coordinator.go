@@ -34,7 +34,10 @@ type Config struct {
 	Subscribers int  // sockets (or SSE streams)
 	PerSocket   int  // subscriptions on each socket; SSE has one
 	SSE         bool // SSE streams instead of WebSockets
-	PerWorker   int  // sockets per worker process at most
+	// InitWithUpgrade has each WebSocket send connection_init with its upgrade request, so
+	// that it has arrived when the gateway's init timer starts.
+	InitWithUpgrade bool
+	PerWorker       int // sockets per worker process at most
 
 	Rate     float64       // webhooks per second
 	Duration time.Duration // how long to post at Rate
@@ -176,6 +179,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if w.ready.Failed > 0 && res.OpenError == "" {
 			res.OpenError = w.ready.Error
 		}
+		for why, n := range w.ready.Failures {
+			if res.OpenFailures == nil {
+				res.OpenFailures = map[string]int{}
+			}
+			res.OpenFailures[why] += n
+		}
 	}
 	res.Workers = len(workers)
 	res.OpenFailed = res.Subscriptions - res.Open
@@ -278,7 +287,7 @@ func startWorkers(ctx context.Context, cfg Config, run string) ([]*worker, error
 		if i < cfg.Subscribers%n {
 			share++
 		}
-		wc := workerConfig{gateway: cfg.Gateway, sockets: share, perSocket: cfg.PerSocket, sse: cfg.SSE, run: run, dial: cfg.Dial, timeout: cfg.Setup}
+		wc := workerConfig{gateway: cfg.Gateway, sockets: share, perSocket: cfg.PerSocket, sse: cfg.SSE, initWithUpgrade: cfg.InitWithUpgrade, run: run, dial: cfg.Dial, timeout: cfg.Setup}
 		p, err := cfg.Spawn(ctx, wc.args())
 		if err != nil {
 			return workers, fmt.Errorf("start a worker: %w", err)

@@ -15,18 +15,21 @@ import (
 
 // Result is one measurement's figures.
 type Result struct {
-	Mode          string  `json:"mode"`
-	Workers       int     `json:"workers"`
-	Sockets       int     `json:"sockets"`
-	PerSocket     int     `json:"perSocket"`
-	Subscriptions int     `json:"subscriptions"`
-	Open          int     `json:"open"`
-	OpenFailed    int     `json:"openFailed"`
-	OpenError     string  `json:"openError,omitempty"`
-	SetupSeconds  float64 `json:"setupSeconds"`
-	Rate          float64 `json:"rate"`
-	Duration      string  `json:"duration"`
-	Burst         int     `json:"burst,omitempty"`
+	Mode          string `json:"mode"`
+	Workers       int    `json:"workers"`
+	Sockets       int    `json:"sockets"`
+	PerSocket     int    `json:"perSocket"`
+	Subscriptions int    `json:"subscriptions"`
+	Open          int    `json:"open"`
+	OpenFailed    int    `json:"openFailed"`
+	OpenError     string `json:"openError,omitempty"`
+	// OpenFailures counts the sockets that failed to open by why: "closed 4408" is a client
+	// the gateway timed out before it read its connection_init.
+	OpenFailures map[string]int `json:"openFailures,omitempty"`
+	SetupSeconds float64        `json:"setupSeconds"`
+	Rate         float64        `json:"rate"`
+	Duration     string         `json:"duration"`
+	Burst        int            `json:"burst,omitempty"`
 
 	Sent   int `json:"sent"`   // webhooks posted
 	Stored int `json:"stored"` // of which the gateway answered 200
@@ -151,6 +154,7 @@ func (r *Result) Print(w io.Writer) {
 	row("subscriptions", "%d open of %d (%d sockets × %d, %d workers, %.1f s to open)", r.Open, r.Subscriptions, r.Sockets, r.PerSocket, r.Workers, r.SetupSeconds)
 	if r.OpenFailed > 0 {
 		row("  failed to open", "%d: %s", r.OpenFailed, r.OpenError)
+		row("  by why", "%v", r.OpenFailures)
 	}
 	row("load", "%s: %d sent in %.2f s, %d stored", load, r.Sent, r.PostSeconds, r.Stored)
 	if len(r.Refused) > 0 {

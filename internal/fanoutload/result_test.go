@@ -1,6 +1,7 @@
 package fanoutload
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -34,6 +35,28 @@ func TestCompute(t *testing.T) {
 			}
 			if r.LatencyMS.P50 != tc.p50 {
 				t.Errorf("got p50 %v ms, want %v", r.LatencyMS.P50, tc.p50)
+			}
+		})
+	}
+}
+
+// TestFailureKindCountsClosesByCode checks that sockets failing to open are counted by the
+// close code the gateway sent, as in issue 28: "541 of them, about 3%, closed `4408 Connection
+// initialisation timeout`", and other failures without what differs from socket to socket.
+func TestFailureKindCountsClosesByCode(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"an init timeout", errors.New(`connection_init: failed to read: received close frame: status = StatusCode(4408) and reason = "Connection initialisation timeout"`), "closed 4408"},
+		{"a named code", errors.New(`connection_init: failed to read: received close frame: status = StatusTryAgainLater and reason = ""`), "closed StatusTryAgainLater"},
+		{"a dial error", errors.New(`failed to WebSocket dial: dial tcp 127.0.0.1:41234: connect: connection refused`), "failed to WebSocket dial: dial tcp ADDR: connect: connection refused"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := failureKind(tc.err); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

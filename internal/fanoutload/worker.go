@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,15 +31,17 @@ type workerConfig struct {
 	sockets   int
 	perSocket int
 	sse       bool
-	run       string
-	dial      int // sockets being opened at once
-	timeout   time.Duration
+	// initWithUpgrade sends connection_init with the upgrade request (initWithUpgrade).
+	initWithUpgrade bool
+	run             string
+	dial            int // sockets being opened at once
+	timeout         time.Duration
 }
 
 func (c *workerConfig) args() []string {
 	return []string{WorkerFlag,
 		"-gateway", c.gateway, "-sockets", strconv.Itoa(c.sockets), "-per-socket", strconv.Itoa(c.perSocket),
-		"-sse=" + strconv.FormatBool(c.sse), "-run", c.run, "-dial", strconv.Itoa(c.dial), "-timeout", c.timeout.String()}
+		"-sse=" + strconv.FormatBool(c.sse), "-init-with-upgrade=" + strconv.FormatBool(c.initWithUpgrade), "-run", c.run, "-dial", strconv.Itoa(c.dial), "-timeout", c.timeout.String()}
 }
 
 func parseWorker(args []string) (*workerConfig, error) {
@@ -48,6 +51,7 @@ func parseWorker(args []string) (*workerConfig, error) {
 	fs.IntVar(&c.sockets, "sockets", 0, "")
 	fs.IntVar(&c.perSocket, "per-socket", 1, "")
 	fs.BoolVar(&c.sse, "sse", false, "")
+	fs.BoolVar(&c.initWithUpgrade, "init-with-upgrade", false, "")
 	fs.StringVar(&c.run, "run", "", "")
 	fs.IntVar(&c.dial, "dial", 64, "")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "")
@@ -70,6 +74,9 @@ type workerMsg struct {
 	Open   int    `json:"open,omitempty"`
 	Failed int    `json:"failed,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Failures counts the sockets that failed to open by why (failureKind): in a reconnect
+	// storm, how many the gateway closed 4408 is the figure that counts.
+	Failures map[string]int `json:"failures,omitempty"`
 	// Result: what every subscription received.
 	Subs []subResult `json:"subs,omitempty"`
 	// CPUSeconds is the worker's own user+system time so far, so that the coordinator can say
@@ -131,8 +138,8 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	var readers sync.WaitGroup
 	defer readers.Wait()
 	defer cancel() // runs before readers.Wait: the readers stop with ctx
-	open, failed, firstErr := openAll(ctx, cfg, subs, &readers)
-	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, CPUSeconds: OwnCPU()}); err != nil {
+	open, failed, firstErr, failures := openAll(ctx, cfg, subs, &readers)
+	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, Failures: failures, CPUSeconds: OwnCPU()}); err != nil {
 		return err
 	}
 	lines := bufio.NewScanner(stdin)
@@ -197,8 +204,9 @@ func waitFor(ctx context.Context, subs []*sub, n int, deadline time.Time) {
 }
 
 // openAll opens cfg.sockets sockets, dial at a time, each carrying perSocket subscriptions,
-// and starts their readers.
-func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.WaitGroup) (open, failed int, firstErr string) {
+// and starts their readers. failures counts the sockets that failed by failureKind.
+func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.WaitGroup) (open, failed int, firstErr string, failures map[string]int) {
+	failures = map[string]int{}
 	var mu sync.Mutex
 	sem := make(chan struct{}, cfg.dial)
 	var dialing sync.WaitGroup
@@ -215,12 +223,13 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 			if cfg.sse {
 				err = openSSE(dctx, ctx, client, cfg.gateway, widPrefix(cfg.run), mine[0], readers)
 			} else {
-				err = openWS(dctx, ctx, cfg.gateway, widPrefix(cfg.run), mine, readers)
+				err = openWS(dctx, ctx, cfg.gateway, widPrefix(cfg.run), mine, readers, cfg.initWithUpgrade)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				failed += len(mine)
+				failures[failureKind(err)]++
 				if firstErr == "" {
 					firstErr = err.Error()
 				}
@@ -233,8 +242,61 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 		})
 	}
 	dialing.Wait()
-	return open, failed, firstErr
+	return open, failed, firstErr, failures
 }
+
+// initWithUpgradeClient dials connections that send connection_init in the same write as the
+// upgrade request, before its answer: in a reconnect storm, each such client's connection_init
+// has arrived by the time the gateway starts its init timer, so a 4408 for it is the gateway's
+// doing, not its own lateness (load processes that share the machine with the gateway answer
+// the upgrade late when it is busiest).
+var initWithUpgradeClient = &http.Client{Transport: &http.Transport{
+	DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &initAfterRequest{Conn: c}, nil
+	},
+	DisableCompression: true,
+}}
+
+// initFrame is connection_init as a client frame: text, final, masked with a zero key (which
+// leaves the payload as it is).
+var initFrame = append([]byte{0x81, 0x80 | byte(len(`{"type":"connection_init"}`)), 0, 0, 0, 0}, `{"type":"connection_init"}`...)
+
+// initAfterRequest appends connection_init to the first write, the upgrade request.
+type initAfterRequest struct {
+	net.Conn
+	sent bool
+}
+
+func (c *initAfterRequest) Write(b []byte) (int, error) {
+	if c.sent {
+		return c.Conn.Write(b)
+	}
+	c.sent = true
+	if _, err := c.Conn.Write(append(append([]byte(nil), b...), initFrame...)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// closeStatus finds the close code in a client's error for a close frame received.
+var closeStatus = regexp.MustCompile(`status = (?:StatusCode\((\d+)\)|(\w+))`)
+
+// failureKind names why a socket failed to open, so that failures can be counted: the close
+// code the gateway sent ("closed 4408"), or the error without what differs from socket to
+// socket (addresses, ports).
+func failureKind(err error) string {
+	msg := err.Error()
+	if m := closeStatus.FindStringSubmatch(msg); m != nil {
+		return "closed " + m[1] + m[2]
+	}
+	return addrs.ReplaceAllString(msg, "ADDR")
+}
+
+var addrs = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+:\d+`)
 
 // Query is the operation every subscriber runs.
 const Query = `subscription Fanout { events { id wid eventType } }`
@@ -307,9 +369,15 @@ func (r *result) record(s *sub, prefix string, at int64) {
 	}
 }
 
-func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup) error {
+// openWS opens a graphql-transport-ws socket carrying a subscription for each of mine, sending
+// connection_init right after the upgrade, or with it when initWithUpgrade is set.
+func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup, initWithUpgrade bool) error {
 	url := "ws" + strings.TrimPrefix(gateway, "http") + "/graphql"
-	conn, _, err := websocket.Dial(dctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
+	if initWithUpgrade {
+		opts.HTTPClient = initWithUpgradeClient
+	}
+	conn, _, err := websocket.Dial(dctx, url, opts)
 	if err != nil {
 		return err
 	}
@@ -317,9 +385,11 @@ func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, read
 		data, _ := json.Marshal(v)
 		return conn.Write(c, websocket.MessageText, data)
 	}
-	if err := send(dctx, map[string]any{"type": "connection_init"}); err != nil {
-		conn.CloseNow()
-		return err
+	if !initWithUpgrade {
+		if err := send(dctx, map[string]any{"type": "connection_init"}); err != nil {
+			conn.CloseNow()
+			return err
+		}
 	}
 	for {
 		_, data, err := conn.Read(dctx)

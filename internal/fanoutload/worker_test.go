@@ -58,7 +58,7 @@ func TestWorkerReadsWhatEndsASubscription(t *testing.T) {
 	subs := []*sub{{}, {}, {}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var readers sync.WaitGroup
-	if err := openWS(ctx, ctx, srv.URL, prefix, subs, &readers); err != nil {
+	if err := openWS(ctx, ctx, srv.URL, prefix, subs, &readers, false); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -42,7 +42,11 @@ func (p transportWS) act(m wsMessage) {
 }
 
 func (p transportWS) init(m wsMessage) {
-	if !p.firstInit() {
+	first, closing := p.firstInit()
+	if closing {
+		return
+	}
+	if !first {
 		p.close(closeTooManyInits, "Too many initialisation requests")
 		return
 	}

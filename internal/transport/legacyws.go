@@ -35,7 +35,11 @@ func (p legacyWS) act(m wsMessage) {
 }
 
 func (p legacyWS) init(m wsMessage) {
-	if !p.firstInit() {
+	first, closing := p.firstInit()
+	if closing {
+		return
+	}
+	if !first {
 		p.send(wsMessage{Type: "connection_error", Payload: mustJSON(map[string]string{"message": "Too many initialisation requests"})})
 		return
 	}

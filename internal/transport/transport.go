@@ -98,6 +98,9 @@ type Config struct {
 	// MessageTimeout bounds how long a WebSocket message may take to arrive once it has begun
 	// to; 0 is the default, 10 s.
 	MessageTimeout time.Duration
+	// InitTimeout is how long a WebSocket client has to send connection_init before it is
+	// closed with 4408; 0 is the default, 3 s.
+	InitTimeout time.Duration
 	// BatchLimit is how many operations a POST may batch in an array; 0 refuses batches.
 	BatchLimit int
 	// PersistedMaxAge is how long a client may cache the answer to a query it named by id
@@ -114,6 +117,11 @@ type Config struct {
 	// operation. An error that says how HTTP answers it (a StatusError, 429) answers the
 	// request instead of the refusal. Nil counts none.
 	CountRefused func(context.Context) error
+
+	// beforeRead, when set, runs on each WebSocket session's reader before it reads anything,
+	// its init timer running: tests hold the reader there, as a gateway busy accepting
+	// thousands of other clients holds it from its turn.
+	beforeRead func()
 }
 
 // New returns the transports in the order gqlgen must try them: the first whose Supports
@@ -146,6 +154,7 @@ func (cfg Config) withDefaults() *Config {
 	}
 	cfg.WriteTimeout = cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout)
 	cfg.MessageTimeout = cmp.Or(cfg.MessageTimeout, defaultMessageTimeout)
+	cfg.InitTimeout = cmp.Or(cfg.InitTimeout, defaultInitTimeout)
 	if cfg.MaxOperationsPerSocket <= 0 {
 		cfg.MaxOperationsPerSocket = defaultMaxOperations
 	}

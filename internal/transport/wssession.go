@@ -29,8 +29,16 @@ const (
 	closeTryAgainLater  ws.StatusCode = 1013
 )
 
-// connectionInitTimeout is how long a WebSocket client has to send connection_init.
-const connectionInitTimeout = 3 * time.Second
+// defaultInitTimeout is how long a WebSocket client has to send connection_init when Config
+// sets no bound.
+const defaultInitTimeout = 3 * time.Second
+
+// maxInitRechecks bounds how often the init timer looks again at a client whose
+// connection_init may have arrived unread (initTimedOut), each a quarter of the timeout
+// apart: a reader that has not been given its turn in ten times the timeout has a gateway too
+// busy to serve it anyway, and a client that keeps its socket full without sending
+// connection_init is closed then.
+const maxInitRechecks = 40
 
 // defaultMaxOperations bounds the operations of one socket when Config sets no limit: each
 // holds a goroutine and buffers, and one socket once held 20,000.
@@ -86,7 +94,9 @@ type wsSession struct {
 	// keepAliveType is the type of the protocol's keep-alive message.
 	keepAliveType string
 	initTimer     *time.Timer // running until connection_init arrives
-	lastPing      int64       // when the last keep-alive ping went out (Unix nanoseconds)
+	// initRechecks counts the init timer's looks past the timeout (initTimedOut).
+	initRechecks uint8
+	lastPing     int64 // when the last keep-alive ping went out (Unix nanoseconds)
 	// stops undoes what waits on the connection: timers and context callbacks.
 	stops []func() bool
 }
@@ -132,20 +142,15 @@ type wsMessage struct {
 func (s *wsSession) serve(p wsProtocol) {
 	s.proto = p
 	defer s.end()
-	initTimer := time.AfterFunc(connectionInitTimeout, func() {
-		s.mu.Lock()
-		inited := s.inited
-		s.mu.Unlock()
-		if !inited {
-			s.close(closeInitTimeout, "Connection initialisation timeout")
-		}
-	})
 	s.mu.Lock()
-	s.initTimer = initTimer
+	s.initTimer = time.AfterFunc(s.t.cfg.InitTimeout, s.initTimedOut)
 	s.mu.Unlock()
 	s.after(context.AfterFunc(s.t.cfg.Streams.stopped, func() {
 		s.close(closeServiceRestart, "The gateway is restarting: reconnect")
 	}))
+	if s.t.cfg.beforeRead != nil {
+		s.t.cfg.beforeRead()
+	}
 	// The wait for the next message is made from here, this shallow, and the messages are read
 	// elsewhere, so that an idle connection's goroutine keeps the smallest stack.
 	for s.c.WaitIdle() == nil && s.readOnFreshStack() {
@@ -208,6 +213,34 @@ func (s *wsSession) readAvailable() bool {
 	}
 }
 
+// initTimedOut is the init timer's: a client that has sent nothing by the timeout is closed
+// 4408. The timer may fire before a connection_init that arrived in time has been read,
+// though: when thousands of clients reconnect at once, the readers they woke wait their turn
+// on the run queue while a timer's callback runs at once. So the timer closes only a
+// connection with nothing unread (socket.Conn.Unread); while something is, the reader is still
+// to act on what arrived, and the timer looks again a quarter of the timeout later, at most
+// maxInitRechecks times.
+func (s *wsSession) initTimedOut() {
+	s.mu.Lock()
+	if s.inited || s.initTimer == nil {
+		s.mu.Unlock()
+		return
+	}
+	if s.initRechecks < maxInitRechecks && s.c.Unread() {
+		s.initRechecks++
+		s.initTimer.Reset(s.t.cfg.InitTimeout / 4)
+		s.mu.Unlock()
+		return
+	}
+	// Closing is decided under the lock firstInit takes: a connection_init read from now on is
+	// not acknowledged ahead of the close.
+	first := s.markClosed()
+	s.mu.Unlock()
+	if first {
+		s.sendClose(closeInitTimeout, "Connection initialisation timeout")
+	}
+}
+
 // after registers stop to be called when the session ends.
 func (s *wsSession) after(stop func() bool) {
 	s.mu.Lock()
@@ -226,6 +259,7 @@ func (s *wsSession) end() {
 	}
 	if s.initTimer != nil {
 		s.initTimer.Stop()
+		s.initTimer = nil // a callback already running sees the session is over
 	}
 	s.mu.Unlock()
 	for _, stop := range stops {
@@ -243,17 +277,22 @@ func (s *wsSession) pong(payload []byte) {
 	_ = s.c.Write(wsconn.AppendFrame(nil, ws.OpPong, payload))
 }
 
-// firstInit notes that connection_init arrived, and reports whether it is the first.
-func (s *wsSession) firstInit() bool {
+// firstInit notes that connection_init arrived, and reports whether it is the first, and
+// whether the session is closing (the init timeout may have ended it as it arrived): nothing
+// is answered then.
+func (s *wsSession) firstInit() (first, closing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return false, true
+	}
 	again := s.inited
 	s.inited = true
 	if s.initTimer != nil {
 		s.initTimer.Stop()
 		s.initTimer = nil // its memory goes with it: the connection may live for days
 	}
-	return !again
+	return !again, false
 }
 
 // authenticate vets connection_init's payload, raw, merged into the upgrade's headers, and
@@ -553,12 +592,25 @@ func (s *wsSession) frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []
 // operations; the reader reads on until the peer answers or the close times out.
 func (s *wsSession) close(code ws.StatusCode, reason string) {
 	s.mu.Lock()
+	first := s.markClosed()
+	s.mu.Unlock()
+	if first {
+		s.sendClose(code, reason)
+	}
+}
+
+// markClosed notes that the session is closing, and reports whether this call is the first to
+// say so; called with s.mu held. The caller that was first then calls sendClose.
+func (s *wsSession) markClosed() bool {
 	if s.closed {
-		s.mu.Unlock()
-		return
+		return false
 	}
 	s.closed = true
-	s.mu.Unlock()
+	return true
+}
+
+// sendClose drops what is still queued, sends the close frame and ends the operations.
+func (s *wsSession) sendClose(code ws.StatusCode, reason string) {
 	s.out.Close()
 	s.c.SendClose(code, reason)
 	s.cancel()

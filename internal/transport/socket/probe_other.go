@@ -8,6 +8,8 @@ const canProbe = false
 
 func (c *Conn) probe(uintptr) bool { return true }
 
+func hasBytes(uintptr) bool { return false }
+
 // WriteNow writes nothing here: the caller waits for the socket.
 func (c *Conn) WriteNow([]byte) (int, error) { return 0, nil }
 

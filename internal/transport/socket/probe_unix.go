@@ -23,6 +23,13 @@ func (c *Conn) probe(fd uintptr) bool {
 	return true
 }
 
+// hasBytes peeks, without waiting, at whether the socket holds data to read.
+func hasBytes(fd uintptr) bool {
+	var b [1]byte
+	n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return err == nil && n > 0
+}
+
 // WriteNow writes as much of b as the socket takes without waiting, and reports how much;
 // called with the write lock held. Without the raw socket it writes nothing, and the caller waits.
 func (c *Conn) WriteNow(b []byte) (int, error) {

@@ -8,6 +8,7 @@ package socket
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,9 @@ type Conn struct {
 	readable func(fd uintptr) bool
 	// peeked is what the probe saw: data (or the end of the stream) to read.
 	peeked bool
+	// waiting is set while the reader waits in WaitReadable: what arrives is then unread
+	// only while it is in the socket (Unread).
+	waiting atomic.Bool
 
 	writeMu sync.Mutex
 	// The write in progress, for writable, made once like readable; guarded by writeMu.
@@ -67,12 +71,32 @@ func (c *Conn) WaitReadable() error {
 		return nil
 	}
 	c.peeked = false
-	for !c.peeked {
-		if err := c.raw.Read(c.readable); err != nil {
-			return err
-		}
+	c.waiting.Store(true)
+	var err error
+	for !c.peeked && err == nil {
+		err = c.raw.Read(c.readable)
 	}
-	return nil
+	c.waiting.Store(false)
+	return err
+}
+
+// Unread reports, from any goroutine, whether something may have arrived that the reader has
+// not read yet: bytes wait in the socket, or the reader is not waiting for the socket (it has
+// not begun to, or it is reading). A reader that waits on a busy process's run queue for its
+// turn looks so too, however long it has been woken. Without the readiness probe it reports
+// false: the reader's wait and its read are one, and nothing tells them apart.
+func (c *Conn) Unread() bool {
+	if c.raw == nil {
+		return false
+	}
+	if !c.waiting.Load() {
+		return true
+	}
+	has := false
+	if err := c.raw.Control(func(fd uintptr) { has = hasBytes(fd) }); err != nil {
+		return false // closed: nothing more will be read
+	}
+	return has
 }
 
 // LockWrite takes the write lock, which every write holds: nothing may come between the parts
