@@ -33,6 +33,11 @@ var intBounds = map[string]string{
 	// Pages of the service's lists.
 	"Query.topAccounts(page)":                                    "1 to 2^31−1: family.Service.TopAccounts refuses below 1, Int's own range above (gqlscalar.UnmarshalInt)",
 	"Query.topAccounts(limit)":                                   "1 to 100, the specification's \"Top account list page size\", checked by family.Service.TopAccounts",
+	"Query.topAccounts(first)":                                   "1 to 100, the specification's \"Top account list page size\", checked by cursor.Offsets.Parse",
+	"Query.topAccounts(last)":                                    "1 to 100, the specification's \"Top account list page size\", checked by cursor.Offsets.Parse",
+	"TopAccount.contactsConnection(first)":                       "1 to 1000 (family.MaxContactPage), checked by cursor.Offsets.Parse",
+	"TopAccount.contactsConnection(last)":                        "1 to 1000 (family.MaxContactPage), checked by cursor.Offsets.Parse",
+	"ContactConnection.totalCount":                               "a family's cards, which the service lists in one answer; gqlscalar.MarshalInt refuses a count beyond 32 bits",
 	"OffsetPageInfo.page":                                        "the page asked for (topAccounts(page), within 32 bits), which the service answers",
 	"OffsetPageInfo.limit":                                       "1 to 100, the specification's \"Top account list page size\", asked for by topAccounts(limit)",
 	"OffsetPageInfo.totalCount":                                  "a firm's top accounts, which no firm has 2^31 of; the specification sets no bound, so gqlscalar.MarshalInt refuses one beyond",
