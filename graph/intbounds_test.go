@@ -44,6 +44,8 @@ var intBounds = map[string]string{
 	"OffsetPageInfo.totalPages":                                  "at most totalCount; gqlscalar.MarshalInt refuses one beyond 32 bits",
 	"TopAccount.documents(first)":                                "1 to 1000, the specification's \"Document list page size\", checked by vault.Service.List",
 	"DocumentConnection.totalCount":                              "a top account's documents, which none has 2^31 of; the specification sets no bound, so gqlscalar.MarshalInt refuses one beyond",
+	"Query.eventHistory(first)":                                  "1 to eventhub.MaxRecent (1000), checked by eventhub.Hub.History",
+	"Query.eventHistory(last)":                                   "1 to eventhub.MaxRecent (1000), checked by eventhub.Hub.History",
 	"Query.recentEvents(last)":                                   "1 to eventhub.MaxRecent (1000), checked by eventhub.Hub.Recent",
 	"ClientProgressChanged.completionPercentage":                 "0 to 100, the specification's \"CompletionPercentage integer 0 to 100\", checked by advisorspec's percent rule when the webhook is received",
 	"DocumentStarted.documentProgressPercentage":                 "0 to 100, the specification's \"DocumentProgressPercentage | integer 0 to 100\", checked by advisorspec's percent rule",

@@ -488,6 +488,17 @@ type ComplexityRoot struct {
 		Type               func(childComplexity int) int
 	}
 
+	EventConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	EventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Fraction struct {
 		Denominator func(childComplexity int) int
 		Numerator   func(childComplexity int) int
@@ -569,6 +580,7 @@ type ComplexityRoot struct {
 		Contact          func(childComplexity int, wid string, id string) int
 		Document         func(childComplexity int, wid string, vaultID string) int
 		DocumentTaxonomy func(childComplexity int) int
+		EventHistory     func(childComplexity int, filter *event.Filter, first *int, after *string, last *int, before *string) int
 		Node             func(childComplexity int, id string) int
 		Nodes            func(childComplexity int, ids []string) int
 		RecentEvents     func(childComplexity int, filter *event.Filter, last *int) int
@@ -824,6 +836,7 @@ type QueryResolver interface {
 	Document(ctx context.Context, wid string, vaultID string) (*vault.Document, error)
 	DocumentTaxonomy(ctx context.Context) ([]*vault.DocumentCategoryOption, error)
 	RecentEvents(ctx context.Context, filter *event.Filter, last *int) ([]event.Event, error)
+	EventHistory(ctx context.Context, filter *event.Filter, first *int, after *string, last *int, before *string) (*event.Connection, error)
 	Node(ctx context.Context, id string) (nodeid.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]nodeid.Node, error)
 	TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountPage, error)
@@ -2733,6 +2746,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Entity.Type(childComplexity), true
 
+	case "EventConnection.edges":
+		if e.ComplexityRoot.EventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Edges(childComplexity), true
+	case "EventConnection.nodes":
+		if e.ComplexityRoot.EventConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Nodes(childComplexity), true
+	case "EventConnection.pageInfo":
+		if e.ComplexityRoot.EventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.PageInfo(childComplexity), true
+
+	case "EventEdge.cursor":
+		if e.ComplexityRoot.EventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Cursor(childComplexity), true
+	case "EventEdge.node":
+		if e.ComplexityRoot.EventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
+
 	case "Fraction.denominator":
 		if e.ComplexityRoot.Fraction.Denominator == nil {
 			break
@@ -3172,6 +3217,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.DocumentTaxonomy(childComplexity), true
+	case "Query.eventHistory":
+		if e.ComplexityRoot.Query.EventHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Query_eventHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EventHistory(childComplexity, args["filter"].(*event.Filter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -4249,7 +4305,7 @@ func fieldDoesIO(object, field string) bool {
 		}
 	case "Query":
 		switch field {
-		case "version", "bulkUpload", "viewer", "contact", "client", "document", "documentTaxonomy", "recentEvents", "node", "nodes", "topAccounts", "topAccount":
+		case "version", "bulkUpload", "viewer", "contact", "client", "document", "documentTaxonomy", "recentEvents", "eventHistory", "node", "nodes", "topAccounts", "topAccount":
 			return true
 		}
 	case "SourceDocument":
@@ -5433,6 +5489,28 @@ extend type Query {
   back at most 10,000 events.
   """
   recentEvents(filter: EventFilter, last: Int = 50): [Event!]!
+  """
+  The caller's firm's stored events matching ` + "`" + `filter` + "`" + `, oldest first, as a connection: ` + "`" + `last` + "`" + `
+  (1 to 1000) before the cursor ` + "`" + `before` + "`" + ` (by default the latest 50), or ` + "`" + `first` + "`" + ` (1 to 1000) after
+  the cursor ` + "`" + `after` + "`" + ` (from the oldest kept). An edge's cursor is its event's position in the
+  log; a page looks at most 10,000 events of all firms, as ` + "`" + `recentEvents` + "`" + ` does.
+  """
+  eventHistory(filter: EventFilter, first: Int, after: String, last: Int, before: String): EventConnection!
+}
+
+"A page of stored events."
+type EventConnection {
+  nodes: [Event!]!
+  "The page's events, each with its cursor."
+  edges: [EventEdge!]!
+  pageInfo: PageInfo!
+}
+
+"An event and its cursor."
+type EventEdge {
+  "Opaque: pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + ` of ` + "`" + `eventHistory` + "`" + `, as it is."
+  cursor: String!
+  node: Event!
 }
 
 type Subscription {
@@ -6652,6 +6730,28 @@ func (ec *executionContext) childFields_DocumentSubCategoryOption(ctx context.Co
 	return nil, fmt.Errorf("no field named %q was found under type DocumentSubCategoryOption", field.Name)
 }
 
+func (ec *executionContext) childFields_EventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_EventConnection_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_EventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_EventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_EventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_EventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Fraction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "numerator":
@@ -7611,6 +7711,52 @@ func (ec *executionContext) field_Query_document_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["vaultId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_eventHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*event.Filter, error) {
+			return ec.unmarshalOEventFilter2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -11053,6 +11199,82 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _EventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+}
+func (ec *executionContext) fieldContext_EventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+}
+func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+}
+func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *event.Edge) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Cursor)) + 2)
+	return (*gqlrun.String)(&obj.Cursor)
+}
+func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *event.Edge) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+}
+func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Fraction_numerator(ctx context.Context, field graphql.CollectedField, obj *family.Fraction) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + 20)
 	return (*gqlrun.BigInt)(&obj.Numerator)
@@ -12385,6 +12607,50 @@ func (ec *executionContext) fieldContext_Query_recentEvents(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_recentEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_eventHistory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EventHistory(ctx, fc.Args["filter"].(*event.Filter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *event.Connection) graphql.Marshaler {
+			return ec.marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_eventHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20240,6 +20506,107 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var eventConnectionImplementors = []string{"EventConnection"}
+
+func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *event.Connection) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, eventConnectionImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 15 + 6)
+			out.Values[i] = graphql.MarshalString("EventConnection")
+		case "nodes":
+			out.Values[i] = ec._EventConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._EventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventEdgeImplementors = []string{"EventEdge"}
+
+func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *event.Edge) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, eventEdgeImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 9 + 6)
+			out.Values[i] = graphql.MarshalString("EventEdge")
+		case "cursor":
+			out.Values[i] = ec._EventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var fractionImplementors = []string{"Fraction"}
 
 func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet, obj *family.Fraction) graphql.Marshaler {
@@ -21052,6 +21419,27 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_recentEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventHistory":
+			field := field
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventHistory(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(invalids, 1)
 				}
@@ -24254,6 +24642,68 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐConnection(ctx context.Context, sel ast.SelectionSet, v *event.Connection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Edge) graphql.Marshaler {
+	var ret graphql.Array
+	if ec.reachesIO(sel, "EventEdge") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx context.Context, sel ast.SelectionSet, v *event.Edge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx context.Context, v any) (event.EventGroup, error) {

@@ -29,6 +29,7 @@ const (
 	TopAccounts Kind = 1 // Query.topAccounts: the key is an offset
 	Documents   Kind = 2 // TopAccount.documents: the key is a vault id (the service's nextToken)
 	Contacts    Kind = 3 // TopAccount.contactsConnection: the key is an offset
+	Events      Kind = 4 // Query.eventHistory: the key is an event's id in the gateway's log
 )
 
 // String is the connection's field, as a message names it.
@@ -40,6 +41,8 @@ func (k Kind) String() string {
 		return "TopAccount.documents"
 	case Contacts:
 		return "TopAccount.contactsConnection"
+	case Events:
+		return "Query.eventHistory"
 	}
 	return "an unknown connection"
 }

@@ -375,3 +375,90 @@ func TestAnotherFirmsCursorIsRefused(t *testing.T) {
 		})
 	}
 }
+
+const eventHistoryQuery = `query($first: Int, $after: String, $last: Int, $before: String, $filter: EventFilter) {
+  eventHistory(first: $first, after: $after, last: $last, before: $before, filter: $filter) {
+    edges { cursor node { id: wid } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  }
+}`
+
+// "Connections everywhere a list pages ... and event history": eventHistory pages the stored
+// events forward and back, its cursors are the events' places in the log, and a cursor it did
+// not make is refused naming the argument.
+func TestEventHistoryPagesForwardAndBackWithCursors(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, false)
+	gw := newGateway(t, up, nil)
+	taSeed(t, up, 1)
+	var all []string
+	for i := range 7 {
+		wid := fmt.Sprintf("w-hist-%d", i)
+		gw.mustDeliver(t, progress(wid, 10*i))
+		all = append(all, wid)
+		gw.mustDeliver(t, progress("w-other", i)) // filtered out below
+	}
+	filter := map[string]any{"wids": all}
+	read := func(vars map[string]any) connPage {
+		vars["filter"] = filter
+		var got struct{ EventHistory connPage }
+		gw.post(t, eventHistoryQuery, vars).ok(t, &got)
+		return got.EventHistory
+	}
+	for _, size := range []int{1, 2, 3, 7, 1000} {
+		for _, back := range []bool{false, true} {
+			t.Run(fmt.Sprintf("size %d back %v", size, back), func(t *testing.T) {
+				ids, cursors := walk(t, read, size, back, 10)
+				if !slices.Equal(ids, all) {
+					t.Errorf("ids %v, want %v once each in order", ids, all)
+				}
+				_, other := walk(t, read, size, !back, 10)
+				if !slices.Equal(cursors, other) {
+					t.Errorf("cursors %v, then %v the other way; want the same", cursors, other)
+				}
+			})
+		}
+	}
+	t.Run("by default, the latest 50", func(t *testing.T) {
+		var got struct{ EventHistory connPage }
+		gw.post(t, `{ eventHistory { edges { cursor node { id: wid } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, nil).ok(t, &got)
+		if n := len(got.EventHistory.Edges); n != 14 || got.EventHistory.PageInfo.HasPreviousPage {
+			t.Errorf("%d events, pageInfo %+v; want all 14, none before", n, got.EventHistory.PageInfo)
+		}
+	})
+
+	taCursor := func() string {
+		var got struct {
+			TopAccounts struct{ Edges []struct{ Cursor string } }
+		}
+		gw.post(t, `{ topAccounts(first: 1) { edges { cursor } } }`, nil).ok(t, &got)
+		if len(got.TopAccounts.Edges) == 0 {
+			t.Fatal("no top account to take a cursor of")
+		}
+		return got.TopAccounts.Edges[0].Cursor
+	}()
+	first := read(map[string]any{"first": 1})
+	good := first.Edges[0].Cursor
+	tampered := []byte(good)
+	tampered[len(tampered)/2] ^= 'A' ^ 'B'
+	for _, tc := range []struct {
+		name        string
+		vars        map[string]any
+		field, want string
+	}{
+		{"a topAccounts cursor", map[string]any{"after": taCursor}, "after", "after is a cursor of Query.topAccounts, not of Query.eventHistory"},
+		{"a forged after", map[string]any{"after": "1700000000000-0"}, "after", "after is not a cursor the gateway made, or it was changed"},
+		{"a tampered before", map[string]any{"before": string(tampered)}, "before", "before is not a cursor the gateway made, or it was changed"},
+		{"an oversized after", map[string]any{"after": strings.Repeat("A", 2000)}, "after", "after is not a cursor: it is 2000 characters long"},
+		{"first beyond 1000", map[string]any{"first": 1001}, "first", "first must be from 1 to 1000, got 1001"},
+		{"last of zero", map[string]any{"last": 0}, "last", "last must be from 1 to 1000, got 0"},
+		{"first and last", map[string]any{"first": 1, "last": 1}, "last", "first and last can't be given together"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := gw.post(t, eventHistoryQuery, tc.vars).wantError(t, "BAD_USER_INPUT", "")
+			if e.Extensions["field"] != tc.field || !strings.HasPrefix(e.Message, tc.want) {
+				t.Errorf("got %q on %v, want %q on %s", e.Message, e.Extensions["field"], tc.want, tc.field)
+			}
+		})
+	}
+}
