@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/advisorhq/gateway/graph/generated"
+	"github.com/advisorhq/gateway/internal/cursor"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/vault"
 )
@@ -36,6 +37,11 @@ func (r *generatedDocumentResolver) Document(ctx context.Context, obj *event.Gen
 // RecentEvents is the resolver for the recentEvents field.
 func (r *queryResolver) RecentEvents(ctx context.Context, filter *event.Filter, last *int) ([]event.Event, error) {
 	return r.Hub.Recent(ctx, firmOf(ctx), filter, orDefault(last, 50))
+}
+
+// EventHistory is the resolver for the eventHistory field.
+func (r *queryResolver) EventHistory(ctx context.Context, filter *event.Filter, first *int, after *string, last *int, before *string) (*event.Connection, error) {
+	return r.Hub.History(ctx, firmOf(ctx), filter, cursor.Args{First: first, After: after, Last: last, Before: before})
 }
 
 // Document is the resolver for the document field.

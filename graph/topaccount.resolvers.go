@@ -10,6 +10,7 @@ import (
 
 	"github.com/advisorhq/gateway/graph/generated"
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/cursor"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/vault"
 )
@@ -25,8 +26,9 @@ func (r *mutationResolver) UpdateTopAccount(ctx context.Context, wid string, inp
 }
 
 // TopAccounts is the resolver for the topAccounts field.
-func (r *queryResolver) TopAccounts(ctx context.Context, page *int, limit *int) (*family.TopAccountPage, error) {
-	return r.Family.TopAccounts(ctx, orDefault(page, 1), orDefault(limit, advisorspec.DefaultTopPageLimit))
+func (r *queryResolver) TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountPage, error) {
+	return r.Family.TopAccountsPage(ctx, firmOf(ctx), orDefault(page, 1), orDefault(limit, advisorspec.DefaultTopPageLimit),
+		cursor.Args{First: first, After: after, Last: last, Before: before})
 }
 
 // TopAccount is the resolver for the topAccount field.
@@ -39,6 +41,12 @@ func (r *topAccountResolver) Contacts(ctx context.Context, obj *family.TopAccoun
 	return r.Family.Contacts(ctx, family.OfTopAccount(obj.WID), types)
 }
 
+// ContactsConnection is the resolver for the contactsConnection field.
+func (r *topAccountResolver) ContactsConnection(ctx context.Context, obj *family.TopAccount, types []family.ContactType, first *int, after *string, last *int, before *string) (*family.ContactConnection, error) {
+	return r.Family.ContactsConnection(ctx, firmOf(ctx), family.OfTopAccount(obj.WID), types,
+		cursor.Args{First: first, After: after, Last: last, Before: before})
+}
+
 // Contact is the resolver for the contact field.
 func (r *topAccountResolver) Contact(ctx context.Context, obj *family.TopAccount, id *string, externalID *string) (family.Contact, error) {
 	return r.Family.FindContact(ctx, family.OfTopAccount(obj.WID), id, externalID, reachesGraph(ctx))
@@ -46,7 +54,7 @@ func (r *topAccountResolver) Contact(ctx context.Context, obj *family.TopAccount
 
 // Documents is the resolver for the documents field.
 func (r *topAccountResolver) Documents(ctx context.Context, obj *family.TopAccount, first *int, after *string, tags []string) (*vault.DocumentConnection, error) {
-	return r.Vault.List(ctx, obj.WID, orDefault(first, advisorspec.DefaultDocLimit), after, tags)
+	return r.Vault.List(ctx, firmOf(ctx), obj.WID, orDefault(first, advisorspec.DefaultDocLimit), after, tags)
 }
 
 // Document is the resolver for the document field.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
+	"github.com/advisorhq/gateway/internal/cursor"
 	"github.com/advisorhq/gateway/internal/enumcase"
 	"github.com/advisorhq/gateway/internal/family"
 )
@@ -516,4 +517,27 @@ type DocumentPendingValidation struct {
 type DocumentCompleted struct {
 	Envelope
 	Progress
+}
+
+// Connection is a page of stored events, with the cursors of Query.eventHistory.
+type Connection struct {
+	Nodes    []Event
+	PageInfo cursor.PageInfo
+	// Scope is the list the page's cursors are bound to (the firm).
+	Scope string
+}
+
+// Edges are the page's events with their cursors, made only when a query selects them.
+func (c *Connection) Edges() []*Edge {
+	out := make([]*Edge, len(c.Nodes))
+	for i, e := range c.Nodes {
+		out[i] = &Edge{Cursor: cursor.Encode(cursor.Events, c.Scope, e.Header().ID), Node: e}
+	}
+	return out
+}
+
+// Edge is an event and its cursor.
+type Edge struct {
+	Cursor string
+	Node   Event
 }

@@ -38,7 +38,9 @@ func NewService(api API) *Service { return &Service{api: api} }
 
 // TopAccounts returns one page of top accounts. The page and limit are checked as the service
 // checks them, with its messages.
-func (s *Service) TopAccounts(ctx context.Context, page, limit int) (*TopAccountPage, error) {
+//
+// scope is the caller's firm, which the page's cursors are bound to.
+func (s *Service) TopAccounts(ctx context.Context, scope string, page, limit int) (*TopAccountPage, error) {
 	switch {
 	case page < 1:
 		return nil, apperr.Input("page", "page must be a positive integer")
@@ -51,11 +53,8 @@ func (s *Service) TopAccounts(ctx context.Context, page, limit int) (*TopAccount
 	if err != nil {
 		return nil, err
 	}
-	out := &TopAccountPage{Nodes: make([]*TopAccount, 0, len(p.TopAccounts)), PageInfo: OffsetPageInfo(p.Pagination)}
-	for _, t := range p.TopAccounts {
-		out.Nodes = append(out.Nodes, topAccountFrom(t))
-	}
-	return out, nil
+	start := (page - 1) * limit
+	return topAccountPage(p, start, start+len(p.TopAccounts), topAccountOffsets(scope)), nil
 }
 
 // TopAccount returns a top account, or nil when there is none.

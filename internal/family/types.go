@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/cursor"
 	"github.com/advisorhq/gateway/internal/nodeid"
 )
 
@@ -38,18 +39,63 @@ type TopAccount struct {
 // ID is the top account's global id (nodeid), made from its wid.
 func (t *TopAccount) ID() string { return nodeid.Encode(NodeTopAccount, t.WID) }
 
-// TopAccountPage is one page of top accounts.
+// TopAccountPage is one page of top accounts: a connection, numbered too.
 type TopAccountPage struct {
 	Nodes    []*TopAccount
 	PageInfo OffsetPageInfo
+	// offsets makes the cursors of the page, whose first item is at offset start.
+	offsets cursor.Offsets
+	start   int
 }
 
-// OffsetPageInfo says where a numbered page stands.
+// Edges are the page's top accounts with their cursors, made only when a query selects them.
+func (p *TopAccountPage) Edges() []*TopAccountEdge {
+	out := make([]*TopAccountEdge, len(p.Nodes))
+	for i, n := range p.Nodes {
+		out[i] = &TopAccountEdge{Cursor: p.offsets.Cursor(p.start + i), Node: n}
+	}
+	return out
+}
+
+// TopAccountEdge is a top account and its cursor.
+type TopAccountEdge struct {
+	Cursor string
+	Node   *TopAccount
+}
+
+// OffsetPageInfo says where a page stands, by cursors and by number.
 type OffsetPageInfo struct {
-	Page       int
-	Limit      int
+	// As cursor.PageInfo's, spelled out: the executor answers a struct's own fields in place.
+	HasNextPage, HasPreviousPage bool
+	StartCursor, EndCursor       *string
+	Page                         int
+	Limit                        int
+	TotalCount                   int
+	TotalPages                   int
+}
+
+// ContactConnection is one page of an owner's cards.
+type ContactConnection struct {
+	Nodes      []Contact
 	TotalCount int
-	TotalPages int
+	PageInfo   cursor.PageInfo
+	offsets    cursor.Offsets
+	start      int
+}
+
+// Edges are the page's cards with their cursors, made only when a query selects them.
+func (c *ContactConnection) Edges() []*ContactEdge {
+	out := make([]*ContactEdge, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = &ContactEdge{Cursor: c.offsets.Cursor(c.start + i), Node: n}
+	}
+	return out
+}
+
+// ContactEdge is a card and its cursor.
+type ContactEdge struct {
+	Cursor string
+	Node   Contact
 }
 
 // Client is a client of the v1 contact endpoints.

@@ -39,11 +39,15 @@ type docNode struct {
 
 // docConnection is a DocumentConnection as the gateway answers it.
 type docConnection struct {
-	Nodes      []docNode
+	Nodes []docNode
+	Edges []struct {
+		Cursor string
+		Node   struct{ VaultID string }
+	}
 	TotalCount int
 	PageInfo   struct {
-		EndCursor   *string
-		HasNextPage bool
+		EndCursor, StartCursor       *string
+		HasNextPage, HasPreviousPage bool
 	}
 }
 
@@ -153,8 +157,9 @@ const docPageQuery = `query($wid: ID!, $first: Int, $after: String, $tags: [Stri
   topAccount(wid: $wid) {
     documents(first: $first, after: $after, tags: $tags) {
       totalCount
-      pageInfo { endCursor hasNextPage }
+      pageInfo { endCursor hasNextPage startCursor hasPreviousPage }
       nodes { vaultId name tags }
+      edges { cursor node { vaultId } }
     }
   }
 }`
@@ -184,11 +189,27 @@ func docWalk(t *testing.T, gw *testGateway, wid string, first int, tags []string
 		for _, n := range c.Nodes {
 			ids = append(ids, n.VaultID)
 		}
+		// The cursor connections specification: "Edges must have a field named cursor", and
+		// endCursor/startCursor "must be the cursors corresponding to the last and first nodes
+		// in edges".
+		if len(c.Edges) != len(c.Nodes) {
+			t.Fatalf("page %d: %d edges, %d nodes, want as many", page, len(c.Edges), len(c.Nodes))
+		}
+		for i, e := range c.Edges {
+			if e.Node.VaultID != c.Nodes[i].VaultID || e.Cursor == "" || e.Cursor == e.Node.VaultID {
+				t.Errorf("page %d: edge %d is %q with cursor %q, want node %q with an opaque cursor", page, i, e.Node.VaultID, e.Cursor, c.Nodes[i].VaultID)
+			}
+		}
 		switch {
-		case len(c.Nodes) == 0 && c.PageInfo.EndCursor != nil:
-			t.Errorf("page %d: empty, but endCursor %q, want null", page, *c.PageInfo.EndCursor)
-		case len(c.Nodes) > 0 && (c.PageInfo.EndCursor == nil || *c.PageInfo.EndCursor != c.Nodes[len(c.Nodes)-1].VaultID):
-			t.Errorf("page %d: endCursor %v, want the last document's vaultId %q", page, c.PageInfo.EndCursor, c.Nodes[len(c.Nodes)-1].VaultID)
+		case len(c.Nodes) == 0 && (c.PageInfo.EndCursor != nil || c.PageInfo.StartCursor != nil):
+			t.Errorf("page %d: empty, but cursors %v and %v, want null", page, c.PageInfo.StartCursor, c.PageInfo.EndCursor)
+		case len(c.Nodes) > 0 && (c.PageInfo.EndCursor == nil || *c.PageInfo.EndCursor != c.Edges[len(c.Edges)-1].Cursor):
+			t.Errorf("page %d: endCursor %v, want the last edge's cursor %q", page, c.PageInfo.EndCursor, c.Edges[len(c.Edges)-1].Cursor)
+		case len(c.Nodes) > 0 && (c.PageInfo.StartCursor == nil || *c.PageInfo.StartCursor != c.Edges[0].Cursor):
+			t.Errorf("page %d: startCursor %v, want the first edge's cursor %q", page, c.PageInfo.StartCursor, c.Edges[0].Cursor)
+		}
+		if c.PageInfo.HasPreviousPage != (page > 0) {
+			t.Errorf("page %d: hasPreviousPage %v, want %v", page, c.PageInfo.HasPreviousPage, page > 0)
 		}
 		if !c.PageInfo.HasNextPage {
 			return ids, sizes
@@ -258,8 +279,8 @@ func TestDocumentsCursorStillPagesOnAfterItsDocumentIsDeleted(t *testing.T) {
 	var first docPage
 	gw.post(t, docPageQuery, map[string]any{"wid": wid, "first": 2}).ok(t, &first)
 	cursor := first.TopAccount.Documents.PageInfo.EndCursor
-	if cursor == nil || *cursor != all[1] {
-		t.Fatalf("endCursor %v, want %q", cursor, all[1])
+	if cursor == nil || len(first.TopAccount.Documents.Nodes) != 2 || first.TopAccount.Documents.Nodes[1].VaultID != all[1] {
+		t.Fatalf("endCursor %v after %+v, want a cursor after %q", cursor, first.TopAccount.Documents.Nodes, all[1])
 	}
 	gw.post(t, `mutation($wid: ID!, $id: ID!) { deleteDocument(wid: $wid, vaultId: $id) { vaultId } }`,
 		map[string]any{"wid": wid, "id": all[1]}).ok(t, nil)
@@ -339,7 +360,8 @@ func TestDocumentsArgumentErrors(t *testing.T) {
 		{"only blank tags", map[string]any{"tags": []string{" ", ""}}, "tags must contain at least one non-empty value", "tags", false},
 		{"a tag with a comma", map[string]any{"tags": []string{"current,reviewed"}}, `Tag names cannot contain commas: "current,reviewed"`, "tags", false},
 		{"an unknown tag", map[string]any{"tags": []string{"current", "no-such-tag"}}, "Unknown tags: no-such-tag", "", true},
-		{"a cursor naming no document", map[string]any{"after": "no-such-document"}, "Invalid after cursor: no document no-such-document in this top account", "", true},
+		// "Cursors are opaque": a vault id is no cursor, and the gateway says so before the service sees it.
+		{"a vault id as the cursor", map[string]any{"after": "no-such-document"}, "after is not a cursor the gateway made, or it was changed: pass a cursor of TopAccount.documents's edges or pageInfo as it was given", "after", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.vars["wid"] = wid

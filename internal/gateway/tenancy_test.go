@@ -298,6 +298,32 @@ func TestEventsReachOnlyTheFirmTheyBelongTo(t *testing.T) {
 			t.Errorf("recentEvents of firm %s: %v, want %v", name, wids, want[name])
 		}
 	}
+	// eventHistory too, and another firm's cursor reaches none of that firm's events.
+	cursors := map[string]string{}
+	for name, auth := range map[string]string{"A": tf.callerA, "B": tf.callerB} {
+		var got struct {
+			EventHistory struct {
+				Edges []struct {
+					Cursor string
+					Node   struct{ Wid string }
+				}
+			}
+		}
+		gw.postAs(t, auth, `{ eventHistory(last: 10) { edges { cursor node { wid } } } }`).ok(t, &got)
+		var wids []string
+		for _, e := range got.EventHistory.Edges {
+			wids = append(wids, e.Node.Wid)
+			cursors[name] = e.Cursor
+		}
+		if strings.Join(wids, ",") != strings.Join(want[name], ",") && strings.Join(wids, ",") != reverse(want[name]) {
+			t.Errorf("eventHistory of firm %s: %v, want %v", name, wids, want[name])
+		}
+	}
+	e := gw.postVars(t, tf.callerB, `query($c: String) { eventHistory(last: 10, before: $c) { edges { cursor } } }`,
+		map[string]any{"c": cursors["A"]}).wantError(t, "BAD_USER_INPUT", "")
+	if !strings.HasPrefix(e.Message, "before is a cursor of another list of Query.eventHistory") {
+		t.Errorf("firm B with firm A's cursor: %q, want it refused as another list's", e.Message)
+	}
 	// A key of neither firm is refused.
 	if status, _ := gw.deliver(t, "webhook-key-of-nobody-0123456789", body("x")); status != http.StatusUnauthorized {
 		t.Errorf("a delivery with an unknown key: %d, want 401", status)

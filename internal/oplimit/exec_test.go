@@ -27,6 +27,7 @@ type Query {
   books(limit: Int): [Book!]!
   shelf(id: ID!): Shelf
   shelves(first: Int = 10): ShelfPage!
+  shelfPages(page: Int = 1, limit: Int = 10, first: Int, after: String, last: Int, before: String): ShelfPage!
   item(id: ID!): Item
   items(ids: [ID!]!): [Item]
 }

@@ -267,17 +267,21 @@ func (w *walker) size(s selected, def *ast.FieldDefinition, pageSize int) (mult,
 		return 1, 0
 	}
 	list := def.Type.Elem != nil
-	for _, name := range sizeArguments {
-		if def.Arguments.ForName(name) == nil {
-			continue
-		}
-		n, ok := w.intArgument(s.field, def, name)
-		switch {
-		case !ok:
-		case list:
-			return min(max(n, 1), maxPage), 0
-		default:
-			return 1, min(max(n, 1), maxPage)
+	// A size the query gives counts before one a default gives: topAccounts(last: 50) pages 50,
+	// though its deprecated limit defaults to 20.
+	for _, given := range []bool{true, false} {
+		for _, name := range sizeArguments {
+			if def.Arguments.ForName(name) == nil || given && !w.gives(s.field, name) {
+				continue
+			}
+			n, ok := w.intArgument(s.field, def, name)
+			switch {
+			case !ok:
+			case list:
+				return min(max(n, 1), maxPage), 0
+			default:
+				return 1, min(max(n, 1), maxPage)
+			}
 		}
 	}
 	if !list {
@@ -303,6 +307,16 @@ func (w *walker) listSize(parent, field string) int {
 		return n
 	}
 	return max(w.sizes[""], 1)
+}
+
+// gives reports whether the query gives the field's argument name a value that is not null.
+func (w *walker) gives(f *ast.Field, name string) bool {
+	a := f.Arguments.ForName(name)
+	if a == nil {
+		return false
+	}
+	_, ok := w.intValue(a.Value)
+	return ok
 }
 
 // intArgument returns the value of a field's integer argument: the one given, from a variable

@@ -66,7 +66,10 @@ func Defaults() Limits {
 		ListSizes: map[string]int{
 			// A family's cards and the whole family graph: large families have dozens of
 			// cards and a hundred edges.
-			"contacts":                 50,
+			"contacts": 50,
+			// contactsConnection without first or last: every card, as contacts.
+			"ContactConnection.edges":  50,
+			"ContactConnection.nodes":  50,
 			"TopAccount.relationships": 100,
 			// One card's edges, in both directions.
 			"relationships": 10,

@@ -73,6 +73,12 @@ func TestStaticLimitsRefuseAnOperationBeforeAnyResolverRuns(t *testing.T) {
 		// shelves' default first is 10: 1 + 1 × (1 + 10 × 1).
 		{"a connection's default first", small(func(l *Limits) { l.Cost = 11 }), "{ shelves { nodes { name } } }", nil,
 			"The operation costs 12; at most 11 is allowed (GRAPHQL_MAX_COST)"},
+		// shelfPages(last: 30), whose deprecated limit defaults to 10, pages 30 (the cursor
+		// connections specification's "last: Non-negative integer", a page size): 1 + 1 × (1 + 30 × 1).
+		{"a connection's last counts before another size's default", small(func(l *Limits) { l.Cost = 31 }), "{ shelfPages(last: 30) { nodes { name } } }", nil,
+			"The operation costs 32; at most 31 is allowed (GRAPHQL_MAX_COST)"},
+		{"a connection's first counts before another size's default", small(func(l *Limits) { l.Cost = 31 }), "{ shelfPages(first: 30) { nodes { name } } }", nil,
+			"The operation costs 32; at most 31 is allowed (GRAPHQL_MAX_COST)"},
 		// Book.related is assumed 10 long: 1 + 2 × (1 + 10 × (1 + 10 × 1)).
 		{"recursion through lists costs what it returns", small(func(l *Limits) { l.Cost = 100 }),
 			"{ books(limit: 2) { related { related { title } } } }", nil,

@@ -61,7 +61,7 @@ func TestListedDocumentsFileStatusIsAskedOncePerDocument(t *testing.T) {
 			api := &slowAPI{docs: tc.docs}
 			svc := vault.NewService(api, tc.concurrency)
 			ctx := advisor.WithCache(context.Background())
-			page, err := svc.List(ctx, "w", advisorspec.MaxDocLimit, nil, nil)
+			page, err := svc.List(ctx, "firm", "w", advisorspec.MaxDocLimit, nil, nil)
 			if err != nil || len(page.Nodes) != tc.docs {
 				t.Fatalf("List: got %v, %v; want %d documents", page, err, tc.docs)
 			}
@@ -93,7 +93,7 @@ func TestFileStatusWithoutTheRequestsCacheFails(t *testing.T) {
 	t.Parallel()
 	api := &slowAPI{docs: 1}
 	svc := vault.NewService(api, 1)
-	page, err := svc.List(context.Background(), "w", 1, nil, nil)
+	page, err := svc.List(context.Background(), "firm", "w", 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/advisorhq/gateway/internal/advisor"
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/cursor"
 	"github.com/advisorhq/gateway/internal/enumcase"
 )
 
@@ -147,16 +148,22 @@ func (s *Service) processing(ctx context.Context, wid, vaultID string) (*Documen
 
 // List returns first documents after the cursor after, only those carrying any of tags when
 // tags are given.
-func (s *Service) List(ctx context.Context, wid string, first int, after *string, tags []string) (*DocumentConnection, error) {
+func (s *Service) List(ctx context.Context, firm, wid string, first int, after *string, tags []string) (*DocumentConnection, error) {
 	switch {
 	case first > advisorspec.MaxDocLimit:
 		return nil, apperr.Input("first", fmt.Sprintf("first can't be more than %d", advisorspec.MaxDocLimit))
 	case first < 1:
 		return nil, apperr.Input("first", fmt.Sprintf("first must be from 1 to %d", advisorspec.MaxDocLimit))
 	}
+	scope := firm + "\x00" + wid
 	q := advisorspec.DocumentQuery{Limit: first}
 	if after != nil {
-		q.NextToken = *after
+		// The service's nextToken is the vault id of the last document read.
+		token, err := cursor.Decode("after", cursor.Documents, scope, *after)
+		if err != nil {
+			return nil, err
+		}
+		q.NextToken = token
 	}
 	for _, t := range tags {
 		switch t = strings.TrimSpace(t); {
@@ -178,15 +185,19 @@ func (s *Service) List(ctx context.Context, wid string, first int, after *string
 	if err != nil {
 		return nil, err
 	}
-	out := &DocumentConnection{Nodes: []*Document{}, TotalCount: page.Pagination.TotalCount}
+	out := &DocumentConnection{Nodes: []*Document{}, TotalCount: page.Pagination.TotalCount, scope: scope}
 	for _, d := range page.Documents[:min(first, len(page.Documents))] {
 		out.Nodes = append(out.Nodes, documentFrom(d))
 	}
+	// A page read after a cursor has a document before it: the one the cursor names.
+	out.PageInfo.HasPreviousPage = after != nil
 	if n := len(out.Nodes); n > 0 {
-		out.PageInfo.EndCursor = &out.Nodes[n-1].VaultID
+		start := cursor.Encode(cursor.Documents, scope, out.Nodes[0].VaultID)
+		end := cursor.Encode(cursor.Documents, scope, out.Nodes[n-1].VaultID)
+		out.PageInfo.StartCursor, out.PageInfo.EndCursor = &start, &end
 		out.PageInfo.HasNextPage = len(page.Documents) > first
 		if first == advisorspec.MaxDocLimit && n == first {
-			more, err := s.api.Documents(ctx, wid, advisorspec.DocumentQuery{Limit: 1, NextToken: *out.PageInfo.EndCursor, Tags: q.Tags})
+			more, err := s.api.Documents(ctx, wid, advisorspec.DocumentQuery{Limit: 1, NextToken: out.Nodes[n-1].VaultID, Tags: q.Tags})
 			if err != nil {
 				return nil, err
 			}

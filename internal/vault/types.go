@@ -11,6 +11,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/apperr"
+	"github.com/advisorhq/gateway/internal/cursor"
 	"github.com/advisorhq/gateway/internal/enumcase"
 	"github.com/advisorhq/gateway/internal/nodeid"
 )
@@ -159,13 +160,24 @@ type fileInfo struct {
 type DocumentConnection struct {
 	Nodes      []*Document
 	TotalCount int
-	PageInfo   PageInfo
+	PageInfo   cursor.PageInfo
+	// scope is the list the page's cursors are bound to.
+	scope string
 }
 
-// PageInfo says whether a cursor-paged list goes on.
-type PageInfo struct {
-	EndCursor   *string
-	HasNextPage bool
+// Edges are the page's documents with their cursors, made only when a query selects them.
+func (c *DocumentConnection) Edges() []*DocumentEdge {
+	out := make([]*DocumentEdge, len(c.Nodes))
+	for i, d := range c.Nodes {
+		out[i] = &DocumentEdge{Cursor: cursor.Encode(cursor.Documents, c.scope, d.VaultID), Node: d}
+	}
+	return out
+}
+
+// DocumentEdge is a document and its cursor.
+type DocumentEdge struct {
+	Cursor string
+	Node   *Document
 }
 
 // DocumentPayload is a document after a change and, when the gateway did not upload the file,

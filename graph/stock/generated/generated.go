@@ -18,6 +18,7 @@ import (
 	"github.com/advisorhq/gateway/internal/advisorspec"
 	"github.com/advisorhq/gateway/internal/analysis"
 	"github.com/advisorhq/gateway/internal/assistant"
+	"github.com/advisorhq/gateway/internal/cursor"
 	"github.com/advisorhq/gateway/internal/event"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/gqlscalar"
@@ -339,6 +340,18 @@ type ComplexityRoot struct {
 		Wid                  func(childComplexity int) int
 	}
 
+	ContactConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ContactEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ContactRef struct {
 		Contact    func(childComplexity int) int
 		ExternalID func(childComplexity int) int
@@ -402,9 +415,15 @@ type ComplexityRoot struct {
 	}
 
 	DocumentConnection struct {
+		Edges      func(childComplexity int) int
 		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	DocumentEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	DocumentOwnerInfo struct {
@@ -468,6 +487,17 @@ type ComplexityRoot struct {
 		Type               func(childComplexity int) int
 	}
 
+	EventConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	EventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Fraction struct {
 		Denominator func(childComplexity int) int
 		Numerator   func(childComplexity int) int
@@ -518,10 +548,14 @@ type ComplexityRoot struct {
 	}
 
 	OffsetPageInfo struct {
-		Limit      func(childComplexity int) int
-		Page       func(childComplexity int) int
-		TotalCount func(childComplexity int) int
-		TotalPages func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		Limit           func(childComplexity int) int
+		Page            func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
+		TotalCount      func(childComplexity int) int
+		TotalPages      func(childComplexity int) int
 	}
 
 	Ownership struct {
@@ -533,8 +567,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Query struct {
@@ -543,11 +579,12 @@ type ComplexityRoot struct {
 		Contact          func(childComplexity int, wid string, id string) int
 		Document         func(childComplexity int, wid string, vaultID string) int
 		DocumentTaxonomy func(childComplexity int) int
+		EventHistory     func(childComplexity int, filter *event.Filter, first *int, after *string, last *int, before *string) int
 		Node             func(childComplexity int, id string) int
 		Nodes            func(childComplexity int, ids []string) int
 		RecentEvents     func(childComplexity int, filter *event.Filter, last *int) int
 		TopAccount       func(childComplexity int, wid string) int
-		TopAccounts      func(childComplexity int, page *int, limit *int) int
+		TopAccounts      func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Version          func(childComplexity int) int
 		Viewer           func(childComplexity int) int
 	}
@@ -631,18 +668,25 @@ type ComplexityRoot struct {
 	}
 
 	TopAccount struct {
-		Contact       func(childComplexity int, id *string, externalID *string) int
-		Contacts      func(childComplexity int, types []family.ContactType) int
-		Document      func(childComplexity int, vaultID string) int
-		Documents     func(childComplexity int, first *int, after *string, tags []string) int
-		ExternalID    func(childComplexity int) int
-		ID            func(childComplexity int) int
-		Name          func(childComplexity int) int
-		Relationships func(childComplexity int) int
-		WID           func(childComplexity int) int
+		Contact            func(childComplexity int, id *string, externalID *string) int
+		Contacts           func(childComplexity int, types []family.ContactType) int
+		ContactsConnection func(childComplexity int, types []family.ContactType, first *int, after *string, last *int, before *string) int
+		Document           func(childComplexity int, vaultID string) int
+		Documents          func(childComplexity int, first *int, after *string, tags []string) int
+		ExternalID         func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Name               func(childComplexity int) int
+		Relationships      func(childComplexity int) int
+		WID                func(childComplexity int) int
+	}
+
+	TopAccountEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	TopAccountPage struct {
+		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
 	}
@@ -791,9 +835,10 @@ type QueryResolver interface {
 	Document(ctx context.Context, wid string, vaultID string) (*vault.Document, error)
 	DocumentTaxonomy(ctx context.Context) ([]*vault.DocumentCategoryOption, error)
 	RecentEvents(ctx context.Context, filter *event.Filter, last *int) ([]event.Event, error)
+	EventHistory(ctx context.Context, filter *event.Filter, first *int, after *string, last *int, before *string) (*event.Connection, error)
 	Node(ctx context.Context, id string) (nodeid.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]nodeid.Node, error)
-	TopAccounts(ctx context.Context, page *int, limit *int) (*family.TopAccountPage, error)
+	TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountPage, error)
 	TopAccount(ctx context.Context, wid string) (*family.TopAccount, error)
 }
 type SourceDocumentResolver interface {
@@ -811,6 +856,7 @@ type TaxJobFailedResolver interface {
 }
 type TopAccountResolver interface {
 	Contacts(ctx context.Context, obj *family.TopAccount, types []family.ContactType) ([]family.Contact, error)
+	ContactsConnection(ctx context.Context, obj *family.TopAccount, types []family.ContactType, first *int, after *string, last *int, before *string) (*family.ContactConnection, error)
 	Contact(ctx context.Context, obj *family.TopAccount, id *string, externalID *string) (family.Contact, error)
 	Documents(ctx context.Context, obj *family.TopAccount, first *int, after *string, tags []string) (*vault.DocumentConnection, error)
 	Document(ctx context.Context, obj *family.TopAccount, vaultID string) (*vault.Document, error)
@@ -2106,6 +2152,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientProgressChanged.Wid(childComplexity), true
 
+	case "ContactConnection.edges":
+		if e.ComplexityRoot.ContactConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactConnection.Edges(childComplexity), true
+	case "ContactConnection.nodes":
+		if e.ComplexityRoot.ContactConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactConnection.Nodes(childComplexity), true
+	case "ContactConnection.pageInfo":
+		if e.ComplexityRoot.ContactConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactConnection.PageInfo(childComplexity), true
+	case "ContactConnection.totalCount":
+		if e.ComplexityRoot.ContactConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactConnection.TotalCount(childComplexity), true
+
+	case "ContactEdge.cursor":
+		if e.ComplexityRoot.ContactEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactEdge.Cursor(childComplexity), true
+	case "ContactEdge.node":
+		if e.ComplexityRoot.ContactEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactEdge.Node(childComplexity), true
+
 	case "ContactRef.contact":
 		if e.ComplexityRoot.ContactRef.Contact == nil {
 			break
@@ -2359,6 +2443,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DocumentCompleted.Wid(childComplexity), true
 
+	case "DocumentConnection.edges":
+		if e.ComplexityRoot.DocumentConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentConnection.Edges(childComplexity), true
 	case "DocumentConnection.nodes":
 		if e.ComplexityRoot.DocumentConnection.Nodes == nil {
 			break
@@ -2377,6 +2467,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DocumentConnection.TotalCount(childComplexity), true
+
+	case "DocumentEdge.cursor":
+		if e.ComplexityRoot.DocumentEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentEdge.Cursor(childComplexity), true
+	case "DocumentEdge.node":
+		if e.ComplexityRoot.DocumentEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DocumentEdge.Node(childComplexity), true
 
 	case "DocumentOwnerInfo.contactType":
 		if e.ComplexityRoot.DocumentOwnerInfo.ContactType == nil {
@@ -2641,6 +2744,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.Type(childComplexity), true
+
+	case "EventConnection.edges":
+		if e.ComplexityRoot.EventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Edges(childComplexity), true
+	case "EventConnection.nodes":
+		if e.ComplexityRoot.EventConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Nodes(childComplexity), true
+	case "EventConnection.pageInfo":
+		if e.ComplexityRoot.EventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.PageInfo(childComplexity), true
+
+	case "EventEdge.cursor":
+		if e.ComplexityRoot.EventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Cursor(childComplexity), true
+	case "EventEdge.node":
+		if e.ComplexityRoot.EventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
 	case "Fraction.denominator":
 		if e.ComplexityRoot.Fraction.Denominator == nil {
@@ -2926,6 +3061,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Name.Name(childComplexity), true
 
+	case "OffsetPageInfo.endCursor":
+		if e.ComplexityRoot.OffsetPageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.EndCursor(childComplexity), true
+	case "OffsetPageInfo.hasNextPage":
+		if e.ComplexityRoot.OffsetPageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.HasNextPage(childComplexity), true
+	case "OffsetPageInfo.hasPreviousPage":
+		if e.ComplexityRoot.OffsetPageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.HasPreviousPage(childComplexity), true
 	case "OffsetPageInfo.limit":
 		if e.ComplexityRoot.OffsetPageInfo.Limit == nil {
 			break
@@ -2938,6 +3091,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OffsetPageInfo.Page(childComplexity), true
+	case "OffsetPageInfo.startCursor":
+		if e.ComplexityRoot.OffsetPageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffsetPageInfo.StartCursor(childComplexity), true
 	case "OffsetPageInfo.totalCount":
 		if e.ComplexityRoot.OffsetPageInfo.TotalCount == nil {
 			break
@@ -2994,6 +3153,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Query.bulkUpload":
 		if e.ComplexityRoot.Query.BulkUpload == nil {
@@ -3045,6 +3216,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.DocumentTaxonomy(childComplexity), true
+	case "Query.eventHistory":
+		if e.ComplexityRoot.Query.EventHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Query_eventHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EventHistory(childComplexity, args["filter"].(*event.Filter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -3100,7 +3282,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.TopAccounts(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.TopAccounts(childComplexity, args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.version":
 		if e.ComplexityRoot.Query.Version == nil {
 			break
@@ -3478,6 +3660,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TopAccount.Contacts(childComplexity, args["types"].([]family.ContactType)), true
+	case "TopAccount.contactsConnection":
+		if e.ComplexityRoot.TopAccount.ContactsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_TopAccount_contactsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TopAccount.ContactsConnection(childComplexity, args["types"].([]family.ContactType), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "TopAccount.document":
 		if e.ComplexityRoot.TopAccount.Document == nil {
 			break
@@ -3531,6 +3724,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TopAccount.WID(childComplexity), true
 
+	case "TopAccountEdge.cursor":
+		if e.ComplexityRoot.TopAccountEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountEdge.Cursor(childComplexity), true
+	case "TopAccountEdge.node":
+		if e.ComplexityRoot.TopAccountEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountEdge.Node(childComplexity), true
+
+	case "TopAccountPage.edges":
+		if e.ComplexityRoot.TopAccountPage.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountPage.Edges(childComplexity), true
 	case "TopAccountPage.nodes":
 		if e.ComplexityRoot.TopAccountPage.Nodes == nil {
 			break
@@ -5010,16 +5222,30 @@ enum DocumentType {
 "A page of vault documents."
 type DocumentConnection {
   nodes: [Document!]!
+  "The page's documents, each with its cursor."
+  edges: [DocumentEdge!]!
   "How many documents match, on all pages."
   totalCount: Int!
   pageInfo: PageInfo!
+}
+
+"A vault document and its cursor."
+type DocumentEdge {
+  "Opaque: pass it as ` + "`" + `after` + "`" + ` of the same family's ` + "`" + `documents` + "`" + `, as it is."
+  cursor: String!
+  node: Document!
 }
 
 "Where a page stands in a list read with cursors."
 type PageInfo {
   "The cursor to pass as ` + "`" + `after` + "`" + ` for the next page; null on an empty page."
   endCursor: String
+  "Whether items follow the page's last."
   hasNextPage: Boolean!
+  "The cursor to pass as ` + "`" + `before` + "`" + ` for the page before, where the list has ` + "`" + `before` + "`" + `; null on an empty page."
+  startCursor: String
+  "Whether items come before the page's first (a page read with ` + "`" + `after` + "`" + ` has one: the item it names)."
+  hasPreviousPage: Boolean!
 }
 
 extend type Query {
@@ -5169,6 +5395,28 @@ extend type Query {
   back at most 10,000 events.
   """
   recentEvents(filter: EventFilter, last: Int = 50): [Event!]!
+  """
+  The caller's firm's stored events matching ` + "`" + `filter` + "`" + `, oldest first, as a connection: ` + "`" + `last` + "`" + `
+  (1 to 1000) before the cursor ` + "`" + `before` + "`" + ` (by default the latest 50), or ` + "`" + `first` + "`" + ` (1 to 1000) after
+  the cursor ` + "`" + `after` + "`" + ` (from the oldest kept). An edge's cursor is its event's position in the
+  log; a page looks at most 10,000 events of all firms, as ` + "`" + `recentEvents` + "`" + ` does.
+  """
+  eventHistory(filter: EventFilter, first: Int, after: String, last: Int, before: String): EventConnection!
+}
+
+"A page of stored events."
+type EventConnection {
+  nodes: [Event!]!
+  "The page's events, each with its cursor."
+  edges: [EventEdge!]!
+  pageInfo: PageInfo!
+}
+
+"An event and its cursor."
+type EventEdge {
+  "Opaque: pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + ` of ` + "`" + `eventHistory` + "`" + `, as it is."
+  cursor: String!
+  node: Event!
 }
 
 type Subscription {
@@ -5844,8 +6092,20 @@ type ReferralAddress {
 }
 `, BuiltIn: false},
 	{Name: "../../../schema/topaccount.graphqls", Input: `extend type Query {
-  "One page of the top accounts the gateway's credentials reach, oldest first."
-  topAccounts(page: Int = 1, limit: Int = 20): TopAccountPage!
+  """
+  The top accounts the gateway's credentials reach, oldest first, as a connection: ` + "`" + `first` + "`" + ` (1 to
+  100) after the cursor ` + "`" + `after` + "`" + `, or ` + "`" + `last` + "`" + ` (1 to 100) before the cursor ` + "`" + `before` + "`" + `; with none of
+  them, the numbered page ` + "`" + `page` + "`" + ` of ` + "`" + `limit` + "`" + ` (the way before cursors, kept until the changelog
+  retires it). ` + "`" + `page` + "`" + ` and ` + "`" + `limit` + "`" + ` can't be combined with the cursor arguments.
+  """
+  topAccounts(
+    page: Int = 1 @deprecated(reason: "Use ` + "`" + `first` + "`" + ` and ` + "`" + `after` + "`" + ` (a cursor of ` + "`" + `edges` + "`" + ` or ` + "`" + `pageInfo` + "`" + `).")
+    limit: Int = 20 @deprecated(reason: "Use ` + "`" + `first` + "`" + ` (or ` + "`" + `last` + "`" + `).")
+    first: Int
+    after: String
+    last: Int
+    before: String
+  ): TopAccountPage!
   "A top account by its wid; null when there is none."
   topAccount(wid: ID!): TopAccount
 }
@@ -5862,13 +6122,21 @@ type TopAccount implements Node {
   "The family's contact cards, oldest first; with ` + "`" + `types` + "`" + `, only cards of those types."
   contacts(types: [ContactType!]): [Contact!]!
   """
+  The family's contact cards as a connection, oldest first: ` + "`" + `first` + "`" + ` (1 to 1000) after the cursor
+  ` + "`" + `after` + "`" + `, or ` + "`" + `last` + "`" + ` (1 to 1000) before the cursor ` + "`" + `before` + "`" + `; with neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + `,
+  every card. With ` + "`" + `types` + "`" + `, only cards of those types. The service lists a family's cards in one
+  call, so every page costs that call (once per request, shared with ` + "`" + `contacts` + "`" + `).
+  """
+  contactsConnection(types: [ContactType!], first: Int, after: String, last: Int, before: String): ContactConnection!
+  """
   One contact card by its ` + "`" + `contactId` + "`" + ` (or its global ` + "`" + `id` + "`" + `) or by its ` + "`" + `externalId` + "`" + ` (give exactly
   one of the arguments ` + "`" + `id` + "`" + ` and ` + "`" + `externalId` + "`" + `); null when none matches.
   """
   contact(id: ID, externalId: String): Contact
   """
-  The family's vault documents, ` + "`" + `first` + "`" + ` (1 to 1000) at a time, after the cursor ` + "`" + `after` + "`" + ` (a
-  page's ` + "`" + `pageInfo.endCursor` + "`" + `). With ` + "`" + `tags` + "`" + `, only documents that carry any one of them; tag
+  The family's vault documents, ` + "`" + `first` + "`" + ` (1 to 1000) at a time, after the cursor ` + "`" + `after` + "`" + ` (an
+  edge's ` + "`" + `cursor` + "`" + ` or a page's ` + "`" + `pageInfo.endCursor` + "`" + `). The service pages documents forward only,
+  so there is no ` + "`" + `last` + "`" + ` or ` + "`" + `before` + "`" + `. With ` + "`" + `tags` + "`" + `, only documents that carry any one of them; tag
   names match case-insensitively.
   """
   documents(first: Int = 100, after: String, tags: [String!]): DocumentConnection!
@@ -5878,14 +6146,34 @@ type TopAccount implements Node {
   relationships: [Relationship!]!
 }
 
-"A page of top accounts."
+"A page of top accounts: a connection, whose numbered-page fields stay for ` + "`" + `page` + "`" + ` and ` + "`" + `limit` + "`" + `."
 type TopAccountPage {
   nodes: [TopAccount!]!
+  "The page's top accounts, each with its cursor."
+  edges: [TopAccountEdge!]!
   pageInfo: OffsetPageInfo!
 }
 
-"Where a numbered page stands among all the pages."
+"A top account and its cursor."
+type TopAccountEdge {
+  "Opaque: pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + ` of ` + "`" + `topAccounts` + "`" + `, as it is."
+  cursor: String!
+  node: TopAccount!
+}
+
+"""
+Where a page stands: by cursors (the fields of ` + "`" + `PageInfo` + "`" + `) and by number. A page read with
+cursors is numbered as if pages were as long as it was asked to be.
+"""
 type OffsetPageInfo {
+  "Whether items follow the page's last."
+  hasNextPage: Boolean!
+  "Whether items come before the page's first."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first item; null on an empty page."
+  startCursor: String
+  "The cursor of the page's last item; null on an empty page."
+  endCursor: String
   "The page number, from 1."
   page: Int!
   "The most items a page holds."
@@ -5894,6 +6182,23 @@ type OffsetPageInfo {
   totalCount: Int!
   "How many pages there are."
   totalPages: Int!
+}
+
+"A page of a family's contact cards."
+type ContactConnection {
+  nodes: [Contact!]!
+  "The page's cards, each with its cursor."
+  edges: [ContactEdge!]!
+  "How many cards match, on all pages."
+  totalCount: Int!
+  pageInfo: PageInfo!
+}
+
+"A contact card and its cursor."
+type ContactEdge {
+  "Opaque: pass it as ` + "`" + `after` + "`" + ` or ` + "`" + `before` + "`" + ` of the same family's ` + "`" + `contactsConnection` + "`" + `, as it is."
+  cursor: String!
+  node: Contact!
 }
 
 input CreateTopAccountInput {
@@ -6149,6 +6454,30 @@ func (ec *executionContext) childFields_ClientDetails(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type ClientDetails", field.Name)
 }
 
+func (ec *executionContext) childFields_ContactConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_ContactConnection_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_ContactConnection_edges(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ContactConnection_totalCount(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ContactConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContactConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ContactEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ContactEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ContactEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContactEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ContactRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "externalId":
@@ -6249,12 +6578,24 @@ func (ec *executionContext) childFields_DocumentConnection(ctx context.Context, 
 	switch field.Name {
 	case "nodes":
 		return ec.fieldContext_DocumentConnection_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_DocumentConnection_edges(ctx, field)
 	case "totalCount":
 		return ec.fieldContext_DocumentConnection_totalCount(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_DocumentConnection_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DocumentConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_DocumentEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_DocumentEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_DocumentEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DocumentEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_DocumentOwnerInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6295,6 +6636,28 @@ func (ec *executionContext) childFields_DocumentSubCategoryOption(ctx context.Co
 	return nil, fmt.Errorf("no field named %q was found under type DocumentSubCategoryOption", field.Name)
 }
 
+func (ec *executionContext) childFields_EventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_EventConnection_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_EventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_EventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_EventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_EventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Fraction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "numerator":
@@ -6331,6 +6694,14 @@ func (ec *executionContext) childFields_Name(ctx context.Context, field graphql.
 
 func (ec *executionContext) childFields_OffsetPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_OffsetPageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_OffsetPageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_OffsetPageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_OffsetPageInfo_endCursor(ctx, field)
 	case "page":
 		return ec.fieldContext_OffsetPageInfo_page(ctx, field)
 	case "limit":
@@ -6365,6 +6736,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
@@ -6463,6 +6838,8 @@ func (ec *executionContext) childFields_TopAccount(ctx context.Context, field gr
 		return ec.fieldContext_TopAccount_name(ctx, field)
 	case "contacts":
 		return ec.fieldContext_TopAccount_contacts(ctx, field)
+	case "contactsConnection":
+		return ec.fieldContext_TopAccount_contactsConnection(ctx, field)
 	case "contact":
 		return ec.fieldContext_TopAccount_contact(ctx, field)
 	case "documents":
@@ -6475,10 +6852,22 @@ func (ec *executionContext) childFields_TopAccount(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type TopAccount", field.Name)
 }
 
+func (ec *executionContext) childFields_TopAccountEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TopAccountEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TopAccountEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TopAccountEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_TopAccountPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "nodes":
 		return ec.fieldContext_TopAccountPage_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_TopAccountPage_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_TopAccountPage_pageInfo(ctx, field)
 	}
@@ -7231,6 +7620,52 @@ func (ec *executionContext) field_Query_document_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_eventHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*event.Filter, error) {
+			return ec.unmarshalOEventFilter2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7314,6 +7749,38 @@ func (ec *executionContext) field_Query_topAccounts_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
 	return args, nil
 }
 
@@ -7372,6 +7839,52 @@ func (ec *executionContext) field_TopAccount_contact_args(ctx context.Context, r
 		return nil, err
 	}
 	args["externalId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_TopAccount_contactsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]family.ContactType, error) {
+			return ec.unmarshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -12498,6 +13011,162 @@ func (ec *executionContext) fieldContext_ClientProgressChanged_completionPercent
 	return graphql.NewScalarFieldContext("ClientProgressChanged", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ContactConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []family.Contact) graphql.Marshaler {
+			return ec.marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContactConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContactConnection", field, false, false, errors.New("field of type Contact does not have child fields"))
+}
+
+func (ec *executionContext) _ContactConnection_edges(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*family.ContactEdge) graphql.Marshaler {
+			return ec.marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContactConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContactConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContactEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContactConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContactConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContactConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContactConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v cursor.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContactConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContactConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContactEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *family.ContactEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContactEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContactEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContactEdge_node(ctx context.Context, field graphql.CollectedField, obj *family.ContactEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v family.Contact) graphql.Marshaler {
+			return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContactEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContactEdge", field, false, false, errors.New("field of type Contact does not have child fields"))
+}
+
 func (ec *executionContext) _ContactRef_externalId(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13527,6 +14196,38 @@ func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _DocumentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*vault.DocumentEdge) graphql.Marshaler {
+			return ec.marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DocumentConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DocumentEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DocumentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13562,8 +14263,8 @@ func (ec *executionContext) _DocumentConnection_pageInfo(ctx context.Context, fi
 			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v vault.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v cursor.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13577,6 +14278,61 @@ func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DocumentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DocumentEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DocumentEdge_node(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DocumentEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *vault.Document) graphql.Marshaler {
+			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DocumentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DocumentEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Document(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14611,6 +15367,157 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Ownership(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []event.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*event.Edge) graphql.Marshaler {
+			return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v cursor.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *event.Edge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *event.Edge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v event.Event) graphql.Marshaler {
+			return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
 		},
 	}
 	return fc, nil
@@ -15740,6 +16647,98 @@ func (ec *executionContext) fieldContext_Name_name(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Name", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _OffsetPageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffsetPageInfo_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffsetPageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OffsetPageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffsetPageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffsetPageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OffsetPageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffsetPageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OffsetPageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OffsetPageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffsetPageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OffsetPageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffsetPageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _OffsetPageInfo_page(ctx context.Context, field graphql.CollectedField, obj *family.OffsetPageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15956,7 +16955,7 @@ func (ec *executionContext) fieldContext_Ownership_subowners(_ context.Context, 
 	return graphql.NewScalarFieldContext("Ownership", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *cursor.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15979,7 +16978,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *vault.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *cursor.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15999,6 +16998,52 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *cursor.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *cursor.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
@@ -16309,6 +17354,50 @@ func (ec *executionContext) fieldContext_Query_recentEvents(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_eventHistory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EventHistory(ctx, fc.Args["filter"].(*event.Filter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *event.Connection) graphql.Marshaler {
+			return ec.marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_eventHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16407,7 +17496,7 @@ func (ec *executionContext) _Query_topAccounts(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TopAccounts(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().TopAccounts(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *family.TopAccountPage) graphql.Marshaler {
@@ -18053,6 +19142,50 @@ func (ec *executionContext) fieldContext_TopAccount_contacts(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _TopAccount_contactsConnection(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TopAccount_contactsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.TopAccount().ContactsConnection(ctx, obj, fc.Args["types"].([]family.ContactType), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *family.ContactConnection) graphql.Marshaler {
+			return ec.marshalNContactConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TopAccount_contactsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopAccount",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContactConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_TopAccount_contactsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TopAccount_contact(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18217,6 +19350,61 @@ func (ec *executionContext) fieldContext_TopAccount_relationships(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _TopAccountEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TopAccountEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TopAccountEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TopAccountEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TopAccountEdge_node(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TopAccountEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *family.TopAccount) graphql.Marshaler {
+			return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TopAccountEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopAccountEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TopAccountPage_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18244,6 +19432,38 @@ func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TopAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TopAccountPage_edges(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TopAccountPage_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*family.TopAccountEdge) graphql.Marshaler {
+			return ec.marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TopAccountPage_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopAccountPage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopAccountEdge(ctx, field)
 		},
 	}
 	return fc, nil
@@ -24831,6 +26051,102 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 	return out
 }
 
+var contactConnectionImplementors = []string{"ContactConnection"}
+
+func (ec *executionContext) _ContactConnection(ctx context.Context, sel ast.SelectionSet, obj *family.ContactConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contactConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContactConnection")
+		case "nodes":
+			out.Values[i] = ec._ContactConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ContactConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ContactConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ContactConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contactEdgeImplementors = []string{"ContactEdge"}
+
+func (ec *executionContext) _ContactEdge(ctx context.Context, sel ast.SelectionSet, obj *family.ContactEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contactEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContactEdge")
+		case "cursor":
+			out.Values[i] = ec._ContactEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ContactEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var contactRefImplementors = []string{"ContactRef"}
 
 func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSet, obj *family.ContactRef) graphql.Marshaler {
@@ -25449,6 +26765,11 @@ func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.Sel
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "edges":
+			out.Values[i] = ec._DocumentConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "totalCount":
 			out.Values[i] = ec._DocumentConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -25456,6 +26777,49 @@ func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.Sel
 			}
 		case "pageInfo":
 			out.Values[i] = ec._DocumentConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var documentEdgeImplementors = []string{"DocumentEdge"}
+
+func (ec *executionContext) _DocumentEdge(ctx context.Context, sel ast.SelectionSet, obj *vault.DocumentEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, documentEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DocumentEdge")
+		case "cursor":
+			out.Values[i] = ec._DocumentEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._DocumentEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25869,6 +27233,97 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "ownership":
 			out.Values[i] = ec._Entity_ownership(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventConnectionImplementors = []string{"EventConnection"}
+
+func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *event.Connection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventConnection")
+		case "nodes":
+			out.Values[i] = ec._EventConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._EventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventEdgeImplementors = []string{"EventEdge"}
+
+func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *event.Edge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventEdge")
+		case "cursor":
+			out.Values[i] = ec._EventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EventEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26313,6 +27768,26 @@ func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.Selecti
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OffsetPageInfo")
+		case "hasNextPage":
+			out.Values[i] = ec._OffsetPageInfo_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._OffsetPageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._OffsetPageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._OffsetPageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "page":
 			out.Values[i] = ec._OffsetPageInfo_page(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26414,7 +27889,7 @@ func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet
 
 var pageInfoImplementors = []string{"PageInfo"}
 
-func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *vault.PageInfo) graphql.Marshaler {
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *cursor.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26431,6 +27906,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26639,6 +28124,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_recentEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventHistory(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -27456,6 +28963,44 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contactsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TopAccount_contactsConnection(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "contact":
 			field := field
 
@@ -27629,6 +29174,49 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var topAccountEdgeImplementors = []string{"TopAccountEdge"}
+
+func (ec *executionContext) _TopAccountEdge(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, topAccountEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TopAccountEdge")
+		case "cursor":
+			out.Values[i] = ec._TopAccountEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TopAccountEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var topAccountPageImplementors = []string{"TopAccountPage"}
 
 func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountPage) graphql.Marshaler {
@@ -27643,6 +29231,11 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("TopAccountPage")
 		case "nodes":
 			out.Values[i] = ec._TopAccountPage_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._TopAccountPage_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28868,6 +30461,42 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 	return ret
 }
 
+func (ec *executionContext) marshalNContactConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactConnection(ctx context.Context, sel ast.SelectionSet, v *family.ContactConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContactConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ContactEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx context.Context, sel ast.SelectionSet, v *family.ContactEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContactEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNContactInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactInput(ctx context.Context, v any) (family.ContactInput, error) {
 	res, err := ec.unmarshalInputContactInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -29078,6 +30707,32 @@ func (ec *executionContext) marshalNDocumentConnection2ᚖgithubᚗcomᚋadvisor
 	return ec._DocumentConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DocumentEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDocumentName2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentName(ctx context.Context, v any) (event.DocumentName, error) {
 	var res event.DocumentName
 	err := res.UnmarshalGQL(v)
@@ -29208,6 +30863,42 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐConnection(ctx context.Context, sel ast.SelectionSet, v *event.Connection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Edge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx context.Context, sel ast.SelectionSet, v *event.Edge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx context.Context, v any) (event.EventGroup, error) {
@@ -29424,7 +31115,7 @@ func (ec *executionContext) unmarshalNOwnershipInput2ᚖgithubᚗcomᚋadvisorhq
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v vault.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v cursor.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
 
@@ -29577,6 +31268,32 @@ func (ec *executionContext) marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgat
 		return graphql.Null
 	}
 	return ec._TopAccount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccountEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx context.Context, sel ast.SelectionSet, v *family.TopAccountEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TopAccountEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTopAccountPage2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountPage(ctx context.Context, sel ast.SelectionSet, v *family.TopAccountPage) graphql.Marshaler {
