@@ -59,6 +59,8 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 			"Subscriptions stream: open a WebSocket (graphql-transport-ws) or send Accept: text/event-stream (graphql-sse)")})
 		return
 	}
+	// The response ends with the request, so its field contexts may be allocated together.
+	ctx = gqlrun.WithContexts(ctx)
 	multipart := acceptsMultipart(r)
 	if !multipart {
 		ctx = gqlrun.WithDeferredPlaceholders(ctx) // merged below, fields in their places
