@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -88,8 +89,10 @@ func TestFieldSetWritesTheObject(t *testing.T) {
 				}
 				var buf bytes.Buffer
 				fs.MarshalGQL(&buf)
-				if buf.String() != tc.want {
-					t.Fatalf("got %s, want %s", buf.String(), tc.want)
+				var sb strings.Builder // any other writer
+				fs.MarshalGQL(&sb)
+				if buf.String() != tc.want || sb.String() != tc.want {
+					t.Fatalf("got %s and %s, want %s", buf.String(), sb.String(), tc.want)
 				}
 			}
 		})
