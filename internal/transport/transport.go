@@ -30,6 +30,7 @@ import (
 	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"github.com/advisorhq/gateway/internal/diskbudget"
+	"github.com/advisorhq/gateway/internal/gqlrun"
 	"github.com/advisorhq/gateway/internal/transport/fanout"
 )
 
@@ -114,6 +115,10 @@ type Config struct {
 	// operation. An error that says how HTTP answers it (a StatusError, 429) answers the
 	// request instead of the refusal. Nil counts none.
 	CountRefused func(context.Context) error
+
+	// plans keep what the executions of a document work out about its selection sets for
+	// the executions that follow (gqlrun.Plans); withDefaults makes them, one for the server.
+	plans *gqlrun.Plans
 }
 
 // New returns the transports in the order gqlgen must try them: the first whose Supports
@@ -150,5 +155,6 @@ func (cfg Config) withDefaults() *Config {
 		cfg.MaxOperationsPerSocket = defaultMaxOperations
 	}
 	cfg.BodyBounds = cfg.BodyBounds.withDefaults()
+	cfg.plans = &gqlrun.Plans{}
 	return &cfg
 }
