@@ -58,9 +58,14 @@ type ioPlan struct {
 	reaches bool
 }
 
-// maxPlans bounds the entries of each kind Plans keeps; when one is full it starts again,
-// which costs a few executions their planning, and lets what the dropped entries kept go.
-const maxPlans = 20000
+// Plans start again, which costs a few executions their planning and lets go of what the
+// dropped plans kept alive, when they know maxDocuments documents (as many as the gateway's
+// query cache keeps, so they keep alive at most as many as it does) or maxPlans selection sets
+// of one kind.
+const (
+	maxDocuments = 1000
+	maxPlans     = 20000
+)
 
 type plansKey struct{}
 
@@ -84,8 +89,9 @@ func (p *Plans) doc(doc *ast.QueryDocument) docPlan {
 	}
 	d = docPlan{repeats: mayRepeat(doc), fixed: !directivesTakeVariables(doc)}
 	p.mu.Lock()
-	if p.docs == nil || len(p.docs) >= maxPlans {
+	if p.docs == nil || len(p.docs) >= maxDocuments {
 		p.docs = map[*ast.QueryDocument]docPlan{}
+		p.fields, p.io = nil, nil
 	}
 	p.docs[doc] = d
 	p.mu.Unlock()
