@@ -45,6 +45,8 @@ type wireDecoder struct {
 	s     string // string(b)
 	i     int
 	slab  []string // backing of the *string fields, allocated a chunk at a time
+	lists []string // backing of the []string fields, likewise
+	list  []string // scratch: the list being read
 	depth int
 }
 
@@ -245,14 +247,14 @@ func (d *wireDecoder) strings(p *[]string) bool {
 	if !d.consume('[') {
 		return false
 	}
-	out := []string{}
+	d.list = d.list[:0]
 	if !d.consume(']') {
 		for {
 			s, ok := d.str()
 			if !ok {
 				return false
 			}
-			out = append(out, s)
+			d.list = append(d.list, s)
 			if d.consume(']') {
 				break
 			}
@@ -261,6 +263,18 @@ func (d *wireDecoder) strings(p *[]string) bool {
 			}
 		}
 	}
+	n := len(d.list)
+	if n == 0 {
+		*p = []string{} // empty, not nil, as encoding/json reads []
+		return true
+	}
+	if len(d.lists) < n {
+		d.lists = make([]string, max(n, 64))
+	}
+	// Capped at its length, so that an append to one list never writes over the next.
+	out := d.lists[:n:n]
+	d.lists = d.lists[n:]
+	copy(out, d.list)
 	*p = out
 	return true
 }

@@ -43,6 +43,7 @@ var decodeCases = []struct{ name, body string }{
 		{"id":"6","external_id":"k1","type":"Class","legal_name":"Kids","notes":"x","current_parties":{"is_distributed_evenly":false,"share_amount":"1/2","parties":[{"contact_id":"c1","distribution_percentage":25},{"contact_id":"t1","fraction":{"numerator":1,"denominator":3}}]}}
 	]}`},
 	{"an empty contact list", `{"contacts":[]}`},
+	{"a contact whose first reference list is empty", `{"contacts":[{"id":"1","testator":[],"executor":["a"]},{"id":"2","testator":["b","c"],"executor":[]}]}`},
 	{"a null contact list", `{"contacts":null}`},
 	{"a contact list with a null contact", `{"contacts":[null]}`},
 	{"a contact list with a contact that is no object", `{"contacts":[1]}`},

@@ -33,15 +33,20 @@ type delayed struct {
 // NewFieldSet is an object with the fields CollectFields gave for it.
 func NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	fs := &FieldSet{}
-	fs.init(written(fields))
+	fs.init(written(fields), nil)
 	return fs
 }
 
-func (m *FieldSet) init(fields []graphql.CollectedField) {
+// init gives m its fields, and values (zeroed, as many) for their values when they are more
+// than m holds itself; nil allocates them.
+func (m *FieldSet) init(fields []graphql.CollectedField, values []graphql.Marshaler) {
 	m.fields = fields
-	if len(fields) <= len(m.small) {
+	switch {
+	case len(fields) <= len(m.small):
 		m.Values = m.small[:len(fields)]
-	} else {
+	case values != nil:
+		m.Values = values
+	default:
 		m.Values = make([]graphql.Marshaler, len(fields))
 	}
 }
@@ -51,7 +56,8 @@ const maxChunk = 256
 
 // NewFieldSet is an object with the fields CollectFields gave for it. The execution's objects
 // are allocated in chunks, growing from 8 to maxChunk: a response's objects all live until it
-// is written, so one allocation may as well hold many.
+// is written, so one allocation may as well hold many. So are the values of objects with more
+// fields than a FieldSet holds itself.
 func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	s.mu.Lock()
 	if len(s.sets) == 0 {
@@ -62,11 +68,18 @@ func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	if s.sets = s.sets[1:]; len(s.sets) == 0 {
 		s.sets = nil
 	}
+	var values []graphql.Marshaler
+	if n := len(fields); n > len(fs.small) {
+		if len(s.values) < n {
+			s.values = make([]graphql.Marshaler, max(n, 8*s.chunk))
+		}
+		values, s.values = s.values[:n:n], s.values[n:]
+	}
 	s.mu.Unlock()
 	if s.repeats {
 		fields = written(fields)
 	}
-	fs.init(fields)
+	fs.init(fields, values)
 	return fs
 }
 
@@ -78,7 +91,7 @@ func (s *State) End() {
 	s.size.Store(0)
 	s.forwarded.Store(0)
 	s.mu.Lock()
-	s.sets, s.chunk = nil, 0
+	s.sets, s.chunk, s.values = nil, 0, nil
 	s.mu.Unlock()
 }
 
