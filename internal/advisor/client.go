@@ -245,7 +245,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(body, out); err != nil {
+	if err := decode(body, out); err != nil {
 		return apperr.Wrap(apperr.UpstreamUnavailable, "The Advisor service sent an answer the gateway cannot read",
 			fmt.Errorf("%s: decode the answer: %w", cl.op, err))
 	}

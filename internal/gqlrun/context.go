@@ -2,6 +2,7 @@ package gqlrun
 
 import (
 	"context"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -14,6 +15,9 @@ import (
 type fieldCtx struct {
 	context.Context // the parent field's
 	fc              graphql.FieldContext
+	// contexts is where the fields below this one take theirs from, if the response has a
+	// Contexts (WithContexts).
+	contexts *Contexts
 }
 
 // The key gqlgen keeps field contexts under is unexported (graphql.resolverCtx in v0.17.95):
@@ -29,13 +33,66 @@ func (c *fieldCtx) Value(key any) any {
 	if probe.Value(key) == any(probeFC) {
 		return &c.fc
 	}
+	if _, ok := key.(contextsKey); ok && c.contexts != nil {
+		return c.contexts
+	}
 	return c.Context.Value(key)
 }
 
-// WithField is graphql.WithFieldContext(ctx, &fc) in one allocation.
+// WithField is graphql.WithFieldContext(ctx, &fc) in one allocation, or in none when the
+// response has a Contexts.
 func WithField(ctx context.Context, fc graphql.FieldContext) context.Context {
-	c := &fieldCtx{Context: ctx, fc: fc}
+	contexts := contextsOf(ctx)
+	var c *fieldCtx
+	if contexts != nil {
+		c = contexts.take()
+	} else {
+		c = &fieldCtx{}
+	}
+	*c = fieldCtx{Context: ctx, fc: fc, contexts: contexts}
 	c.fc.Parent = graphql.GetFieldContext(ctx)
+	return c
+}
+
+// Contexts allocates the field contexts of one response in chunks, growing from 8 to
+// maxChunk: a family query makes nearly 3,000 of them, which all live until the response is
+// written, so one allocation may as well hold many. It is safe for the goroutines of
+// concurrent fields. A chunk lives as long as any context in it: give a Contexts to a response
+// that ends (a query or mutation over HTTP), never to a subscription, whose idle socket would
+// keep the rest of its last event's chunk and all that the contexts in it point to.
+type Contexts struct {
+	mu    sync.Mutex
+	free  []fieldCtx
+	chunk int
+}
+
+type contextsKey struct{}
+
+// WithContexts has the field contexts of the response resolved within ctx allocated together.
+func WithContexts(ctx context.Context) context.Context {
+	return context.WithValue(ctx, contextsKey{}, &Contexts{})
+}
+
+// contextsOf is the Contexts of ctx: its parent field's, without a search, when it has one.
+func contextsOf(ctx context.Context) *Contexts {
+	if p, ok := ctx.(*fieldCtx); ok {
+		return p.contexts
+	}
+	c, _ := ctx.Value(contextsKey{}).(*Contexts)
+	return c
+}
+
+func (cs *Contexts) take() *fieldCtx {
+	cs.mu.Lock()
+	if len(cs.free) == 0 {
+		cs.chunk = min(max(2*cs.chunk, 8), maxChunk)
+		cs.free = make([]fieldCtx, cs.chunk)
+	}
+	c := &cs.free[0]
+	if cs.free = cs.free[1:]; len(cs.free) == 0 {
+		cs.free = nil
+	}
+	cs.mu.Unlock()
 	return c
 }
 
@@ -49,6 +106,7 @@ type Element struct {
 // Context is ctx with the field context of element i, whose value is result.
 func (e *Element) Context(ctx context.Context, i int, result any) context.Context {
 	e.index = i
-	e.ctx = fieldCtx{Context: ctx, fc: graphql.FieldContext{Index: &e.index, Result: result, Parent: graphql.GetFieldContext(ctx)}}
+	e.ctx = fieldCtx{Context: ctx, fc: graphql.FieldContext{Index: &e.index, Result: result, Parent: graphql.GetFieldContext(ctx)},
+		contexts: contextsOf(ctx)}
 	return &e.ctx
 }

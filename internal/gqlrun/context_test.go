@@ -33,6 +33,14 @@ func TestGqlgenReadsTheFieldContextsWeMake(t *testing.T) {
 			index: -1,
 		},
 		{
+			name: "WithField under WithContexts",
+			make: func() context.Context {
+				return WithField(WithContexts(ctx), graphql.FieldContext{Object: "Person", IsMethod: true})
+			},
+			want:  graphql.FieldContext{Object: "Person", IsMethod: true, Parent: parent},
+			index: -1,
+		},
+		{
 			name: "Element.Context",
 			make: func() context.Context {
 				var e Element
@@ -69,4 +77,37 @@ func describe(fc *graphql.FieldContext) string {
 		return "none"
 	}
 	return fc.Object
+}
+
+// A response's field contexts are allocated a chunk at a time once it has a Contexts, through
+// elements of lists and fields of fields alike (issue 28: "at most 4,000 allocations per
+// query", of which the family query's field contexts were nearly 3,000).
+func TestFieldContextsOfAResponseAreAllocatedInChunks(t *testing.T) {
+	parent := graphql.WithFieldContext(context.Background(), &graphql.FieldContext{Object: "TopAccount"})
+	const fields = 1000
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		max  float64
+	}{
+		{"without Contexts, one a field", parent, fields},
+		{"with Contexts, one a chunk", WithContexts(parent), 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			elements := make([]Element, fields)
+			allocs := testing.AllocsPerRun(5, func() {
+				ctx := tc.ctx
+				for i := range fields {
+					child := WithField(ctx, graphql.FieldContext{Object: "Contact"})
+					if graphql.GetFieldContext(child).Object != "Contact" {
+						t.Fatal("the field context made is not the one gqlgen finds")
+					}
+					ctx = elements[i].Context(child, i, nil)
+				}
+			})
+			if allocs > tc.max {
+				t.Errorf("%d fields made %.0f allocations, want at most %.0f", fields, allocs, tc.max)
+			}
+		})
+	}
 }

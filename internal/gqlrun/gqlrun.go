@@ -51,6 +51,9 @@ type State struct {
 	// sets is what is left of the chunk NewFieldSet allocates from, chunk its size.
 	sets  []FieldSet
 	chunk int
+	// values is what is left of the chunk the values of objects of many fields (more than
+	// FieldSet.small holds) are taken from.
+	values []graphql.Marshaler
 	// Begin sets these for each response.
 	guard        Guard
 	placeholders bool
@@ -58,6 +61,10 @@ type State struct {
 	// mayRepeat), of doc, the operation's document.
 	repeats bool
 	doc     *ast.QueryDocument
+	// plans, when the execution has them (WithPlans), keep what Fields and ReachesIO work out
+	// for later executions; fixed says whether Fields' may be kept (see Plans).
+	plans   *Plans
+	fixed   bool
 	done    <-chan struct{}
 	stopped atomic.Bool
 	// size adds up the charges, of which the guard has seen forwarded.
@@ -83,10 +90,17 @@ func key(sel ast.SelectionSet, on string) selection {
 func (s *State) Begin(ctx context.Context) {
 	s.guard = GuardOf(ctx)
 	s.placeholders, _ = ctx.Value(placeholdersKey{}).(bool)
+	s.plans = plansOf(ctx)
 	if !graphql.HasOperationContext(ctx) {
-		s.repeats, s.doc = true, nil
+		s.repeats, s.doc, s.fixed = true, nil, false
 	} else if doc := graphql.GetOperationContext(ctx).Doc; doc != s.doc || doc == nil {
-		s.repeats, s.doc = doc == nil || mayRepeat(doc), doc
+		if s.plans != nil && doc != nil {
+			d := s.plans.doc(doc)
+			s.repeats, s.fixed = d.repeats, d.fixed
+		} else {
+			s.repeats, s.fixed = doc == nil || mayRepeat(doc), false
+		}
+		s.doc = doc
 	}
 	s.done = ctx.Done()
 	s.stopped.Store(false)
@@ -153,7 +167,16 @@ func (s *State) Fields(op *graphql.OperationContext, sel ast.SelectionSet, imple
 	if ok {
 		return fields
 	}
-	fields = graphql.CollectFields(op, sel, implementors)
+	shared := s.plans != nil && s.fixed && op != nil && op.Doc == s.doc
+	if shared {
+		fields, ok = s.plans.getFields(sel, implementors[0])
+	}
+	if !ok {
+		fields = graphql.CollectFields(op, sel, implementors)
+		if shared {
+			s.plans.putFields(sel, implementors[0], fields)
+		}
+	}
 	s.mu.Lock()
 	if s.fields == nil {
 		s.fields = make(map[selection][]graphql.CollectedField)
@@ -175,7 +198,15 @@ func (s *State) ReachesIO(schema *ast.Schema, sel ast.SelectionSet, typ string, 
 	if ok {
 		return reaches
 	}
-	reaches = reachesIO(schema, sel, typ, doesIO)
+	if s.plans != nil {
+		reaches, ok = s.plans.getIO(sel, typ)
+	}
+	if !ok {
+		reaches = reachesIO(schema, sel, typ, doesIO)
+		if s.plans != nil {
+			s.plans.putIO(sel, typ, reaches)
+		}
+	}
 	s.mu.Lock()
 	if s.io == nil {
 		s.io = make(map[selection]bool)

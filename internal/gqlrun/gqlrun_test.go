@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -88,8 +89,10 @@ func TestFieldSetWritesTheObject(t *testing.T) {
 				}
 				var buf bytes.Buffer
 				fs.MarshalGQL(&buf)
-				if buf.String() != tc.want {
-					t.Fatalf("got %s, want %s", buf.String(), tc.want)
+				var sb strings.Builder // any other writer
+				fs.MarshalGQL(&sb)
+				if buf.String() != tc.want || sb.String() != tc.want {
+					t.Fatalf("got %s and %s, want %s", buf.String(), sb.String(), tc.want)
 				}
 			}
 		})
@@ -194,5 +197,31 @@ func TestChargesReachTheGuardInSteps(t *testing.T) {
 	st.End()
 	if g.charged != chargeStep+105 || st.Size() != 0 {
 		t.Fatalf("the guard saw %d bytes, want %d; the state keeps %d, want 0", g.charged, chargeStep+105, st.Size())
+	}
+}
+
+// Objects of many fields take their values from one chunk, each its own part of it.
+func TestFieldSetsOfManyFieldsKeepTheirValuesApart(t *testing.T) {
+	var fields []graphql.CollectedField
+	for _, a := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		fields = append(fields, graphql.CollectedField{Field: &ast.Field{Alias: a, Name: a}})
+	}
+	var state State
+	state.Begin(context.Background())
+	sets := []*FieldSet{state.NewFieldSet(fields), state.NewFieldSet(fields), state.NewFieldSet(fields[:7])}
+	for n, fs := range sets {
+		for i := range fs.Values {
+			fs.Values[i] = graphql.MarshalString(strings.Repeat("x", n+1))
+		}
+	}
+	for n, fs := range sets {
+		var buf bytes.Buffer
+		fs.MarshalGQL(&buf)
+		if want := strings.Repeat("x", n+1); strings.Count(buf.String(), `"`+want+`"`) != len(fs.Values) {
+			t.Errorf("object %d: %s, want every value %q", n, buf.String(), want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(10, func() { state.NewFieldSet(fields) }); allocs > 0.5 {
+		t.Errorf("an object of 8 fields made %.1f allocations, want none but a chunk's now and then", allocs)
 	}
 }

@@ -117,8 +117,16 @@ func writeInt(w io.Writer, v int64) {
 	io.WriteString(w, strconv.FormatInt(v, 10))
 }
 
-// writeQuoted is gqlgen's writeQuotedString: the same escapes, so the same bytes.
+// writeQuoted is gqlgen's writeQuotedString: the same escapes, so the same bytes. Most
+// strings need none, and go to the executor's bytes.Buffer in one piece.
 func writeQuoted(w io.Writer, s string) {
+	if b, ok := w.(*bytes.Buffer); ok && !needsEscape(s) {
+		b.Grow(len(s) + 2)
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	const hex = "0123456789ABCDEF"
 	start := 0
 	io.WriteString(w, `"`)
@@ -147,4 +155,16 @@ func writeQuoted(w io.Writer, s string) {
 	}
 	io.WriteString(w, s[start:])
 	io.WriteString(w, `"`)
+}
+
+// needsEscape reports whether writeQuoted escapes a byte of s: a control character, a quote or
+// a backslash. Bytes of multi-byte characters (and invalid UTF-8) are all 0x80 or above and
+// are written as they are.
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return true
+		}
+	}
+	return false
 }

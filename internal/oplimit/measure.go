@@ -42,9 +42,15 @@ func parse(l Limits, query string) (*ast.QueryDocument, *gqlerror.Error) {
 // measure measures the operation named operation of doc, which it does not change. It returns
 // no measures when there is no such operation: gqlgen refuses it.
 func measure(schema *ast.Schema, l Limits, doc *ast.QueryDocument, operation string, vars map[string]any) *measures {
+	m, _ := measureOnce(schema, l, doc, operation, vars)
+	return m
+}
+
+// measureOnce is measure, and whether its measures hold for any variables: none sized a list.
+func measureOnce(schema *ast.Schema, l Limits, doc *ast.QueryDocument, operation string, vars map[string]any) (*measures, bool) {
 	op := doc.Operations.ForName(operation)
 	if op == nil {
-		return nil
+		return nil, true
 	}
 	w := &walker{schema: schema, doc: doc, sizes: l.ListSizes, vars: vars, op: op, work: unlimitedWork}
 	if l.Cost > 0 && l.Cost < (unlimitedWork-1000)/2 {
@@ -71,7 +77,7 @@ func measure(schema *ast.Schema, l Limits, doc *ast.QueryDocument, operation str
 		m.cost = add(m.cost, w.cost(w.collect([]source{{set: f.SelectionSet, parent: f.TypeCondition}}), 0, 0, false))
 	}
 	m.unfinished = w.work < 0
-	return m
+	return m, !w.readVars
 }
 
 // countTokens counts the tokens as gqlgen's parser does: comments count, the end does not. A
@@ -117,6 +123,9 @@ type walker struct {
 
 	// work is how many more selections the walker may visit; below zero it has stopped.
 	work int
+	// readVars says whether a variable sized a list: if none did, the measures are the
+	// document's, whatever the variables.
+	readVars bool
 
 	depth, aliases int
 }
@@ -368,6 +377,7 @@ func (w *walker) intValue(v *ast.Value) (int, bool) {
 		n, err := strconv.Atoi(v.Raw)
 		return n, err == nil
 	case ast.Variable:
+		w.readVars = true
 		if raw, ok := w.vars[v.Raw]; ok {
 			return jsonInt(raw)
 		}

@@ -10,6 +10,7 @@ package oplimit
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -102,7 +103,35 @@ type Extension struct {
 	schema *ast.Schema
 	// docs keeps the documents of the operations measured lately, by their text: clients send
 	// the same few again and again, and parsing one costs more than measuring it.
-	docs *lru.LRU[*ast.QueryDocument]
+	docs *lru.LRU[*document]
+}
+
+// document is a parsed document and the measures of its operations that no variable sized:
+// those are measured once, not on every request.
+type document struct {
+	doc      *ast.QueryDocument
+	mu       sync.Mutex
+	measured map[string]*measures // by operation name
+}
+
+// measure is measure's answer for the operation of d named operation.
+func (d *document) measure(schema *ast.Schema, l Limits, operation string, vars map[string]any) *measures {
+	d.mu.Lock()
+	m, ok := d.measured[operation]
+	d.mu.Unlock()
+	if ok {
+		return m
+	}
+	m, always := measureOnce(schema, l, d.doc, operation, vars)
+	if always {
+		d.mu.Lock()
+		if d.measured == nil {
+			d.measured = map[string]*measures{}
+		}
+		d.measured[operation] = m
+		d.mu.Unlock()
+	}
+	return m
 }
 
 // cachedDocuments is how many documents Extension keeps parsed, as many as gqlgen's own
@@ -121,7 +150,7 @@ func New(l Limits) *Extension {
 	if l.ListSizes == nil {
 		l.ListSizes = Defaults().ListSizes
 	}
-	return &Extension{limits: l, docs: lru.New[*ast.QueryDocument](cachedDocuments)}
+	return &Extension{limits: l, docs: lru.New[*document](cachedDocuments)}
 }
 
 // ExtensionName names the extension in gqlgen's stats.
@@ -141,15 +170,16 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	if p.Query == "" {
 		return nil
 	}
-	doc, ok := e.docs.Get(ctx, p.Query)
+	d, ok := e.docs.Get(ctx, p.Query)
 	if !ok {
-		var err *gqlerror.Error
-		if doc, err = parse(e.limits, p.Query); err != nil || doc == nil {
+		doc, err := parse(e.limits, p.Query)
+		if err != nil || doc == nil {
 			return err
 		}
-		e.docs.Add(ctx, p.Query, doc)
+		d = &document{doc: doc}
+		e.docs.Add(ctx, p.Query, d)
 	}
-	m := measure(e.schema, e.limits, doc, p.OperationName, p.Variables)
+	m := d.measure(e.schema, e.limits, p.OperationName, p.Variables)
 	if m == nil {
 		return nil
 	}

@@ -245,3 +245,50 @@ func TestAKeptDocumentIsMeasuredWithEachRequestsVariables(t *testing.T) {
 		}
 	}
 }
+
+// An operation no variable sizes costs the same on every request, so it is measured once per
+// kept document, and a refusal stays word for word the same; one a variable sizes is measured
+// each time (above).
+func TestAnOperationNoVariableSizesIsMeasuredOnce(t *testing.T) {
+	t.Parallel()
+	e := New(Limits{Cost: 3})
+	lib := newLibrary(t)
+	if err := e.Validate(&graphql.ExecutableSchemaMock{SchemaFunc: func() *ast.Schema { return lib.schema }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query  string
+		once   bool
+		refuse string
+	}{
+		{`query A($n: Int) { books(limit: 2) { title } } query B($n: Int) { books(limit: $n) { title } }`, true, ""},
+		{`query { books { title author } }`, true, "The operation costs 11; at most 3 is allowed (GRAPHQL_MAX_COST)"},
+	} {
+		var messages []string
+		for range 3 {
+			p := &graphql.RawParams{Query: tc.query, Variables: map[string]any{"n": 1}}
+			if strings.HasPrefix(tc.query, "query A") {
+				p.OperationName = "A"
+			}
+			err := e.MutateOperationParameters(context.Background(), p)
+			messages = append(messages, fmt.Sprint(err))
+		}
+		if messages[0] != messages[1] || messages[1] != messages[2] {
+			t.Errorf("%s: %q, want the same answer each time", tc.query, messages)
+		}
+		if tc.refuse != "" && !strings.Contains(messages[0], tc.refuse) {
+			t.Errorf("%s: %q, want %q", tc.query, messages[0], tc.refuse)
+		}
+		d, _ := e.docs.Get(context.Background(), tc.query)
+		_, kept := d.measured[""]
+		if _, a := d.measured["A"]; a {
+			kept = true
+		}
+		if kept != tc.once {
+			t.Errorf("%s: measures kept %v, want %v", tc.query, kept, tc.once)
+		}
+		if _, b := d.measured["B"]; b {
+			t.Errorf("%s: the measures of B, which a variable sizes, were kept", tc.query)
+		}
+	}
+}

@@ -19,7 +19,7 @@ import (
 // HTTP specifies, whichever transport read the parameters (a JSON body, a query string, a
 // multipart form), so that the same request gets the same status from each. A query named by
 // id over GET may be cached by its client for persistedMaxAge.
-func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, persistedMaxAge time.Duration) {
+func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, persistedMaxAge time.Duration, plans *gqlrun.Plans) {
 	media := responseMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media+"; charset=utf-8")
 	// A request that cannot be executed: application/json says so in the body with 200,
@@ -59,6 +59,9 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 			"Subscriptions stream: open a WebSocket (graphql-transport-ws) or send Accept: text/event-stream (graphql-sse)")})
 		return
 	}
+	// The response ends with the request, so its field contexts may be allocated together;
+	// what planning it works out is kept for the requests that send the same document.
+	ctx = gqlrun.WithPlans(gqlrun.WithContexts(ctx), plans)
 	multipart := acceptsMultipart(r)
 	if !multipart {
 		ctx = gqlrun.WithDeferredPlaceholders(ctx) // merged below, fields in their places

@@ -65,9 +65,13 @@ func appendMember(b []byte, name string, v any) []byte {
 // unchangedByEncoder reports whether encoding/json would write data, a valid JSON value, as it
 // is: none of <, >, & or U+2028 and U+2029, which it escapes, and no whitespace between
 // tokens. It runs over every response, so it looks for bytes with bytes.IndexByte, which is
-// many times faster than a loop over them, and jumps over strings, where whitespace is fine.
+// many times faster than a loop over them. A valid JSON string holds no raw tab or line
+// break, so any of them is whitespace between tokens. A space can be in a string (a name),
+// and usually is: whitespace between tokens always has a punctuation mark ({}[]:,) or an end
+// of data beside it (two values are never next to each other in valid JSON), so a space with
+// neither beside it is in a string; only when one is in doubt is data walked string by string.
 func unchangedByEncoder(data []byte) bool {
-	for _, c := range []byte("<>&") {
+	for _, c := range []byte("<>&\t\n\r") {
 		if bytes.IndexByte(data, c) >= 0 {
 			return false
 		}
@@ -76,12 +80,40 @@ func unchangedByEncoder(data []byte) bool {
 	if bytes.IndexByte(data, 0xE2) >= 0 && (bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029"))) {
 		return false
 	}
+	for i := 0; ; {
+		s := bytes.IndexByte(data[i:], ' ')
+		if s < 0 {
+			return true
+		}
+		start := i + s
+		end := start + 1
+		for end < len(data) && data[end] == ' ' {
+			end++
+		}
+		if start == 0 || end == len(data) || isPunctuation(data[start-1]) || isPunctuation(data[end]) {
+			return noSpaceBetweenTokens(data)
+		}
+		i = end
+	}
+}
+
+func isPunctuation(c byte) bool {
+	switch c {
+	case '{', '}', '[', ']', ':', ',':
+		return true
+	}
+	return false
+}
+
+// noSpaceBetweenTokens reports whether every space in data, a valid JSON value without tabs
+// or line breaks, is inside a string, by jumping from string to string.
+func noSpaceBetweenTokens(data []byte) bool {
 	for i := 0; i < len(data); {
 		q := bytes.IndexByte(data[i:], '"')
 		if q < 0 {
-			return !bytes.ContainsAny(data[i:], " \t\n\r")
+			return bytes.IndexByte(data[i:], ' ') < 0
 		}
-		if bytes.ContainsAny(data[i:i+q], " \t\n\r") {
+		if bytes.IndexByte(data[i:i+q], ' ') >= 0 {
 			return false
 		}
 		end, ok := stringEnd(data, i+q+1)

@@ -31,6 +31,12 @@ func TestWriteResponseWritesWhatTheEncoderWrites(t *testing.T) {
 		{"whitespace after a string that ends in escaped backslashes", &graphql.Response{Data: json.RawMessage(`{"a":"x\\\\", "b":1}`)}, false},
 		{"an escaped quote, then whitespace in the same string", &graphql.Response{Data: json.RawMessage(`{"a":"x\" y","b":[1,2]}`)}, true},
 		{"whitespace after the last string", &graphql.Response{Data: json.RawMessage(`{"a":"x","b":[1, 2]}`)}, false},
+		{"a space beside a comma inside a string", &graphql.Response{Data: json.RawMessage(`{"a":"Lee, Ann","b":"[ x ]: y {"}`)}, true},
+		{"spaces inside strings only, far from any mark", &graphql.Response{Data: json.RawMessage(`{"a":"Person 0","b":["x  y"]}`)}, true},
+		{"a space before a colon", &graphql.Response{Data: json.RawMessage(`{"a" :1}`)}, false},
+		{"a space after the data", &graphql.Response{Data: json.RawMessage(`{"a":"b c"} `)}, false},
+		{"a space before the data", &graphql.Response{Data: json.RawMessage(` {"a":"b c"}`)}, false},
+		{"a tab inside an escape-free string's neighbourhood", &graphql.Response{Data: json.RawMessage("{\"a\":\"b\",\t\"c\":1}")}, false},
 		{"other non-ASCII", &graphql.Response{Data: json.RawMessage(`{"a":"Zoë — 信託"}`)}, true},
 		{"no data", &graphql.Response{Errors: gqlerror.List{{Message: "bad"}}}, false},
 		{"nil", nil, false},
@@ -51,4 +57,23 @@ func TestWriteResponseWritesWhatTheEncoderWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unchangedByEncoder says yes exactly when encoding/json writes the data as it is.
+func FuzzUnchangedByEncoderAgreesWithTheEncoder(f *testing.F) {
+	for _, seed := range []string{`{"a":"b c","n":[1,2.5,null,true]}`, `{"a" :1}`, `{"a":"x, y"}`, "[1,\n2]", `"a b"`, ` 1`, `{"a":"<"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		encoded, err := json.Marshal(json.RawMessage(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := unchangedByEncoder(data), string(encoded) == string(data); got != want {
+			t.Errorf("unchangedByEncoder(%q) = %v, want %v", data, got, want)
+		}
+	})
 }

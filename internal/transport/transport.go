@@ -30,6 +30,7 @@ import (
 	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"github.com/advisorhq/gateway/internal/diskbudget"
+	"github.com/advisorhq/gateway/internal/gqlrun"
 	"github.com/advisorhq/gateway/internal/transport/fanout"
 )
 
@@ -122,6 +123,10 @@ type Config struct {
 	// its init timer running: tests hold the reader there, as a gateway busy accepting
 	// thousands of other clients holds it from its turn.
 	beforeRead func()
+
+	// plans keep what the executions of a document work out about its selection sets for
+	// the executions that follow (gqlrun.Plans); withDefaults makes them, one for the server.
+	plans *gqlrun.Plans
 }
 
 // New returns the transports in the order gqlgen must try them: the first whose Supports
@@ -159,5 +164,6 @@ func (cfg Config) withDefaults() *Config {
 		cfg.MaxOperationsPerSocket = defaultMaxOperations
 	}
 	cfg.BodyBounds = cfg.BodyBounds.withDefaults()
+	cfg.plans = &gqlrun.Plans{}
 	return &cfg
 }
