@@ -346,6 +346,7 @@ func httpConfig(cfg config.Gateway, share transport.Share, disk *diskbudget.Budg
 			Track: func(ctx context.Context) (context.Context, transport.Feed) { return graph.Track(ctx) },
 		},
 		Introspection: cfg.Introspection,
+		Federation:    cfg.Federation,
 		IDE:           cfg.IDE,
 		BodyTimeout:   cfg.BodyTimeout,
 		Limits: oplimit.Limits{
