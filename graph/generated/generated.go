@@ -6062,8 +6062,8 @@ type UnknownEvent implements Event {
 # specification asks a subgraph to serve, ` + "`" + `_service` + "`" + ` and ` + "`" + `_entities` + "`" + `, and the definitions of the
 # directives it applies. Entities are the objects with a global id (` + "`" + `Node` + "`" + `), keyed by it, and top
 # accounts by ` + "`" + `wid` + "`" + ` too. ` + "`" + `_service.sdl` + "`" + ` is the schema less this file, whose definitions every
-# composer knows from the ` + "`" + `@link` + "`" + ` (docs/graphql.md, "Federation"). Served only with
-# GRAPHQL_FEDERATION=true.
+# composer knows from the ` + "`" + `@link` + "`" + ` (docs/graphql.md, "Federation"). Only a gateway with
+# GRAPHQL_FEDERATION=true serves any of it (internal/subgraph.Without).
 
 extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
 

@@ -58,8 +58,8 @@ type Gateway struct {
 	Introspection bool
 	// IDE serves the GraphQL IDE at / (GRAPHQL_IDE).
 	IDE bool
-	// Federation serves the fields a federation's router reads of a subgraph, `_service` and
-	// `_entities` (GRAPHQL_FEDERATION).
+	// Federation serves the gateway as a subgraph: the schema with the fields a federation's
+	// router reads, `_service` and `_entities` (GRAPHQL_FEDERATION).
 	Federation bool
 	// MaxTokens bounds an operation's document in lexical tokens, counted before it is parsed
 	// (GRAPHQL_MAX_TOKENS).

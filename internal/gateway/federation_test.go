@@ -1,7 +1,10 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -99,15 +102,18 @@ func TestEntitiesReadsEveryTypeBackByItsKey(t *testing.T) {
 		t.Errorf("the top account by its wid = %+v, want %s with id %s", last, wid, known[0].ID)
 	}
 
-	var query string
+	var body struct{ Query string }
 	for _, b := range mdBlocks(mdPages(t)) {
 		if strings.HasPrefix(b.comment, "read entities:") {
-			query = b.text
+			if err := json.Unmarshal([]byte(b.text), &body); err != nil {
+				t.Fatalf("%s is not a JSON body: %v", b, err)
+			}
 		}
 	}
-	if query == "" {
-		t.Fatal(`docs/graphql.md has no block marked "read entities"`)
+	if body.Query == "" {
+		t.Fatal(`docs/graphql.md has no JSON body marked "read entities"`)
 	}
+	query := body.Query
 	card := firstOf(known, "Individual")
 	var docs struct {
 		Entities []struct{ Wid, ContactID string } `json:"_entities"`
@@ -256,9 +262,10 @@ func TestEntitiesReachOnlyTheCallersFirmAndAdvisor(t *testing.T) {
 	}
 }
 
-// Off by default: `_service.sdl` is the whole schema, so without GRAPHQL_FEDERATION both
-// federation fields are refused before the operation runs, naming the setting.
-func TestFederationFieldsAreRefusedUnlessFederationIsOn(t *testing.T) {
+// Off by default: `_service.sdl` is the whole schema, and client code generators that map every
+// scalar would meet `_Any`. Without GRAPHQL_FEDERATION the schema has none of the federation's
+// definitions: its fields are unknown, and introspection and the SDL show none of it.
+func TestWithoutFederationTheSchemaHasNoneOfIt(t *testing.T) {
 	t.Parallel()
 	gw := newGateway(t, newUpstream(t, false), nil)
 	for _, tc := range []struct{ field, query string }{
@@ -266,6 +273,26 @@ func TestFederationFieldsAreRefusedUnlessFederationIsOn(t *testing.T) {
 		{"_entities", `{ _entities(representations: []) { __typename } }`},
 	} {
 		r := gw.post(t, tc.query, nil)
-		r.wantError(t, "GRAPHQL_VALIDATION_FAILED", `Federation is disabled on this gateway (GRAPHQL_FEDERATION): "`+tc.field+`" is not served.`)
+		r.wantError(t, "GRAPHQL_VALIDATION_FAILED", `Cannot query field "`+tc.field+`" on type "Query".`)
+	}
+	var types struct {
+		Schema struct{ Types []struct{ Name string } } `json:"__schema"`
+	}
+	gw.post(t, `{ __schema { types { name } } }`, nil).ok(t, &types)
+	for _, ty := range types.Schema.Types {
+		if strings.HasPrefix(ty.Name, "_") && !strings.HasPrefix(ty.Name, "__") || strings.Contains(ty.Name, "__") && !strings.HasPrefix(ty.Name, "__") {
+			t.Errorf("introspection lists %s", ty.Name)
+		}
+	}
+	resp, err := http.Get(gw.url + "/graphql/schema.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdl, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, federation := range []string{"@key", "@link", "_Any", "_entities", "_service"} {
+		if strings.Contains(string(sdl), federation) {
+			t.Errorf("the SDL has %s", federation)
+		}
 	}
 }

@@ -23,21 +23,3 @@ var introspectionOff = core.Rule{
 		})
 	},
 }
-
-// federationOff refuses the federation's `_service` and `_entities` while validating, when the
-// gateway is not serving as a subgraph: `_service.sdl` is the whole schema, which only a
-// federation's router has a use for, and the operator may have switched introspection off.
-// Like introspection's, a disabled feature is a validation error naming what is off.
-var federationOff = core.Rule{
-	Name: "FederationDisabled",
-	RuleFunc: func(observers *core.Events, addError core.AddErrFunc) {
-		observers.OnField(func(w *core.Walker, field *ast.Field) {
-			if (field.Name == "_service" || field.Name == "_entities") && field.ObjectDefinition != nil && field.ObjectDefinition == w.Schema.Query {
-				addError(
-					core.Message(`Federation is disabled on this gateway (GRAPHQL_FEDERATION): "%s" is not served.`, field.Name),
-					core.At(field.Position),
-				)
-			}
-		})
-	},
-}

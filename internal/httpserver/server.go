@@ -45,9 +45,6 @@ type Config struct {
 	// Introspection serves the schema to introspection queries and lets validation suggest
 	// field names ("Did you mean ...").
 	Introspection bool
-	// Federation serves the fields a federation's router reads of a subgraph (`_service`,
-	// `_entities`); without it, operations that select them are refused as they are validated.
-	Federation bool
 	// IDE serves a GraphQL IDE at /.
 	IDE bool
 	// Limits bound each operation: its size, shape and cost before it runs, its response as it
@@ -176,7 +173,7 @@ func (d Deps) graphQL(st *transport.Streams) http.Handler {
 		srv.Use(operationTrace{tracer: tracing.Tracer(d.Tracer)})
 	}
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.SetValidationRulesFn(validationRules(d.Config.Introspection, d.Config.Federation))
+	srv.SetValidationRulesFn(validationRules(d.Config.Introspection))
 	var presenter []apperr.PresenterOption
 	if d.Config.Introspection {
 		srv.Use(extension.Introspection{})

@@ -32,14 +32,10 @@ var suggestingRules = []struct {
 }
 
 // validationRules returns the rules operations are validated with: GraphQL's own, quiet ones
-// when suggest is false (introspection is off, and refused too), a refusal of the federation's
-// fields unless federation is on, and a @oneOf check that names the member the query wrote.
-func validationRules(suggest, federation bool) func() *rules.Rules {
+// when suggest is false (introspection is off, and refused too), and a @oneOf check that names the member the query wrote.
+func validationRules(suggest bool) func() *rules.Rules {
 	return func() *rules.Rules {
 		r := rules.NewDefaultRules()
-		if !federation {
-			r.AddRule(federationOff.Name, federationOff.RuleFunc)
-		}
 		values := rules.ValuesOfCorrectTypeRule
 		if !suggest {
 			for _, s := range suggestingRules {
