@@ -97,14 +97,24 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]nodeid.Node, erro
 		return nil, apperr.Input("ids", fmt.Sprintf("ids can hold at most %d ids, got %d", MaxNodes, len(ids)))
 	}
 	out := make([]nodeid.Node, len(ids))
+	at := make([]int, len(ids))
+	for i := range at {
+		at[i] = i
+	}
+	return out, r.readNodes(ctx, "ids", ids, at, out)
+}
+
+// readNodes reads the object of each id into out at its index in at, as nodes does; errors are
+// reported at that index of the field's list and name it as an element of arg.
+func (r *Resolver) readNodes(ctx context.Context, arg string, ids []string, at []int, out []nodeid.Node) error {
 	type batch struct {
 		at   []int
 		keys []family.CardKey
 	}
 	var owners []family.Owner // in the order ids first name them, so errors come in order
 	cards := map[family.Owner]*batch{}
-	for i, id := range ids {
-		arg := fmt.Sprintf("ids[%d]", i)
+	for j, id := range ids {
+		i := at[j]
 		if k, err := nodeid.Decode(id); err == nil {
 			if c, ok := family.ParseCardKey(k); ok && r.mayActFor(ctx, c.Owner) {
 				b := cards[c.Owner]
@@ -117,10 +127,10 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]nodeid.Node, erro
 				continue
 			}
 		}
-		n, err := r.node(ctx, arg, id, false)
+		n, err := r.node(ctx, fmt.Sprintf("%s[%d]", arg, i), id, false)
 		if err != nil {
 			if !apperr.IsNotFound(err) {
-				return nil, err
+				return err
 			}
 			addErrorAt(ctx, i, err)
 		}
@@ -133,17 +143,17 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]nodeid.Node, erro
 			found, err = make([]family.Contact, len(b.keys)), nil // the ids' parts were refused
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for j, c := range found {
 			if c == nil {
-				addErrorAt(ctx, b.at[j], errNoNode(fmt.Sprintf("ids[%d]", b.at[j])))
+				addErrorAt(ctx, b.at[j], errNoNode(fmt.Sprintf("%s[%d]", arg, b.at[j])))
 				continue
 			}
 			out[b.at[j]] = c
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // addErrorAt reports err at index i of the list the field being resolved returns.

@@ -575,19 +575,21 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		BulkUpload       func(childComplexity int, id string) int
-		Client           func(childComplexity int, ref string, advisorID *string, teamID *string) int
-		Contact          func(childComplexity int, wid string, id string) int
-		Document         func(childComplexity int, wid string, vaultID string) int
-		DocumentTaxonomy func(childComplexity int) int
-		EventHistory     func(childComplexity int, filter *event.Filter, first *int, after *string, last *int, before *string) int
-		Node             func(childComplexity int, id string) int
-		Nodes            func(childComplexity int, ids []string) int
-		RecentEvents     func(childComplexity int, filter *event.Filter, last *int) int
-		TopAccount       func(childComplexity int, wid string) int
-		TopAccounts      func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		Version          func(childComplexity int) int
-		Viewer           func(childComplexity int) int
+		BulkUpload         func(childComplexity int, id string) int
+		Client             func(childComplexity int, ref string, advisorID *string, teamID *string) int
+		Contact            func(childComplexity int, wid string, id string) int
+		Document           func(childComplexity int, wid string, vaultID string) int
+		DocumentTaxonomy   func(childComplexity int) int
+		EventHistory       func(childComplexity int, filter *event.Filter, first *int, after *string, last *int, before *string) int
+		Node               func(childComplexity int, id string) int
+		Nodes              func(childComplexity int, ids []string) int
+		RecentEvents       func(childComplexity int, filter *event.Filter, last *int) int
+		TopAccount         func(childComplexity int, wid string) int
+		TopAccounts        func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		Version            func(childComplexity int) int
+		Viewer             func(childComplexity int) int
+		__resolve__service func(childComplexity int) int
+		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
 
 	Referral struct {
@@ -777,6 +779,10 @@ type ComplexityRoot struct {
 		WillCreationDate func(childComplexity int) int
 		WillType         func(childComplexity int) int
 	}
+
+	_Service struct {
+		SDL func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -837,6 +843,7 @@ type QueryResolver interface {
 	DocumentTaxonomy(ctx context.Context) ([]*vault.DocumentCategoryOption, error)
 	RecentEvents(ctx context.Context, filter *event.Filter, last *int) ([]event.Event, error)
 	EventHistory(ctx context.Context, filter *event.Filter, first *int, after *string, last *int, before *string) (*event.Connection, error)
+
 	Node(ctx context.Context, id string) (nodeid.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]nodeid.Node, error)
 	TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountPage, error)
@@ -3296,6 +3303,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+	case "Query._service":
+		if e.ComplexityRoot.Query.__resolve__service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.__resolve__service(childComplexity), true
+	case "Query._entities":
+		if e.ComplexityRoot.Query.__resolve_entities == nil {
+			break
+		}
+
+		args, err := ec.field_Query__entities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
 
 	case "Referral.partnerId":
 		if e.ComplexityRoot.Referral.PartnerID == nil {
@@ -4137,6 +4161,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Will.WillType(childComplexity), true
 
+	case "_Service.sdl":
+		if e.ComplexityRoot._Service.SDL == nil {
+			break
+		}
+
+		return e.ComplexityRoot._Service.SDL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -4305,7 +4336,7 @@ func fieldDoesIO(object, field string) bool {
 		}
 	case "Query":
 		switch field {
-		case "version", "bulkUpload", "viewer", "contact", "client", "document", "documentTaxonomy", "recentEvents", "eventHistory", "node", "nodes", "topAccounts", "topAccount":
+		case "version", "bulkUpload", "viewer", "contact", "client", "document", "documentTaxonomy", "recentEvents", "eventHistory", "_entities", "_service", "node", "nodes", "topAccounts", "topAccount":
 			return true
 		}
 	case "SourceDocument":
@@ -4746,7 +4777,7 @@ interface ContactCard implements Node {
 "A contact card of any type."
 union Contact = Individual | Trust | Entity | Charity | Will | Class
 
-type Individual implements ContactCard & Node {
+type Individual implements ContactCard & Node @key(fields: "id") {
   id: ID!
   contactId: ID!
   externalId: String
@@ -4760,7 +4791,7 @@ type Individual implements ContactCard & Node {
   dob: String
 }
 
-type Trust implements ContactCard & Node {
+type Trust implements ContactCard & Node @key(fields: "id") {
   id: ID!
   contactId: ID!
   externalId: String
@@ -4783,7 +4814,7 @@ type Trust implements ContactCard & Node {
   trustCreationDate: String
 }
 
-type Entity implements ContactCard & Node {
+type Entity implements ContactCard & Node @key(fields: "id") {
   id: ID!
   contactId: ID!
   externalId: String
@@ -4812,7 +4843,7 @@ type Ownership {
   subowners: [String!] @deprecated(reason: "Use ` + "`" + `owners { externalId }` + "`" + ` and ` + "`" + `joint` + "`" + `, named as the input fields that set them.")
 }
 
-type Charity implements ContactCard & Node {
+type Charity implements ContactCard & Node @key(fields: "id") {
   id: ID!
   contactId: ID!
   externalId: String
@@ -4832,7 +4863,7 @@ type Charity implements ContactCard & Node {
   notes: String
 }
 
-type Will implements ContactCard & Node {
+type Will implements ContactCard & Node @key(fields: "id") {
   id: ID!
   contactId: ID!
   externalId: String
@@ -4856,7 +4887,7 @@ type Will implements ContactCard & Node {
 }
 
 "A group of beneficiaries, such as a testator's grandchildren."
-type Class implements ContactCard & Node {
+type Class implements ContactCard & Node @key(fields: "id") {
   id: ID!
   contactId: ID!
   externalId: String
@@ -4917,7 +4948,7 @@ extend type Query {
 }
 
 "A client (an individual or couple the firm serves) and its contact cards."
-type Client implements Node {
+type Client implements Node @key(fields: "id") {
   "The client's global id (` + "`" + `Node` + "`" + `): it carries ` + "`" + `ref` + "`" + ` and whom the gateway acts for."
   id: ID!
   "The wid or external id the client was asked for by."
@@ -5118,7 +5149,7 @@ extend type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "../../schema/document.graphqls", Input: `"A document in a top account's vault: its metadata, and its file once uploaded."
-type Document implements Node {
+type Document implements Node @key(fields: "id") {
   "The document's global id (` + "`" + `Node` + "`" + `); ` + "`" + `wid` + "`" + ` and ` + "`" + `vaultId` + "`" + ` are the service's."
   id: ID!
   "The top account's wid."
@@ -6027,6 +6058,60 @@ type UnknownEvent implements Event {
   body: String!
 }
 `, BuiltIn: false},
+	{Name: "../../schema/federation.graphqls", Input: `# The gateway as a subgraph of a federated graph (Apollo Federation v2): what the subgraph
+# specification asks a subgraph to serve, ` + "`" + `_service` + "`" + ` and ` + "`" + `_entities` + "`" + `, and the definitions of the
+# directives it applies. Entities are the objects with a global id (` + "`" + `Node` + "`" + `), keyed by it, and top
+# accounts by ` + "`" + `wid` + "`" + ` too. ` + "`" + `_service.sdl` + "`" + ` is the schema less this file, whose definitions every
+# composer knows from the ` + "`" + `@link` + "`" + ` (docs/graphql.md, "Federation"). Only a gateway with
+# GRAPHQL_FEDERATION=true serves any of it (internal/subgraph.Without).
+
+extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+
+"Links a specification into the schema: the federation's, whose ` + "`" + `@key` + "`" + ` the schema applies."
+directive @link(url: String!, as: String, for: link__Purpose, import: [link__Import]) repeatable on SCHEMA
+
+"An entity's key: the fields that name one object of its type across subgraphs."
+directive @key(fields: federation__FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+
+"A selection of fields, as ` + "`" + `@key` + "`" + ` takes it: ` + "`" + `\"id\"` + "`" + `."
+scalar federation__FieldSet
+
+"An element of ` + "`" + `@link` + "`" + `'s ` + "`" + `import` + "`" + `: a directive's or type's name."
+scalar link__Import
+
+"What a linked specification is for."
+enum link__Purpose {
+  "It changes what a client may read."
+  SECURITY
+  "It changes how the schema is executed."
+  EXECUTION
+}
+
+"An entity's representation: its ` + "`" + `__typename` + "`" + ` and the fields of one of its keys."
+scalar _Any
+
+"Every type with a ` + "`" + `@key` + "`" + `: what ` + "`" + `_entities` + "`" + ` answers."
+union _Entity = TopAccount | Individual | Trust | Entity | Charity | Will | Class | Document | Client
+
+"What a federation's router reads of a subgraph."
+type _Service {
+  "The subgraph's schema with its ` + "`" + `@key` + "`" + ` directives and the ` + "`" + `@link` + "`" + ` that imports them."
+  sdl: String!
+}
+
+extend type Query {
+  """
+  The entities these representations name, in their order, at most 100, read in the caller's
+  firm and as the caller may act, as ` + "`" + `nodes` + "`" + ` reads: each that cannot be read is null with a
+  NOT_FOUND error at its index, and one that is not a representation (no ` + "`" + `__typename` + "`" + ` of an
+  entity, no key field) is null with a BAD_USER_INPUT error. Cards of one top account are read
+  with one list of its cards, however many are asked for.
+  """
+  _entities(representations: [_Any!]!): [_Entity]!
+  "The subgraph's schema, for a federation's router to compose."
+  _service: _Service!
+}
+`, BuiltIn: false},
 	{Name: "../../schema/gateway.graphqls", Input: `"""
 The Advisor GraphQL gateway: a family's top account, its contact cards and how they relate,
 and its vault documents, read and written through the Advisor service.
@@ -6205,7 +6290,7 @@ type ReferralAddress {
 }
 
 "A family in the largest sense: it holds contact cards and vault documents."
-type TopAccount implements Node {
+type TopAccount implements Node @key(fields: "id") @key(fields: "wid") {
   "The top account's global id (` + "`" + `Node` + "`" + `); ` + "`" + `wid` + "`" + ` is the service's."
   id: ID!
   "The service's identifier of the top account."
@@ -6978,6 +7063,14 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
+func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sdl":
+		return ec.fieldContext__Service_sdl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type _Service", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -7623,6 +7716,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "representations",
+		func(ctx context.Context, v any) ([]map[string]any, error) {
+			return ec.unmarshalN_Any2ᚕmapᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["representations"] = arg0
 	return args, nil
 }
 
@@ -12657,6 +12764,82 @@ func (ec *executionContext) fieldContext_Query_eventHistory(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
+			return ec.marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type _Entity does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.__resolve__service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Subgraph) graphql.Marshaler {
+			return ec.marshalN_Service2githubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐSubgraph(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields__Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14478,6 +14661,14 @@ func (ec *executionContext) _Will_executor(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Will_executor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *model.Subgraph) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.SDL)) + 2)
+	return (*gqlrun.String)(&obj.SDL)
+}
+func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("_Service", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -17036,6 +17227,64 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	}
 }
 
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj nodeid.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case *family.Will:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Will(ctx, sel, obj)
+	case *family.Trust:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Trust(ctx, sel, obj)
+	case *family.Individual:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Individual(ctx, sel, obj)
+	case *family.Entity:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Entity(ctx, sel, obj)
+	case *family.Class:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Class(ctx, sel, obj)
+	case *family.Charity:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Charity(ctx, sel, obj)
+	case *family.TopAccount:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TopAccount(ctx, sel, obj)
+	case *vault.Document:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Document(ctx, sel, obj)
+	case *family.Client:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Client(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of _Entity must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -18298,7 +18547,7 @@ func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var charityImplementors = []string{"Charity", "Contact", "ContactCard", "Node"}
+var charityImplementors = []string{"Charity", "Contact", "ContactCard", "Node", "_Entity"}
 
 func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, obj *family.Charity) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, charityImplementors)
@@ -18396,7 +18645,7 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
-var classImplementors = []string{"Class", "Contact", "ContactCard", "Node"}
+var classImplementors = []string{"Class", "Contact", "ContactCard", "Node", "_Entity"}
 
 func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, obj *family.Class) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, classImplementors)
@@ -18590,7 +18839,7 @@ func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var clientImplementors = []string{"Client", "Node"}
+var clientImplementors = []string{"Client", "Node", "_Entity"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *family.Client) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, clientImplementors)
@@ -19445,7 +19694,7 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 	return out
 }
 
-var documentImplementors = []string{"Document", "Node"}
+var documentImplementors = []string{"Document", "Node", "_Entity"}
 
 func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet, obj *vault.Document) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, documentImplementors)
@@ -20418,7 +20667,7 @@ func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel 
 	return out
 }
 
-var entityImplementors = []string{"Entity", "Contact", "ContactCard", "Node"}
+var entityImplementors = []string{"Entity", "Contact", "ContactCard", "Node", "_Entity"}
 
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, obj *family.Entity) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, entityImplementors)
@@ -20754,7 +21003,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var individualImplementors = []string{"Individual", "Contact", "ContactCard", "Node"}
+var individualImplementors = []string{"Individual", "Contact", "ContactCard", "Node", "_Entity"}
 
 func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSet, obj *family.Individual) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, individualImplementors)
@@ -21440,6 +21689,48 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_eventHistory(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_entities":
+			field := field
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__entities(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_service":
+			field := field
+			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__service(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(invalids, 1)
 				}
@@ -22231,7 +22522,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var topAccountImplementors = []string{"TopAccount", "Node"}
+var topAccountImplementors = []string{"TopAccount", "_Entity", "Node"}
 
 func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccount) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, topAccountImplementors)
@@ -22636,7 +22927,7 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var trustImplementors = []string{"Trust", "Contact", "ContactCard", "Node"}
+var trustImplementors = []string{"Trust", "Contact", "ContactCard", "Node", "_Entity"}
 
 func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, obj *family.Trust) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, trustImplementors)
@@ -23142,7 +23433,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var willImplementors = []string{"Will", "Contact", "ContactCard", "Node"}
+var willImplementors = []string{"Will", "Contact", "ContactCard", "Node", "_Entity"}
 
 func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj *family.Will) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, willImplementors)
@@ -23222,6 +23513,49 @@ func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "executor":
 			out.Values[i] = ec._Will_executor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if deferredFieldSet == nil {
+		return out
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var _ServiceImplementors = []string{"_Service"}
+
+func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *model.Subgraph) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, _ServiceImplementors)
+
+	out := ec.run.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			ec.run.Charge(int64(len(field.Alias)) + 8 + 6)
+			out.Values[i] = graphql.MarshalString("_Service")
+		case "sdl":
+			out.Values[i] = ec.__Service_sdl(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25321,6 +25655,97 @@ func (ec *executionContext) marshalNWillType2githubᚗcomᚋadvisorhqᚋgateway�
 	return v
 }
 
+func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalN_Any2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
+	var ret graphql.Array
+	if ec.reachesIO(sel, "_Entity") {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		elements := make([]gqlrun.Element, len(v))
+		stopped := func() bool {
+			var ectx context.Context
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(ectx, graphql.Recover(ectx, r))
+					ret = nil
+				}
+			}()
+			for i := range v {
+				ectx = elements[i].Context(ctx, i, &v[i])
+				if ec.run.Stop(ectx) {
+					return true
+				}
+				ret[i] = ec.marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ectx, sel, v[i])
+			}
+			return false
+		}()
+		if stopped {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Service2githubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐSubgraph(ctx context.Context, sel ast.SelectionSet, v model.Subgraph) graphql.Marshaler {
+	return ec.__Service(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -25555,6 +25980,22 @@ func (ec *executionContext) unmarshalN__TypeKind2string(ctx context.Context, v a
 }
 
 func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__FieldSet2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__FieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
@@ -26495,6 +26936,13 @@ func (ec *executionContext) marshalOWillType2ᚖgithubᚗcomᚋadvisorhqᚋgatew
 	return v
 }
 
+func (ec *executionContext) marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v nodeid.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec.__Entity(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -26687,6 +27135,69 @@ func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgen�
 		return graphql.Null
 	}
 	return ec.___Type(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOlink__Import2ᚕᚖstring(ctx context.Context, v any) ([]*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOlink__Import2ᚖstring(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOlink__Import2ᚕᚖstring(ctx context.Context, sel ast.SelectionSet, v []*string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalOlink__Import2ᚖstring(ctx, sel, v[i])
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOlink__Import2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalString(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOlink__Import2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOlink__Purpose2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐLinkPurpose(ctx context.Context, v any) (*model.LinkPurpose, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.LinkPurpose)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOlink__Purpose2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐLinkPurpose(ctx context.Context, sel ast.SelectionSet, v *model.LinkPurpose) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 // endregion ***************************** type.gotpl *****************************

@@ -193,3 +193,61 @@ func (e BulkPhase) MarshalJSON() ([]byte, error) {
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
 }
+
+// What a linked specification is for.
+type LinkPurpose string
+
+const (
+	// It changes what a client may read.
+	LinkPurposeSecurity LinkPurpose = "SECURITY"
+	// It changes how the schema is executed.
+	LinkPurposeExecution LinkPurpose = "EXECUTION"
+)
+
+var AllLinkPurpose = []LinkPurpose{
+	LinkPurposeSecurity,
+	LinkPurposeExecution,
+}
+
+func (e LinkPurpose) IsValid() bool {
+	switch e {
+	case LinkPurposeSecurity, LinkPurposeExecution:
+		return true
+	}
+	return false
+}
+
+func (e LinkPurpose) String() string {
+	return string(e)
+}
+
+func (e *LinkPurpose) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = LinkPurpose(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid link__Purpose", str)
+	}
+	return nil
+}
+
+func (e LinkPurpose) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *LinkPurpose) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e LinkPurpose) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}

@@ -23,6 +23,8 @@ import (
 	"github.com/99designs/gqlgen/codegen/config"
 	"github.com/99designs/gqlgen/codegen/templates"
 	"github.com/99designs/gqlgen/plugin"
+
+	"github.com/advisorhq/gateway/internal/execgen/fedshim"
 )
 
 func main() {
@@ -49,6 +51,9 @@ func generate() error {
 	cfg.AutoBind = append(cfg.AutoBind, cfg.Model.ImportPath())
 	cfg.Model = config.PackageConfig{}
 	cfg.Resolver = config.ResolverConfig{}
+	if err := fedshim.Write(cfg.Exec.Filename, cfg.Exec.Package); err != nil {
+		return err
+	}
 	keep := &dataKeeper{}
 	if err := api.Generate(cfg, api.AddPlugin(keep)); err != nil {
 		return fmt.Errorf("gqlgen generate: %w", err)
@@ -89,12 +94,21 @@ var rootsTemplate = template.Must(template.New("roots").Parse(`// Code generated
 package stock
 
 import (
+	"context"
+
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/stock/generated"
+	"github.com/advisorhq/gateway/internal/nodeid"
 )
 
 // roots gives the stock executor graph.Resolver's resolvers.
 type roots struct{ r *graph.Resolver }
+
+var _ generated.EntityResolver = roots{}
+
+func (x roots) Entities(ctx context.Context, representations []map[string]any) []nodeid.Node {
+	return x.r.Entities(ctx, representations)
+}
 {{range .}}
 func (x roots) {{.}}() generated.{{.}}Resolver { return x.r.{{.}}() }
 {{- end}}

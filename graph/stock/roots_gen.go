@@ -3,12 +3,21 @@
 package stock
 
 import (
+	"context"
+
 	"github.com/advisorhq/gateway/graph"
 	"github.com/advisorhq/gateway/graph/stock/generated"
+	"github.com/advisorhq/gateway/internal/nodeid"
 )
 
 // roots gives the stock executor graph.Resolver's resolvers.
 type roots struct{ r *graph.Resolver }
+
+var _ generated.EntityResolver = roots{}
+
+func (x roots) Entities(ctx context.Context, representations []map[string]any) []nodeid.Node {
+	return x.r.Entities(ctx, representations)
+}
 
 func (x roots) AssistantJobCompleted() generated.AssistantJobCompletedResolver {
 	return x.r.AssistantJobCompleted()

@@ -58,6 +58,9 @@ type Gateway struct {
 	Introspection bool
 	// IDE serves the GraphQL IDE at / (GRAPHQL_IDE).
 	IDE bool
+	// Federation serves the gateway as a subgraph: the schema with the fields a federation's
+	// router reads, `_service` and `_entities` (GRAPHQL_FEDERATION).
+	Federation bool
 	// MaxTokens bounds an operation's document in lexical tokens, counted before it is parsed
 	// (GRAPHQL_MAX_TOKENS).
 	MaxTokens int

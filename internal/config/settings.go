@@ -74,6 +74,8 @@ func settings(cfg *Gateway) []section {
 				meaning: "introspection, the SDL at `/graphql/schema.graphql` and \"Did you mean\" suggestions; switch off in production"},
 			{name: "GRAPHQL_IDE", value: "true", parse: boolSetting(&cfg.IDE),
 				meaning: "the IDE at `/`"},
+			{name: "GRAPHQL_FEDERATION", value: "false", parse: boolSetting(&cfg.Federation),
+				meaning: "serves the gateway as a subgraph of a federated graph (Apollo Federation v2): `_service`, whose `sdl` is the schema whatever `GRAPHQL_INTROSPECTION` says, and `_entities`; off, the schema has none of the federation's definitions. Switch on only behind a federation's router ([graphql.md](graphql.md#federation))"},
 			{name: "CORS_ALLOWED_ORIGINS", unset: "(none)", parse: originsSetting(&cfg.AllowedOrigins),
 				meaning: "comma-separated origins whose pages may call the gateway, with credentials; unset, no answer carries CORS headers; `*` lets any page call it, without credentials (a warning is logged)"},
 		},

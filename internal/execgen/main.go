@@ -25,6 +25,8 @@ import (
 	"github.com/99designs/gqlgen/codegen"
 	"github.com/99designs/gqlgen/codegen/config"
 	"github.com/99designs/gqlgen/codegen/templates"
+
+	"github.com/advisorhq/gateway/internal/execgen/fedshim"
 )
 
 //go:embed templates/*.gotpl
@@ -44,6 +46,9 @@ func generate() error {
 	}
 	if cfg.Exec.Layout != config.ExecLayoutSingleFile {
 		return errors.New("gqlgen.yml: exec.layout must be single-file: execgen renders one executor file")
+	}
+	if err := fedshim.Write(cfg.Exec.Filename, cfg.Exec.Package); err != nil {
+		return err
 	}
 	keep := &dataKeeper{}
 	if err := api.Generate(cfg, api.AddPlugin(keep)); err != nil {

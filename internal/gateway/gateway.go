@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/advisorhq/gateway/graph"
@@ -33,6 +34,7 @@ import (
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/sandbox"
+	"github.com/advisorhq/gateway/internal/subgraph"
 	"github.com/advisorhq/gateway/internal/tenant"
 	"github.com/advisorhq/gateway/internal/tracing"
 	"github.com/advisorhq/gateway/internal/transport"
@@ -219,7 +221,13 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 	if err != nil {
 		return err
 	}
+	// A gateway that is no subgraph serves a schema without the federation's definitions.
+	var served *ast.Schema
+	if !cfg.Federation {
+		served = subgraph.Without(generated.NewExecutableSchema(generated.Config{}).Schema())
+	}
 	schema := generated.NewExecutableSchema(generated.Config{
+		Schema: served,
 		Resolvers: &graph.Resolver{Version: version(), Family: fam, Vault: docs, Hub: hub,
 			Analysis: analysis.NewService(api, hub, docs, eventhub.MaxRecent), Bulk: bulkDeps, Referral: referrals,
 			Assistant: &assistant.Sessions{Client: sessionHost}, Access: access},

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"maps"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -45,17 +44,20 @@ var specDirectives = map[string]bool{"skip": true, "include": true, "deprecated"
 
 // printSchema prints the schema without the built-in definitions every SDL reader has, except
 // the built-in directives that are not the specification's (gqlgen's @defer): introspection
-// lists them, so the SDL defines them too, and a tool reading either sees the same schema.
+// lists them, so the SDL defines them too, and a tool reading either sees the same schema. They
+// are printed among the schema's own directives, sorted as a reader prints them again, after
+// the schema's `extend schema @link(...)` (the federation's, schema/federation.graphqls).
 func printSchema(schema *ast.Schema) []byte {
-	var b bytes.Buffer
-	var extra ast.DirectiveDefinitionList
-	for _, d := range schema.Directives {
-		if d.Position != nil && d.Position.Src != nil && d.Position.Src.BuiltIn && !specDirectives[d.Name] {
-			extra = append(extra, d)
+	s := *schema
+	s.Directives = maps.Clone(schema.Directives)
+	for name, d := range schema.Directives {
+		if d.Position != nil && d.Position.Src != nil && d.Position.Src.BuiltIn && !specDirectives[name] {
+			own := *d
+			own.Position = nil // what the formatter leaves out as built in
+			s.Directives[name] = &own
 		}
 	}
-	slices.SortFunc(extra, func(a, b *ast.DirectiveDefinition) int { return strings.Compare(a.Name, b.Name) })
-	formatter.NewFormatter(&b, formatter.WithNonIntrospectionBuiltin()).FormatSchemaDocument(&ast.SchemaDocument{Directives: extra})
-	formatter.NewFormatter(&b).FormatSchema(schema)
+	var b bytes.Buffer
+	formatter.NewFormatter(&b).FormatSchema(&s)
 	return b.Bytes()
 }
