@@ -65,8 +65,12 @@ type writing struct {
 	writers int
 	changed atomic.Bool // written, or opened truncated: closing makes a new version
 	aborted bool        // a writer's connection ended with the file open
-	size    int64       // the most its writers have made of it, for the quota
-	failed  error       // a write went beyond a limit: the file is gone and stays so
+	// finished: a writer closed the file itself while others had it open. Such a file is
+	// that writer's, whichever of them closes last: the order in which the server learns of
+	// a broken connection and of a close must not decide whether a finished file survives.
+	finished bool
+	size     int64 // the most its writers have made of it, for the quota
+	failed   error // a write went beyond a limit: the file is gone and stays so
 }
 
 func (fs *files) handlers() sftp.Handlers {
@@ -168,13 +172,14 @@ func (fs *files) release(w *writing, aborted bool) {
 	fs.mu.Lock()
 	w.writers--
 	w.aborted = w.aborted || aborted
+	w.finished = w.finished || !aborted
 	last := w.writers == 0
 	if last && w.path != "" && fs.writing[w.path] == w {
 		delete(fs.writing, w.path)
 	}
 	handOver := last && w.path != "" && w.changed.Load() && !w.aborted
 	p := w.path // read under the lock: a rename may move it
-	if last && aborted && isPart(w.path) {
+	if last && aborted && !w.finished && isPart(w.path) {
 		// Its last writer's connection broke off: nobody will finish or rename it.
 		if err := fs.root.Remove(w.path); err == nil {
 			fs.add(-w.size - entryCost)

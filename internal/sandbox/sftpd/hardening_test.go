@@ -373,11 +373,18 @@ func TestAttributesAreConfined(t *testing.T) {
 // or lost its network does.
 func abandon(t *testing.T, s *server, name string) {
 	t.Helper()
+	breakOff(t, s, name)()
+}
+
+// breakOff opens name for writing on a connection of its own and writes to it, and returns
+// what breaks that connection off with the file still open.
+func breakOff(t *testing.T, s *server, name string) func() {
+	t.Helper()
 	nc, err := net.Dial("tcp", s.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(func() { _ = nc.Close() })
 	conn, chans, reqs, err := ssh.NewClientConn(nc, s.addr, s.clientConfig(testUser, ssh.Password(testPassword)))
 	if err != nil {
 		t.Fatal(err)
@@ -397,8 +404,10 @@ func abandon(t *testing.T, s *server, name string) {
 	if _, err := c.Stat(name); err != nil {
 		t.Fatal(err)
 	}
-	_ = nc.Close() // no close of the file, no goodbye
-	_ = c.Close()
+	return func() {
+		_ = nc.Close() // no close of the file, no goodbye
+		_ = c.Close()
+	}
 }
 
 // A .part file whose writer's connection broke off is removed; a file under its own name is
@@ -441,6 +450,28 @@ func TestAnAbandonedUploadLeavesNoPartFile(t *testing.T) {
 	}
 	if err := c.PosixRename(part, peopleName); err != nil {
 		t.Errorf("got %v, want the .part still there for the writer that finished it", err)
+	}
+
+	// The same when the writer finishes before the server learns that the other's connection
+	// broke off: which of the two it hears of first must not decide.
+	c.Remove(peopleName)
+	f, err = c.OpenFile(part, os.O_WRONLY|os.O_CREATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	fds, goroutines = openFDs(t), runtime.NumGoroutine()
+	broken := breakOff(t, s, part)
+	if _, err := f.Write([]byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	broken()
+	settled(t, "after the other connection broke off", fds, goroutines)
+	if err := c.PosixRename(part, peopleName); err != nil {
+		t.Errorf("got %v, want the .part kept for the writer that finished it before the other broke off", err)
 	}
 }
 
