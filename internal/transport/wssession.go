@@ -127,10 +127,8 @@ type wsOperation struct {
 	stop func()
 	// next starts a message carrying one of this operation's results, up to its payload.
 	next []byte
-	// quota counts the operation's results waiting to be written, limit how many may wait: kept
-	// beside it, since a delivery touches the operation anyway and the session is elsewhere.
+	// quota counts the operation's results waiting to be written.
 	quota socket.Quota
-	limit int
 }
 
 type wsMessage struct {
@@ -413,7 +411,7 @@ func (s *wsSession) start(m wsMessage) error {
 	if s.authed != nil {
 		ctx = s.authed
 	}
-	op := &wsOperation{s: s, id: m.ID, limit: s.t.fanout.Buffer(), next: fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, mustJSON(m.ID), s.proto.nextType())}
+	op := &wsOperation{s: s, id: m.ID, next: fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, mustJSON(m.ID), s.proto.nextType())}
 	s.mu.Lock()
 	if _, taken := s.ops[m.ID]; taken {
 		s.mu.Unlock()
@@ -487,7 +485,7 @@ func (op *wsOperation) frame(payload []byte) []byte {
 
 // Deliver queues one result of op's subscription.
 func (op *wsOperation) Deliver(m *fanout.Member, r *fanout.Result) bool {
-	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, op.limit)
+	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, op.s.t.fanout.Buffer())
 }
 
 // End sends the last word of op's subscription and how it ended.

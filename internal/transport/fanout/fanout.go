@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -170,8 +169,6 @@ type group struct {
 	dispatched bool   // the resolvers have subscribed: members count as open
 	ended      bool   // no member may join
 	pos        string // the position after the last result handed out
-	// list is the run goroutine's: the members a broadcast hands a result to.
-	list []*Member
 }
 
 // Member is one subscriber of a group.
@@ -182,7 +179,7 @@ type Member struct {
 	counted bool
 	left    bool
 	// pos is the position after the last result queued for the member: where it resumes if it
-	// is ended. Only the group's run goroutine sets it once the member has joined.
+	// is ended.
 	pos string
 	// gone is set once the member's client left it: its results still queued are not worth
 	// writing (the client may already reuse its operation's id).
@@ -352,68 +349,28 @@ func (g *group) end(ctx context.Context, exec graphql.GraphExecutor, feed Feed) 
 	g.finish(NewResult(resp, feed.Position(), true), outcome)
 }
 
-// broadcast hands r to every member; a member that cannot take it is ended as a slow
-// consumer, and nobody waits for it. Handing over includes writing r to a member's socket when
-// its connection is idle (socket.Writer's writeNow), a system call each: the members are split
-// among the processors, and the group's lock is not held meanwhile, so that a subscriber
-// joining or leaving (and every other group's, behind the fanout's lock) does not wait for
-// thousands of writes. A member that joins meanwhile does not get r, and its position says so:
-// the group's moves past r only once every member has had it.
+// broadcast queues r for every member; a member that cannot take it is ended as a slow
+// consumer, and nobody waits for it.
 func (g *group) broadcast(r *Result) {
-	g.mu.Lock()
-	members := g.list[:0]
-	for m := range g.members {
-		members = append(members, m)
-	}
-	g.list = members
-	g.mu.Unlock()
-	parts := 1
-	if len(members) >= parallelFrom {
-		parts = min(runtime.GOMAXPROCS(0), len(members)/(parallelFrom/2))
-	}
-	slow := make([][]*Member, parts)
-	var wg sync.WaitGroup
-	for i := 1; i < parts; i++ {
-		wg.Go(func() { slow[i] = deliver(members[i*len(members)/parts:(i+1)*len(members)/parts], r) })
-	}
-	slow[0] = deliver(members[:len(members)/parts], r)
-	wg.Wait()
-	clear(members) // the members that leave are not kept until the next result
-	empty := false
+	var slow []*Member
 	g.mu.Lock()
 	g.pos = r.Pos
-	for _, part := range slow {
-		for _, m := range part {
-			if m.left {
-				continue // its client left meanwhile, or it was ended: it is told nothing more
-			}
-			empty = g.remove(m) || empty
-			m.sink.End(m, slowConsumer(g.f.buffer, m.pos), Failed)
-		}
-	}
-	g.mu.Unlock()
-	if empty {
-		g.stop()
-	}
-}
-
-// parallelFrom is how many members a broadcast has before it is split among the processors.
-const parallelFrom = 256
-
-// deliver hands r to each of members, and returns those that could not take it. A member's
-// position is the group's run goroutine's (this one's, or a part's that it waits for).
-func deliver(members []*Member, r *Result) (slow []*Member) {
-	for _, m := range members {
-		if m.Gone() {
-			continue
-		}
+	for m := range g.members {
 		if m.sink.Deliver(m, r) {
 			m.pos = r.Pos
 			continue
 		}
 		slow = append(slow, m)
 	}
-	return slow
+	empty := false
+	for _, m := range slow {
+		empty = g.remove(m) || empty
+		m.sink.End(m, slowConsumer(g.f.buffer, m.pos), Failed)
+	}
+	g.mu.Unlock()
+	if empty {
+		g.stop()
+	}
 }
 
 // finish ends every member's stream: after final when there is one.

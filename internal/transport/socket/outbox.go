@@ -9,9 +9,6 @@ import "sync"
 // connections, which the connection's writer frames for it.
 type Outbox[R any] struct {
 	kick func() // starts, or wakes, the connection's writer
-	// writeNow, when set, writes a result that finds the connection idle on the producer's
-	// goroutine instead of kick; see Writer.writeNow.
-	writeNow func()
 
 	mu     sync.Mutex
 	items  []Item[R]
@@ -44,10 +41,6 @@ type Quota struct{ pending int }
 
 // SetKick sets what has the outbox written, before anything is queued.
 func (o *Outbox[R]) SetKick(kick func()) { o.kick = kick }
-
-// SetWriteNow sets what writes a result that finds the connection idle at once, on the
-// producer's goroutine, before anything is queued; without it, results are kicked as the rest.
-func (o *Outbox[R]) SetWriteNow(writeNow func()) { o.writeNow = writeNow }
 
 // Push queues it, and reports false when the connection is closed.
 func (o *Outbox[R]) Push(it Item[R]) bool {
@@ -85,17 +78,7 @@ func (o *Outbox[R]) PushResult(q *Quota, r R, limit int) bool {
 		return false
 	}
 	q.pending++
-	o.items = append(o.items, Item[R]{Res: r, quota: q})
-	kick := !o.busy
-	o.busy = true
-	o.mu.Unlock()
-	switch {
-	case !kick:
-	case o.writeNow != nil:
-		o.writeNow()
-	default:
-		o.kick()
-	}
+	o.append(Item[R]{Res: r, quota: q})
 	return true
 }
 
@@ -127,26 +110,6 @@ func (o *Outbox[R]) Written(batch []Item[R]) {
 	if !o.closed {
 		o.spare = batch[:0]
 	}
-}
-
-// Settle returns a batch that Take gave, once it is written, and reports whether more waits:
-// when nothing does, the writer stops (as Take's nil tells) and the queue's memory is let go.
-func (o *Outbox[R]) Settle(batch []Item[R]) (more bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, it := range batch {
-		if it.quota != nil {
-			it.quota.pending--
-		}
-	}
-	clear(batch)
-	if len(o.items) > 0 && !o.closed {
-		o.spare = batch[:0]
-		return true
-	}
-	o.busy = false
-	o.items, o.spare = nil, nil
-	return false
 }
 
 // Close drops what is waiting and refuses more: the connection is gone.

@@ -103,9 +103,6 @@ func (c *Conn) Unread() bool {
 // of one batch, nor after a last word its protocol sent.
 func (c *Conn) LockWrite() { c.writeMu.Lock() }
 
-// TryLockWrite takes the write lock if no one holds it, and reports whether it did.
-func (c *Conn) TryLockWrite() bool { return c.writeMu.TryLock() }
-
 // UnlockWrite gives the write lock back.
 func (c *Conn) UnlockWrite() { c.writeMu.Unlock() }
 

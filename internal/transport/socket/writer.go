@@ -71,9 +71,6 @@ type Writer[R any] struct {
 	wg *sync.WaitGroup
 	// fail ends the connection after a write failed.
 	fail func()
-	// thens are what follows a batch that writeNow wrote, left for the pool to run: set before
-	// the connection is scheduled, run by the flush that follows.
-	thens []func()
 }
 
 // WriterFor has pool write out to conn, each batch framed by frame, and returns the writer.
@@ -84,69 +81,7 @@ func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, frame func(buf 
 ) *Writer[R] {
 	cw := &Writer[R]{conn: conn, out: out, pool: pool, frame: frame, closed: closed, wg: wg, fail: fail}
 	out.SetKick(cw.kick)
-	out.SetWriteNow(cw.writeNow)
 	return cw
-}
-
-// writeNow is the outbox's for a result that finds the connection idle: the producer (an
-// execution handing an event to each of its subscribers) writes it itself, with what the socket
-// takes at once. Handing the connection to the pool instead costs a second visit to its state,
-// long after the producer's (thousands of connections later, out of the processor's cache), a
-// queue shared by every connection, and a goroutine switch; that was a quarter of the
-// gateway's CPU per delivery besides the write itself. The producer runs nothing else of the
-// connection's, which may take locks it holds: what follows the batch (a Then, what was
-// queued meanwhile) and a write that must wait go to the pool or a goroutine, as a write
-// lock held elsewhere does.
-func (cw *Writer[R]) writeNow() {
-	if !cw.conn.TryLockWrite() {
-		cw.pool.schedule(cw)
-		return
-	}
-	batch := cw.out.Take()
-	if batch == nil {
-		cw.conn.UnlockWrite()
-		return
-	}
-	bp := writeBuffers.Get().(*[]byte)
-	buf, thens := cw.frame((*bp)[:0], batch)
-	n := 0
-	var err error
-	if cw.closed() {
-		buf, thens = buf[:0], nil // as flush drops them
-	} else {
-		n, err = cw.conn.WriteNow(buf)
-	}
-	if err == nil && n < len(buf) {
-		// The lock goes with the rest: nothing may come between the two parts.
-		cw.wg.Go(func() {
-			err := cw.conn.WriteWaiting(buf[n:])
-			cw.conn.UnlockWrite()
-			if cw.done(bp, buf, batch, thens, err) {
-				cw.flush(true)
-			}
-		})
-		return
-	}
-	cw.conn.UnlockWrite()
-	if cap(buf) <= maxPooledWrite {
-		*bp = buf[:0]
-		writeBuffers.Put(bp)
-	}
-	if err != nil {
-		cw.out.Written(batch)
-		cw.out.Close()
-		cw.fail()
-		return
-	}
-	if len(thens) > 0 {
-		cw.out.Written(batch)
-		cw.thens = thens
-		cw.pool.schedule(cw)
-		return
-	}
-	if cw.out.Settle(batch) {
-		cw.pool.schedule(cw)
-	}
 }
 
 // kick is the outbox's: it schedules the connection.
@@ -156,12 +91,6 @@ func (cw *Writer[R]) kick() { cw.pool.schedule(cw) }
 // socket takes at once, and hands the rest to a goroutine of the connection's, which goes on
 // with mayBlock.
 func (cw *Writer[R]) flush(mayBlock bool) {
-	if thens := cw.thens; thens != nil {
-		cw.thens = nil
-		for _, then := range thens {
-			then()
-		}
-	}
 	for {
 		batch := cw.out.Take()
 		if batch == nil {
