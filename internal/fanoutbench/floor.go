@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,43 +39,83 @@ func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	res, err := measureFloor(ctx, *n, *events, *every, stderr)
+	if err != nil {
+		return err
+	}
+	res.print(stdout)
+	return nil
+}
+
+// floorResult is one measurement of the floor.
+type floorResult struct {
+	Sockets int     `json:"sockets"`
+	Events  int     `json:"events"`
+	Every   string  `json:"every"`
+	Writer  float64 `json:"writerCpuSeconds"`
+	// WriterUSPerFrame is the writing process's CPU per frame: what a gateway's CPU per
+	// delivery compares with.
+	WriterUSPerFrame float64         `json:"writerCpuMicrosecondsPerFrame"`
+	Reader           floorReaderFigs `json:"reader"`
+}
+
+// floorReaderFigs is what the reading process reports.
+type floorReaderFigs struct {
+	Frames         int                `json:"frames"`
+	LatencyMS      fanoutload.Latency `json:"latencyMs"`
+	CPUSeconds     float64            `json:"cpuSeconds"`
+	CPUUSPerFrame  float64            `json:"cpuMicrosecondsPerFrame"`
+	ExpectedFrames int                `json:"expectedFrames"`
+}
+
+func (r *floorResult) print(w io.Writer) {
+	fmt.Fprintf(w, "floor: %d sockets, %d frames of %d bytes each, %s apart\n", r.Sockets, r.Events, floorFrameSize, r.Every)
+	fmt.Fprintf(w, "  writer: %.1f s CPU, %.1f µs per frame\n", r.Writer, r.WriterUSPerFrame)
+	l := r.Reader.LatencyMS
+	fmt.Fprintf(w, "  reader: %d frames; latency (ms) p50 %.1f  p90 %.1f  p99 %.1f  max %.1f; %.1f s CPU, %.1f µs per frame\n",
+		r.Reader.Frames, l.P50, l.P90, l.P99, l.Max, r.Reader.CPUSeconds, r.Reader.CPUUSPerFrame)
+}
+
+// measureFloor writes events frames, every apart, to each of n loopback sockets that a reading
+// process (this program, run with floorFlag) reads.
+func measureFloor(ctx context.Context, n, events int, every time.Duration, stderr io.Writer) (*floorResult, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, floorFlag, ln.Addr().String(), strconv.Itoa(*n), strconv.Itoa(*events))
+	cmd := exec.CommandContext(ctx, self, floorFlag, ln.Addr().String(), strconv.Itoa(n), strconv.Itoa(events))
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start the client: %w", err)
+		return nil, fmt.Errorf("start the client: %w", err)
 	}
 	defer func() { _ = cmd.Wait() }()
-	conns := make([]net.Conn, 0, *n)
+	conns := make([]net.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
 			c.Close()
 		}
 	}()
-	for len(conns) < *n {
+	for len(conns) < n {
 		_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Minute))
 		c, err := ln.Accept()
 		if err != nil {
-			return fmt.Errorf("accept the client's sockets: %w", err)
+			return nil, fmt.Errorf("accept the client's sockets: %w", err)
 		}
 		conns = append(conns, c)
 	}
 	time.Sleep(time.Second)
 	cpu0 := fanoutload.OwnCPU()
 	frame := make([]byte, floorFrameSize)
-	for range *events {
+	for range events {
 		var wg sync.WaitGroup
 		binary.LittleEndian.PutUint64(frame, uint64(time.Now().UnixNano()))
 		for _, c := range conns {
@@ -83,20 +124,17 @@ func runFloor(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		wg.Wait()
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(*every):
+			return nil, ctx.Err()
+		case <-time.After(every):
 		}
 	}
 	serverCPU := fanoutload.OwnCPU() - cpu0
-	report, err := io.ReadAll(out)
-	if err != nil {
-		return err
+	res := &floorResult{Sockets: n, Events: events, Every: every.String(), Writer: serverCPU,
+		WriterUSPerFrame: serverCPU * 1e6 / float64(n*events)}
+	if err := json.NewDecoder(out).Decode(&res.Reader); err != nil {
+		return nil, fmt.Errorf("read the floor client's figures: %w", err)
 	}
-	frames := float64(*n * *events)
-	fmt.Fprintf(stdout, "floor: %d sockets, %d frames of %d bytes each, %s apart\n", *n, *events, floorFrameSize, *every)
-	fmt.Fprintf(stdout, "  writer: %.1f s CPU, %.1f µs per frame\n", serverCPU, serverCPU*1e6/frames)
-	fmt.Fprintf(stdout, "  reader: %s", report)
-	return nil
+	return res, nil
 }
 
 // runFloorClient is the floor's reading process: it opens n sockets to addr, reads events
@@ -139,7 +177,11 @@ func runFloorClient(args []string, stdout io.Writer) error {
 	}
 	slices.Sort(lat)
 	at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / 1e6 }
-	fmt.Fprintf(stdout, "%d frames; latency (ms) p50 %.1f  p90 %.1f  p99 %.1f  max %.1f; %.1f s CPU, %.1f µs per frame\n",
-		len(lat), at(.5), at(.9), at(.99), at(1), cpu, cpu*1e6/float64(len(lat)))
-	return nil
+	return json.NewEncoder(stdout).Encode(floorReaderFigs{
+		Frames:         len(lat),
+		LatencyMS:      fanoutload.Latency{P50: at(.5), P90: at(.9), P99: at(.99), Max: at(1)},
+		CPUSeconds:     cpu,
+		CPUUSPerFrame:  cpu * 1e6 / float64(len(lat)),
+		ExpectedFrames: n * events,
+	})
 }

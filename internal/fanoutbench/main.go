@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fanoutbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg fanoutload.Config
-	var start, asJSON bool
+	var start, asJSON, withFloor bool
 	var rate, redisURL, binary string
 	var env envList
 	fs.BoolVar(&start, "start", false, "build and start a gateway (embedded sandbox, its demo caller, REDIS_URL) and measure its memory and CPU")
@@ -88,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Dial, "dial", 64, "sockets each worker opens at once")
 	fs.IntVar(&cfg.Posters, "posters", 32, "webhooks in flight at most")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
+	fs.BoolVar(&withFloor, "with-floor", false, "measure the floor first (as -floor, the same sockets and frames at the same rate), then the gateway, and compare them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -99,6 +100,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.Progress = stderr
 	if start == (cfg.Gateway != "") {
 		return errors.New("give -start or -gateway URL, one of them")
+	}
+	if withFloor && (cfg.Burst > 0 || cfg.PerSocket != 1) {
+		return errors.New("-with-floor compares one frame a socket at -rate: give neither -burst nor -per-socket")
+	}
+	var floor *floorResult
+	if withFloor {
+		// Before the gateway starts, so that it does not share the machine with it.
+		every := time.Duration(float64(time.Second) / cfg.Rate)
+		fmt.Fprintf(stderr, "measuring the floor: %d sockets, a frame every %s for %s\n", cfg.Subscribers, every, cfg.Duration)
+		if floor, err = measureFloor(ctx, cfg.Subscribers, int(cfg.Rate*cfg.Duration.Seconds()), every, stderr); err != nil {
+			return fmt.Errorf("the floor: %w", err)
+		}
 	}
 	if start {
 		gw, err := startGateway(ctx, binary, redisURL, env, stderr)
@@ -112,13 +125,56 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var cmp *comparison
+	if floor != nil {
+		cmp = compare(floor, res)
+	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		if floor != nil {
+			return enc.Encode(struct {
+				Floor   *floorResult       `json:"floor"`
+				Gateway *fanoutload.Result `json:"gateway"`
+				Ratios  *comparison        `json:"ratios"`
+			}{floor, res, cmp})
+		}
 		return enc.Encode(res)
 	}
 	res.Print(stdout)
+	if floor != nil {
+		floor.print(stdout)
+		cmp.print(stdout)
+	}
 	return nil
+}
+
+// comparison is the gateway against the floor, measured in the same run: the issue's targets
+// are ratios, which the machine's load moves far less than the figures themselves.
+type comparison struct {
+	// CPU is the gateway's CPU per delivery over the floor writer's per frame.
+	CPU float64 `json:"cpuPerDelivery"`
+	// P99, P50 are the latencies' ratios.
+	P99 float64 `json:"p99"`
+	P50 float64 `json:"p50"`
+}
+
+func compare(floor *floorResult, gw *fanoutload.Result) *comparison {
+	c := &comparison{}
+	if floor.WriterUSPerFrame > 0 {
+		c.CPU = gw.CPUMsPer1000Dlvr / floor.WriterUSPerFrame // ms per 1,000 is µs per one
+	}
+	if floor.Reader.LatencyMS.P99 > 0 {
+		c.P99 = gw.LatencyMS.P99 / floor.Reader.LatencyMS.P99
+	}
+	if floor.Reader.LatencyMS.P50 > 0 {
+		c.P50 = gw.LatencyMS.P50 / floor.Reader.LatencyMS.P50
+	}
+	return c
+}
+
+func (c *comparison) print(w io.Writer) {
+	fmt.Fprintf(w, "gateway / floor: CPU per delivery %.2f×, p50 %.2f×, p99 %.2f×\n", c.CPU, c.P50, c.P99)
 }
 
 // gateway is a gateway process the tool started.
