@@ -137,6 +137,28 @@ func (d *wireDecoder) object(member func(key string) (bit uint32, ok bool)) bool
 	}
 }
 
+// elements reads a JSON array, calling each once per element with the reader at it; each
+// reads the element. An empty array calls it never.
+func (d *wireDecoder) elements(each func() bool) bool {
+	if !d.consume('[') {
+		return false
+	}
+	if d.consume(']') {
+		return true
+	}
+	for {
+		if !each() {
+			return false
+		}
+		if d.consume(']') {
+			return true
+		}
+		if !d.consume(',') {
+			return false
+		}
+	}
+}
+
 // key reads a member's name: plain ASCII only, the only keys matched here as encoding/json
 // matches them (exactly, or case-folded: see unknown).
 func (d *wireDecoder) key() (string, bool) {
@@ -244,24 +266,13 @@ func (d *wireDecoder) strings(p *[]string) bool {
 		*p = nil
 		return true
 	}
-	if !d.consume('[') {
-		return false
-	}
 	d.list = d.list[:0]
-	if !d.consume(']') {
-		for {
-			s, ok := d.str()
-			if !ok {
-				return false
-			}
-			d.list = append(d.list, s)
-			if d.consume(']') {
-				break
-			}
-			if !d.consume(',') {
-				return false
-			}
-		}
+	if !d.elements(func() bool {
+		s, ok := d.str()
+		d.list = append(d.list, s)
+		return ok
+	}) {
+		return false
 	}
 	n := len(d.list)
 	if n == 0 {
@@ -470,27 +481,16 @@ func (d *wireDecoder) contactList(l *advisorspec.ContactList) bool {
 			l.Contacts = nil
 			return 1, true
 		}
-		if !d.consume('[') {
-			return 0, false
-		}
 		out := make([]advisorspec.Contact, 0, d.contactsExpected())
-		if !d.consume(']') {
-			for {
-				out = append(out, advisorspec.Contact{})
-				// null would leave the element zero in encoding/json; too rare to take on.
-				if d.peek() != '{' || !d.contact(&out[len(out)-1]) {
-					return 0, false
-				}
-				if d.consume(']') {
-					break
-				}
-				if !d.consume(',') {
-					return 0, false
-				}
-			}
+		ok := d.elements(func() bool {
+			out = append(out, advisorspec.Contact{})
+			// null would leave the element zero in encoding/json; too rare to take on.
+			return d.peek() == '{' && d.contact(&out[len(out)-1])
+		})
+		if ok {
+			l.Contacts = out
 		}
-		l.Contacts = out
-		return 1, true
+		return 1, ok
 	})
 }
 
@@ -587,43 +587,31 @@ func (d *wireDecoder) ownership(p *[]advisorspec.Ownership) bool {
 		*p = nil
 		return true
 	}
-	if !d.consume('[') {
-		return false
-	}
 	out := []advisorspec.Ownership{}
-	if !d.consume(']') {
-		for {
-			out = append(out, advisorspec.Ownership{})
-			o := &out[len(out)-1]
-			ok := d.peek() == '{' && d.object(func(key string) (uint32, bool) {
-				switch key {
-				case "percentage":
-					if d.null() {
-						return 1 << 0, true
-					}
-					f, ok := d.float()
-					o.Percentage = f
-					return 1 << 0, ok
-				case "owner_id":
-					return 1 << 1, d.strInto(&o.OwnerID)
-				case "subowners":
-					return 1 << 2, d.strings(&o.Subowners)
+	ok := d.elements(func() bool {
+		out = append(out, advisorspec.Ownership{})
+		o := &out[len(out)-1]
+		return d.peek() == '{' && d.object(func(key string) (uint32, bool) {
+			switch key {
+			case "percentage":
+				if d.null() {
+					return 1 << 0, true
 				}
-				return d.unknown(key, ownershipKeys)
-			})
-			if !ok {
-				return false
+				f, ok := d.float()
+				o.Percentage = f
+				return 1 << 0, ok
+			case "owner_id":
+				return 1 << 1, d.strInto(&o.OwnerID)
+			case "subowners":
+				return 1 << 2, d.strings(&o.Subowners)
 			}
-			if d.consume(']') {
-				break
-			}
-			if !d.consume(',') {
-				return false
-			}
-		}
+			return d.unknown(key, ownershipKeys)
+		})
+	})
+	if ok {
+		*p = out
 	}
-	*p = out
-	return true
+	return ok
 }
 
 var currentPartiesKeys = []string{"is_distributed_evenly", "share_amount", "parties"}
@@ -671,46 +659,34 @@ func (d *wireDecoder) parties(p *[]advisorspec.Party) bool {
 		*p = nil
 		return true
 	}
-	if !d.consume('[') {
-		return false
-	}
 	out := []advisorspec.Party{}
-	if !d.consume(']') {
-		for {
-			out = append(out, advisorspec.Party{})
-			pt := &out[len(out)-1]
-			ok := d.peek() == '{' && d.object(func(key string) (uint32, bool) {
-				switch key {
-				case "contact_id":
-					return 1 << 0, d.strInto(&pt.ContactID)
-				case "distribution_percentage":
-					if d.null() {
-						pt.DistributionPercentage = nil
-						return 1 << 1, true
-					}
-					f, ok := d.float()
-					if ok {
-						pt.DistributionPercentage = &f
-					}
-					return 1 << 1, ok
-				case "fraction":
-					return 1 << 2, d.fraction(&pt.Fraction)
+	ok := d.elements(func() bool {
+		out = append(out, advisorspec.Party{})
+		pt := &out[len(out)-1]
+		return d.peek() == '{' && d.object(func(key string) (uint32, bool) {
+			switch key {
+			case "contact_id":
+				return 1 << 0, d.strInto(&pt.ContactID)
+			case "distribution_percentage":
+				if d.null() {
+					pt.DistributionPercentage = nil
+					return 1 << 1, true
 				}
-				return d.unknown(key, partyKeys)
-			})
-			if !ok {
-				return false
+				f, ok := d.float()
+				if ok {
+					pt.DistributionPercentage = &f
+				}
+				return 1 << 1, ok
+			case "fraction":
+				return 1 << 2, d.fraction(&pt.Fraction)
 			}
-			if d.consume(']') {
-				break
-			}
-			if !d.consume(',') {
-				return false
-			}
-		}
+			return d.unknown(key, partyKeys)
+		})
+	})
+	if ok {
+		*p = out
 	}
-	*p = out
-	return true
+	return ok
 }
 
 func (d *wireDecoder) fraction(p **advisorspec.Fraction) bool {
