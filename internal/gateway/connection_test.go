@@ -49,6 +49,27 @@ func (p connPage) check(t *testing.T, where string) {
 	}
 }
 
+// pagesBothWays walks the connection read answers at each size, forward and back: each way
+// gives all, once each in order, and the same cursors as the other way ("Cursors are opaque"
+// and stable).
+func pagesBothWays(t *testing.T, read func(vars map[string]any) connPage, sizes []int, all []string) {
+	t.Helper()
+	for _, size := range sizes {
+		for _, back := range []bool{false, true} {
+			t.Run(fmt.Sprintf("size %d back %v", size, back), func(t *testing.T) {
+				ids, cursors := walk(t, read, size, back, 10)
+				if !slices.Equal(ids, all) {
+					t.Errorf("ids %v, want %v once each in order", ids, all)
+				}
+				_, other := walk(t, read, size, !back, 10)
+				if !slices.Equal(cursors, other) {
+					t.Errorf("cursors %v one way, %v the other; want the same", cursors, other)
+				}
+			})
+		}
+	}
+}
+
 // walk pages a connection forward (first/after) or back (last/before), size at a time, through
 // read, which answers the page for the variables; it returns the ids in list order and each
 // page's cursors.
@@ -120,21 +141,7 @@ func TestTopAccountsPageForwardAndBackWithCursors(t *testing.T) {
 		gw.post(t, topAccountsConnQuery, vars).ok(t, &got)
 		return got.TopAccounts
 	}
-	for _, size := range []int{1, 2, 3, 7, 100} {
-		for _, back := range []bool{false, true} {
-			t.Run(fmt.Sprintf("size %d back %v", size, back), func(t *testing.T) {
-				ids, cursors := walk(t, read, size, back, 10)
-				if !slices.Equal(ids, all) {
-					t.Errorf("ids %v, want %v once each in order", ids, all)
-				}
-				// "Cursors are opaque" and stable: paging the other way gives the same cursors.
-				_, other := walk(t, read, size, !back, 10)
-				if !slices.Equal(cursors, other) {
-					t.Errorf("cursors %v forward, %v back; want the same", cursors, other)
-				}
-			})
-		}
-	}
+	pagesBothWays(t, read, []int{1, 2, 3, 7, 100}, all)
 
 	t.Run("a page one of the service's pages holds costs one call", func(t *testing.T) {
 		first := read(map[string]any{"first": 2})
@@ -405,20 +412,7 @@ func TestEventHistoryPagesForwardAndBackWithCursors(t *testing.T) {
 		gw.post(t, eventHistoryQuery, vars).ok(t, &got)
 		return got.EventHistory
 	}
-	for _, size := range []int{1, 2, 3, 7, 1000} {
-		for _, back := range []bool{false, true} {
-			t.Run(fmt.Sprintf("size %d back %v", size, back), func(t *testing.T) {
-				ids, cursors := walk(t, read, size, back, 10)
-				if !slices.Equal(ids, all) {
-					t.Errorf("ids %v, want %v once each in order", ids, all)
-				}
-				_, other := walk(t, read, size, !back, 10)
-				if !slices.Equal(cursors, other) {
-					t.Errorf("cursors %v, then %v the other way; want the same", cursors, other)
-				}
-			})
-		}
-	}
+	pagesBothWays(t, read, []int{1, 2, 3, 7, 1000}, all)
 	t.Run("by default, the latest 50", func(t *testing.T) {
 		var got struct{ EventHistory connPage }
 		gw.post(t, `{ eventHistory { edges { cursor node { id: wid } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, nil).ok(t, &got)
