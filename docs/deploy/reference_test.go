@@ -170,7 +170,7 @@ func readStopTimes(t *testing.T) stopTimes {
 		return time.Duration(n) * time.Second
 	}
 	return stopTimes{
-		drain:   timeout("internal/gateway/serve.go", "shutdownCtx"),
+		drain:   timeout("internal/graceful/graceful.go", "shutdownCtx"),
 		streams: timeout("internal/gateway/gateway.go", "waitCtx"),
 		flush:   timeout("internal/command/command.go", "flushCtx"),
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/advisorhq/gateway/internal/eventhub"
 	"github.com/advisorhq/gateway/internal/family"
 	"github.com/advisorhq/gateway/internal/familypage"
+	"github.com/advisorhq/gateway/internal/graceful"
 	"github.com/advisorhq/gateway/internal/httpserver"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
@@ -316,7 +317,7 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		log.Info("shutting down")
 		shutdownBegan <- time.Now()
 	})
-	err := serve(ctx, srv, connlimit.Listen(g.ln, maxConns))
+	err := graceful.Serve(ctx, srv, connlimit.Listen(g.ln, maxConns))
 	waitCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if werr := g.handler.WaitStreams(waitCtx); werr != nil {

@@ -21,6 +21,7 @@ func TestTheSandboxImportsNoGatewayPackage(t *testing.T) {
 		module + "internal/sandbox/sandboxtest": true, // the tests' harness
 		module + "internal/sandbox/sftpd":       true, // its SFTP server, held to this rule by its own test
 		module + "internal/advisorspec":         true, // the specification's vocabulary
+		module + "internal/graceful":            true, // a leaf: serving until stopped, then draining
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {

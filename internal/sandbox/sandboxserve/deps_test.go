@@ -31,6 +31,8 @@ func TestServingTheSandboxImportsNothingTheSandboxMayNot(t *testing.T) {
 	for _, p := range list("..") {
 		allowed[p] = true
 	}
+	// The leaf that drains a server, which the sandbox's own list allows it.
+	allowed[module+"internal/graceful"] = true
 	for _, p := range list("-test", ".") {
 		if strings.HasPrefix(p, module) && !allowed[p] && !strings.HasPrefix(p, module+"internal/sandbox/") {
 			t.Errorf("got %s among the dependencies of what serves the sandbox, want only what the sandbox may import", p)

@@ -6,12 +6,12 @@ package sandboxserve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/graceful"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sftpd"
 )
@@ -68,7 +68,7 @@ func (s Servers) Serve(ctx context.Context) error {
 	sftpDone, sessionsDone := make(chan error, 1), make(chan error, 1)
 	go func() { sftpDone <- s.SFTP.Serve(ctx, s.SFTPListener) }()
 	go func() { sessionsDone <- s.Sessions.Serve(ctx, s.SessionListener) }()
-	err := serveHTTP(ctx, httpServer(s.Sandbox), s.HTTP)
+	err := graceful.Serve(ctx, httpServer(s.Sandbox), s.HTTP)
 	cancel()
 	if serr := <-sftpDone; serr != nil && err == nil {
 		err = fmt.Errorf("serve SFTP: %w", serr)
@@ -83,25 +83,4 @@ func (s Servers) Serve(ctx context.Context) error {
 // takes as long as it takes, as it would at the real upload host.
 func httpServer(sb *sandbox.Sandbox) *http.Server {
 	return &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-}
-
-// serveHTTP runs srv on ln until ctx ends, then gives in-flight requests a few seconds to
-// finish.
-func serveHTTP(ctx context.Context, srv *http.Server, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shut down: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
