@@ -119,3 +119,15 @@ func TestPageSizesOutOfRangeAreRefusedNamingTheArgument(t *testing.T) {
 		})
 	}
 }
+
+// Edges made in one piece are still one edge each, filled in order.
+func TestEdgesAreFilledInOrderEachItsOwn(t *testing.T) {
+	type edge struct{ i int }
+	got := Edges(3, func(i int, e *edge) { e.i = i * 10 })
+	if len(got) != 3 || got[0].i != 0 || got[1].i != 10 || got[2].i != 20 || got[0] == got[1] {
+		t.Errorf("Edges(3) = %v %v %v, want three edges 0, 10, 20", got[0], got[1], got[2])
+	}
+	if got := Edges(0, func(int, *edge) { t.Error("filled an edge of an empty page") }); len(got) != 0 {
+		t.Errorf("Edges(0) = %d edges", len(got))
+	}
+}

@@ -527,13 +527,11 @@ type Connection struct {
 	Scope string
 }
 
-// Edges are the page's events with their cursors, made only when a query selects them.
+// Edges are the page's events with their cursors, made only when a query selects them, in one piece.
 func (c *Connection) Edges() []*Edge {
-	out := make([]*Edge, len(c.Nodes))
-	for i, e := range c.Nodes {
-		out[i] = &Edge{Cursor: cursor.Encode(cursor.Events, c.Scope, e.Header().ID), Node: e}
-	}
-	return out
+	return cursor.Edges(len(c.Nodes), func(i int, e *Edge) {
+		*e = Edge{Cursor: cursor.Encode(cursor.Events, c.Scope, c.Nodes[i].Header().ID), Node: c.Nodes[i]}
+	})
 }
 
 // Edge is an event and its cursor.

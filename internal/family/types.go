@@ -48,13 +48,11 @@ type TopAccountPage struct {
 	start   int
 }
 
-// Edges are the page's top accounts with their cursors, made only when a query selects them.
+// Edges are the page's top accounts with their cursors, made only when a query selects them, in one piece.
 func (p *TopAccountPage) Edges() []*TopAccountEdge {
-	out := make([]*TopAccountEdge, len(p.Nodes))
-	for i, n := range p.Nodes {
-		out[i] = &TopAccountEdge{Cursor: p.offsets.Cursor(p.start + i), Node: n}
-	}
-	return out
+	return cursor.Edges(len(p.Nodes), func(i int, e *TopAccountEdge) {
+		*e = TopAccountEdge{Cursor: p.offsets.Cursor(p.start + i), Node: p.Nodes[i]}
+	})
 }
 
 // TopAccountEdge is a top account and its cursor.
@@ -83,13 +81,11 @@ type ContactConnection struct {
 	start      int
 }
 
-// Edges are the page's cards with their cursors, made only when a query selects them.
+// Edges are the page's cards with their cursors, made only when a query selects them, in one piece.
 func (c *ContactConnection) Edges() []*ContactEdge {
-	out := make([]*ContactEdge, len(c.Nodes))
-	for i, n := range c.Nodes {
-		out[i] = &ContactEdge{Cursor: c.offsets.Cursor(c.start + i), Node: n}
-	}
-	return out
+	return cursor.Edges(len(c.Nodes), func(i int, e *ContactEdge) {
+		*e = ContactEdge{Cursor: c.offsets.Cursor(c.start + i), Node: c.Nodes[i]}
+	})
 }
 
 // ContactEdge is a card and its cursor.

@@ -165,13 +165,11 @@ type DocumentConnection struct {
 	scope string
 }
 
-// Edges are the page's documents with their cursors, made only when a query selects them.
+// Edges are the page's documents with their cursors, made only when a query selects them, in one piece.
 func (c *DocumentConnection) Edges() []*DocumentEdge {
-	out := make([]*DocumentEdge, len(c.Nodes))
-	for i, d := range c.Nodes {
-		out[i] = &DocumentEdge{Cursor: cursor.Encode(cursor.Documents, c.scope, d.VaultID), Node: d}
-	}
-	return out
+	return cursor.Edges(len(c.Nodes), func(i int, e *DocumentEdge) {
+		*e = DocumentEdge{Cursor: cursor.Encode(cursor.Documents, c.scope, c.Nodes[i].VaultID), Node: c.Nodes[i]}
+	})
 }
 
 // DocumentEdge is a document and its cursor.
