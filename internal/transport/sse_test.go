@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"strings"
@@ -10,7 +11,8 @@ import (
 
 // sseEvents posts body to srv accepting text/event-stream, over HTTP/2 when srv serves it, and
 // returns the status and the events to the stream's end, each as "<event> <data>"; comments
-// (the opening one, keep-alives) are left out.
+// (the opening one, keep-alives) are left out. after, if given, runs once the first event has
+// arrived.
 func sseEvents(t *testing.T, srv *lifetimeServer, body string, after func()) (int, []string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", strings.NewReader(body))
@@ -33,10 +35,23 @@ func sseEvents(t *testing.T, srv *lifetimeServer, body string, after func()) (in
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
 		t.Fatalf("got Content-Type %q, want text/event-stream", ct)
 	}
+	var data []byte
 	if after != nil {
+		// after runs once the first event is in: over HTTP/2 the headers come before it, and a
+		// stream stopped between the two has rightly nothing to show.
+		br := bufio.NewReader(resp.Body)
+		for !firstEventIn(data) {
+			line, err := br.ReadBytes('\n')
+			data = append(data, line...)
+			if err != nil {
+				t.Fatalf("reading the stream's first event: %v (got %q)", err, data)
+			}
+		}
 		after()
+		resp.Body = io.NopCloser(br)
 	}
-	data, err := io.ReadAll(resp.Body)
+	rest, err := io.ReadAll(resp.Body)
+	data = append(data, rest...)
 	if err != nil {
 		t.Fatalf("reading the stream: %v (got %q)", err, data)
 	}
@@ -49,6 +64,20 @@ func sseEvents(t *testing.T, srv *lifetimeServer, body string, after func()) (in
 		events = append(events, strings.TrimSpace(event+" "+rest))
 	}
 	return resp.StatusCode, events
+}
+
+// firstEventIn reports whether data, read to the end of a line, holds a whole event and not
+// only comments.
+func firstEventIn(data []byte) bool {
+	if !strings.HasSuffix(string(data), "\n\n") {
+		return false
+	}
+	for block := range strings.SplitSeq(string(data), "\n\n") {
+		if block != "" && !strings.HasPrefix(block, ":") {
+			return true
+		}
+	}
+	return false
 }
 
 // Over SSE (graphql-sse's distinct connections), an operation's results are `next` events and
