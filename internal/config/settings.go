@@ -115,17 +115,7 @@ func settings(cfg *Gateway) []section {
 		settings: []setting{
 			{name: "AUTH_JWKS_URL", unset: "(the embedded sandbox's)",
 				meaning: "the identity provider's JWK Set; callers' bearer JWTs are verified against it; required with `ADVISOR_BASE_URL` unless `AUTH_DISABLED=true`",
-				parse: func(v string) error {
-					u, err := url.Parse(v)
-					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-						return errors.New("must be an absolute http or https URL without credentials, such as https://idp.example/.well-known/jwks.json")
-					}
-					if err := netaddr.URL(u); err != nil {
-						return err
-					}
-					a.JWKSURL = v
-					return nil
-				}},
+				parse:   urlSetting(&a.JWKSURL, urlRule{example: "https://idp.example/.well-known/jwks.json", query: true})},
 			{name: "AUTH_ISSUER", parse: textSetting(&a.Issuer),
 				meaning: "the `iss` tokens must have (needs `AUTH_JWKS_URL`)"},
 			{name: "AUTH_AUDIENCE", parse: textSetting(&a.Audience),
@@ -262,30 +252,11 @@ func settings(cfg *Gateway) []section {
 		settings: []setting{
 			{name: "ASSISTANT_EMBED_URL", unset: "(the embedded sandbox's, below `/sandbox` on the gateway's own origin)",
 				meaning: "the chat SDK's embed host, whose `/v1/sdk/assistant-sdk.js` the pop-out at `/assistant` loads and whose chat it frames; unset against the Advisor service, `/assistant` is not served",
-				parse: func(v string) error {
-					u, err := url.Parse(v)
-					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-						return errors.New("must be an absolute http or https URL without credentials or query, such as https://embed.advisor.example")
-					}
-					if err := netaddr.URL(u); err != nil {
-						return err
-					}
-					cfg.AssistantEmbedURL = strings.TrimSuffix(v, "/")
-					return nil
-				}},
+				parse:   baseURLSetting(&cfg.AssistantEmbedURL, "https://embed.advisor.example")},
 			{name: "ASSISTANT_SESSION_URL", unset: "(the embedded sandbox's)",
 				meaning: "the session host that mints assistant session tokens, `https` (mutual TLS); unset against the Advisor service, `createAssistantSession` is off",
-				parse: func(v string) error {
-					u, err := url.Parse(v)
-					if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" {
-						return errors.New("must be an absolute https URL without credentials or query, such as https://session.advisor.example: the session host speaks only mutual TLS")
-					}
-					if err := netaddr.URL(u); err != nil {
-						return err
-					}
-					s.URL = strings.TrimSuffix(v, "/")
-					return nil
-				}},
+				parse: urlSetting(&s.URL, urlRule{example: "https://session.advisor.example", httpsOnly: true, trim: true,
+					why: ": the session host speaks only mutual TLS"})},
 			{name: "ASSISTANT_CLIENT_CERT", parse: textSetting(&s.CertFile),
 				meaning: "the gateway's enrolled client certificate, a PEM file; required with `ASSISTANT_SESSION_URL`"},
 			{name: "ASSISTANT_CLIENT_KEY", parse: textSetting(&s.KeyFile),
@@ -464,15 +435,41 @@ func userPasswordSetting(dst *string) func(string) error {
 // baseURLSetting reads a service's base address: absolute http or https, without credentials
 // or query, kept without a trailing slash.
 func baseURLSetting(dst *string, example string) func(string) error {
+	return urlSetting(dst, urlRule{example: example, trim: true})
+}
+
+// urlRule is what a URL setting accepts beyond an absolute URL naming a host and a real port,
+// without credentials (which belong in the settings for them, not in an address that is logged).
+type urlRule struct {
+	example string
+	// httpsOnly refuses http; query allows a query string (a JWK Set's address may carry one);
+	// trim keeps the address without a trailing slash, to have paths joined to it.
+	httpsOnly, query, trim bool
+	// why is said after the example.
+	why string
+}
+
+func urlSetting(dst *string, r urlRule) func(string) error {
 	return stored(dst, func(v string) (string, error) {
 		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
-			return "", errors.New("must be an absolute http or https URL without credentials or query, such as " + example)
+		schemeOK := u != nil && (u.Scheme == "https" || (u.Scheme == "http" && !r.httpsOnly))
+		if err != nil || !schemeOK || u.Host == "" || u.User != nil || (!r.query && (u.RawQuery != "" || u.Fragment != "")) {
+			kind, without := "http or https", "credentials or query"
+			if r.httpsOnly {
+				kind = "https"
+			}
+			if r.query {
+				without = "credentials"
+			}
+			return "", fmt.Errorf("must be an absolute %s URL without %s, such as %s%s", kind, without, r.example, r.why)
 		}
 		if err := netaddr.URL(u); err != nil {
 			return "", err
 		}
-		return strings.TrimSuffix(v, "/"), nil
+		if r.trim {
+			v = strings.TrimSuffix(v, "/")
+		}
+		return v, nil
 	})
 }
 
