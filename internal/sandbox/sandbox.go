@@ -294,12 +294,6 @@ func (s *Sandbox) route(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(segs) > 0 && "/"+segs[0] == MountPath && !(len(segs) == 2 && ownEndpoints[segs[1]]) {
 		segs = segs[1:]
-		if len(segs) > 0 && "/"+segs[0] == MountPath {
-			// The own endpoints have one address, below the mount already; the mount is not
-			// taken twice (/sandbox/sandbox/token would otherwise be a second way to it).
-			writeError(w, http.StatusNotFound, "Not Found")
-			return
-		}
 		r = r.WithContext(context.WithValue(r.Context(), mountKey{}, MountPath))
 	}
 	switch {
