@@ -56,7 +56,7 @@ const (
 	webhookKey = "familybench-webhook-key"
 )
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("familybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var binaries stringList
@@ -93,7 +93,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	// The logs stay when the run fails, for the error to point at.
+	defer func() {
+		if err == nil {
+			os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(stderr, "the processes' logs are in %s\n", dir)
+		}
+	}()
 	// The module's binary serves the sandbox whatever the gateways measured are: they all
 	// then have the same upstream.
 	own := filepath.Join(dir, "gateway")
@@ -156,7 +163,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(runs)
 	}
-	printSummary(stdout, binaries, sizes, runs)
+	names := slices.Clone(binaries)
+	for i, b := range names {
+		if b == own {
+			names[i] = "the module's, built"
+		}
+	}
+	printSummary(stdout, names, sizes, runs)
 	return nil
 }
 
