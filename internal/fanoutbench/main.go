@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,10 +19,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +28,7 @@ import (
 	"time"
 
 	"github.com/advisorhq/gateway/internal/fanoutload"
+	"github.com/advisorhq/gateway/internal/gatewayproc"
 	"github.com/advisorhq/gateway/internal/redisconn"
 	"github.com/redis/go-redis/v9"
 )
@@ -119,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer gw.stop()
-		cfg.Gateway, cfg.GatewayPID, cfg.WebhookKey = gw.url, gw.cmd.Process.Pid, gw.key
+		cfg.Gateway, cfg.GatewayPID, cfg.WebhookKey = gw.URL, gw.PID(), gw.key
 	}
 	res, err := fanoutload.Run(ctx, cfg)
 	if err != nil {
@@ -179,15 +177,11 @@ func (c *comparison) print(w io.Writer) {
 
 // gateway is a gateway process the tool started.
 type gateway struct {
-	cmd   *exec.Cmd
-	url   string
+	*gatewayproc.Process
 	key   string
-	done  chan struct{}
 	redis string // the gateway's REDIS_URL, whose keys of this run stop removes
 	dir   string // the built binary and the log; stop removes the binary
 }
-
-var servingLine = regexp.MustCompile(`Advisor GraphQL gateway serving (http://\S+)`)
 
 // startGateway builds the module's gateway (unless binary is given) and runs it on a loopback
 // port with the embedded sandbox as its upstream, REDIS_URL, a fresh key prefix, a known
@@ -199,70 +193,29 @@ func startGateway(ctx context.Context, binary, redisURL string, env []string, st
 	}
 	if binary == "" {
 		binary = filepath.Join(dir, "gateway")
-		build := exec.CommandContext(ctx, "go", "build", "-o", binary, "github.com/advisorhq/gateway")
-		build.Stdout, build.Stderr = stderr, stderr
-		if err := build.Run(); err != nil {
-			return nil, fmt.Errorf("build the gateway: %w", err)
+		if err := gatewayproc.Build(ctx, binary, stderr); err != nil {
+			return nil, err
 		}
-	}
-	logFile, err := os.Create(filepath.Join(dir, "gateway.log"))
-	if err != nil {
-		return nil, err
 	}
 	key := fmt.Sprintf("fanoutbench-%d", time.Now().UnixNano())
-	cmd := exec.Command(binary)
-	cmd.Env = append(os.Environ(), "ADDR=127.0.0.1:0", "WEBHOOK_API_KEY="+key,
-		"REDIS_URL="+redisURL, "REDIS_KEY_PREFIX="+key+":")
+	spec := gatewayproc.Spec{Binary: binary, Serving: gatewayproc.GatewayServing, Log: filepath.Join(dir, "gateway.log"),
+		Env: []string{"ADDR=127.0.0.1:0", "WEBHOOK_API_KEY=" + key, "REDIS_URL=" + redisURL, "REDIS_KEY_PREFIX=" + key + ":"}}
 	for _, name := range []string{"ADVISOR_BASE_URL", "ADVISOR_ACCESS_TOKEN", "ADVISOR_BASIC_CREDENTIALS", "AUTH_JWKS_URL"} {
-		cmd.Env = append(cmd.Env, name+"=")
+		spec.Env = append(spec.Env, name+"=")
 	}
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stderr = logFile
-	out, err := cmd.StdoutPipe()
+	spec.Env = append(spec.Env, env...)
+	p, err := gatewayproc.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	gw := &gateway{cmd: cmd, key: key, done: make(chan struct{}), redis: redisURL, dir: dir}
-	found := make(chan string, 1)
-	go func() {
-		defer close(gw.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-		_ = cmd.Wait()
-		logFile.Close()
-	}()
-	select {
-	case gw.url = <-found:
-	case <-gw.done:
-		return nil, fmt.Errorf("the gateway stopped before serving; see %s", logFile.Name())
-	case <-time.After(30 * time.Second):
-		gw.stop()
-		return nil, fmt.Errorf("the gateway did not serve within 30 s; see %s", logFile.Name())
-	case <-ctx.Done():
-		gw.stop()
-		return nil, ctx.Err()
-	}
-	fmt.Fprintf(stderr, "gateway pid %d at %s (log %s)\n", cmd.Process.Pid, gw.url, logFile.Name())
-	return gw, nil
+	fmt.Fprintf(stderr, "gateway pid %d at %s (log %s)\n", p.PID(), p.URL, p.Log)
+	return &gateway{Process: p, key: key, redis: redisURL, dir: dir}, nil
 }
 
-// stop asks the gateway to shut down and kills it after 10 s; then it removes what the run
-// left: the binary it built (the log stays) and the run's keys in Redis.
+// stop stops the gateway; then it removes what the run left: the binary it built (the log
+// stays) and the run's keys in Redis.
 func (g *gateway) stop() {
-	_ = g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.done:
-	case <-time.After(10 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.done
-	}
+	g.Stop()
 	_ = os.Remove(filepath.Join(g.dir, "gateway"))
 	if g.redis != "" {
 		if err := removeKeys(g.redis, g.key+":"); err != nil {

@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/advisorhq/gateway/internal/gatewayproc"
 )
 
 // Config is one measurement.
@@ -154,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Mode = "sse"
 	}
 	base, _ := gaugeSubscribers(ctx, cfg.Gateway)
-	res.RSSBeforeKB = rssKB(cfg.GatewayPID)
+	res.RSSBeforeKB = gatewayproc.RSSKB(cfg.GatewayPID)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -195,8 +197,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.SetupSeconds = time.Since(began).Seconds()
 	cfg.progress("%d subscriptions open over %d sockets in %d workers (%.1f s); %d failed", res.Open, cfg.Subscribers, len(workers), res.SetupSeconds, res.OpenFailed)
 	time.Sleep(time.Second) // let the gateway settle before reading its memory
-	res.RSSSubscribedKB = rssKB(cfg.GatewayPID)
-	cpu0 := cpuTicks(cfg.GatewayPID)
+	res.RSSSubscribedKB = gatewayproc.RSSKB(cfg.GatewayPID)
+	cpu0 := gatewayproc.CPUTicks(cfg.GatewayPID)
 
 	posts, refused := post(ctx, cfg, run)
 	res.Sent, res.Refused = len(posts), refused
@@ -219,13 +221,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
-	if cpu1 := cpuTicks(cfg.GatewayPID); cpu0 >= 0 && cpu1 >= 0 {
-		res.CPUSeconds = float64(cpu1-cpu0) / clockTicks
+	if cpu1 := gatewayproc.CPUTicks(cfg.GatewayPID); cpu0 >= 0 && cpu1 >= 0 {
+		res.CPUSeconds = float64(cpu1-cpu0) / gatewayproc.ClockTicks
 	}
 	for _, w := range workers {
 		res.WorkersCPUSeconds += w.res.CPUSeconds - w.ready.CPUSeconds
 	}
-	res.RSSAfterKB = rssKB(cfg.GatewayPID)
+	res.RSSAfterKB = gatewayproc.RSSKB(cfg.GatewayPID)
 	var subs []subResult
 	for _, w := range workers {
 		subs = append(subs, w.res.Subs...)

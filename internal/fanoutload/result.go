@@ -3,9 +3,7 @@ package fanoutload
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -180,44 +178,3 @@ func (r *Result) Print(w io.Writer) {
 }
 
 func mb(kb int64) float64 { return float64(kb) / 1024 }
-
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux Go runs on.
-const clockTicks = 100
-
-// rssKB is the process's resident memory from /proc/<pid>/status, 0 when unknown.
-func rssKB(pid int) int64 {
-	if pid == 0 {
-		return 0
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// cpuTicks is the process's user+system time from /proc/<pid>/stat, -1 when unknown.
-func cpuTicks(pid int) int64 {
-	if pid == 0 {
-		return -1
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	// The command name, in parentheses, may hold spaces: count fields after its end.
-	i := strings.LastIndexByte(string(data), ')')
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return -1
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
-	s, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
-	return u + s
-}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/advisorhq/gateway/internal/familyload"
 	"github.com/advisorhq/gateway/internal/sandbox"
 	"github.com/advisorhq/gateway/internal/sandbox/sandboxtest"
 	"github.com/advisorhq/gateway/internal/testnpm"
@@ -179,60 +179,20 @@ func (r *result) wantError(t testing.TB, code, message string) gqlError {
 	return e
 }
 
-// family arranges a top account with n cards: individuals and, over them, trusts, entities,
-// wills and classes whose references cover every relationship field, and charities, so every
-// card type is there. It returns the wid.
+// family arranges a top account with n cards (familyload.Seed: every card type, references
+// covering every relationship field) and returns its wid.
 func (u *upstream) family(t testing.TB, name string, n int) string {
 	t.Helper()
-	wid := u.rest(t, "POST", "/v2/top-accounts/", map[string]any{"external_id": name, "name": name})["wid"].(string)
-	add := func(body map[string]any) {
-		u.rest(t, "POST", "/v2/top-accounts/"+wid+"/contacts/", body)
-	}
-	people := max(2, n/2)
-	for i := range people {
-		add(map[string]any{"type": "Individual", "external_id": fmt.Sprintf("p%d", i), "first_name": fmt.Sprintf("Person %d", i)})
-	}
-	for i := range n - people {
-		a, b := fmt.Sprintf("p%d", i%people), fmt.Sprintf("p%d", (i+1)%people)
-		id := fmt.Sprintf("c%d", i)
-		switch i % 5 {
-		case 0:
-			add(map[string]any{"type": "Trust", "external_id": id, "legal_name": "Trust " + id, "trust_creator": []string{a}, "initial_trustee": []string{a, b}})
-		case 1:
-			add(map[string]any{"type": "Entity", "external_id": id, "legal_name": "Entity " + id, "ownership": []map[string]any{
-				{"percentage": 50, "owner_id": a}, {"percentage": 50, "subowners": []string{a, b}}}})
-		case 2:
-			add(map[string]any{"type": "Will", "external_id": id, "legal_name": "Will " + id, "will_type": "LastWillAndTestament", "testator": []string{a}, "executor": []string{b}})
-		case 3:
-			add(map[string]any{"type": "Class", "external_id": id, "legal_name": "Class " + id, "current_parties": map[string]any{
-				"parties": []map[string]any{{"contact_id": a, "distribution_percentage": 50}, {"contact_id": b, "fraction": map[string]any{"numerator": 1, "denominator": 2}}}}})
-		default:
-			add(map[string]any{"type": "Charity", "external_id": id, "legal_name": "Charity " + id, "city": "Boston", "state": "MA", "ein": 100000 + i})
-		}
+	wid, err := familyload.Seed(context.Background(), http.DefaultClient, u.URL, upstreamToken, name, n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return wid
 }
 
 // familyQuery selects a top account, all its cards with every relationship field, and the
-// whole family graph.
-const familyQuery = `query Family($wid: ID!) {
-  topAccount(wid: $wid) {
-    wid name externalId
-    contacts {
-      ... on ContactCard {
-        id externalId type displayName
-        relationships { role percentage source { externalId contact { ... on ContactCard { id } } } target { externalId contact { ... on ContactCard { id } } } }
-      }
-      ... on Individual { firstName lastName }
-      ... on Trust { trustCreators { contact { ... on ContactCard { displayName } } } initialTrustees { contact { ... on ContactCard { displayName } } } }
-      ... on Entity { ownership { percentage joint owners { contact { ... on ContactCard { displayName } } } } }
-      ... on Will { testators { contact { ... on ContactCard { displayName } } } executors { contact { ... on ContactCard { displayName } } } }
-      ... on Charity { legalName ein city state }
-      ... on Class { currentParties { parties { party { contact { ... on ContactCard { displayName } } } distributionPercentage fraction { numerator denominator } } } }
-    }
-    relationships { role percentage source { externalId } target { externalId contact { ... on ContactCard { displayName } } } }
-  }
-}`
+// whole family graph: the query issue 28's load test sends too.
+const familyQuery = familyload.Query
 
 // contains reports whether s has every one of parts.
 func contains(s string, parts ...string) bool {
