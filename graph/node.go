@@ -34,12 +34,20 @@ func (r *Resolver) node(ctx context.Context, arg, id string, graph bool) (nodeid
 	if err != nil {
 		return nil, errNoNode(arg)
 	}
+	if o, ok := family.OwnerOf(k); ok && !r.mayActFor(ctx, o) {
+		return nil, errNoNode(arg)
+	}
 	if c, ok := family.ParseCardKey(k); ok {
-		if !r.mayActFor(ctx, c.Owner) {
-			return nil, errNoNode(arg)
-		}
 		card, err := r.Family.CardNode(ctx, c, graph)
 		return found(arg, card == nil, card, err)
+	}
+	if e, ok := family.ParseRelationshipKey(k); ok {
+		rel, err := r.Family.RelationshipNode(ctx, e)
+		return found(arg, rel == nil, rel, err)
+	}
+	if c, ok := family.ParseContactRefKey(k); ok {
+		ref, err := r.Family.ContactRefNode(ctx, c)
+		return found(arg, ref == nil, ref, err)
 	}
 	switch p := k.Parts; {
 	case k.Type == family.NodeTopAccount && len(p) == 1 && p[0] != "":

@@ -26,7 +26,7 @@ func (r *mutationResolver) UpdateTopAccount(ctx context.Context, wid string, inp
 }
 
 // TopAccounts is the resolver for the topAccounts field.
-func (r *queryResolver) TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountPage, error) {
+func (r *queryResolver) TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountConnection, error) {
 	return r.Family.TopAccountsPage(ctx, firmOf(ctx), orDefault(page, 1), orDefault(limit, advisorspec.DefaultTopPageLimit),
 		cursor.Args{First: first, After: after, Last: last, Before: before})
 }

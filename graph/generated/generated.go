@@ -356,15 +356,18 @@ type ComplexityRoot struct {
 	ContactRef struct {
 		Contact    func(childComplexity int) int
 		ExternalID func(childComplexity int) int
+		ID         func(childComplexity int) int
 	}
 
 	DeleteClientPayload struct {
 		Deleted    func(childComplexity int) int
+		DeletedID  func(childComplexity int) int
 		ExternalID func(childComplexity int) int
 	}
 
 	DeleteDocumentPayload struct {
-		VaultID func(childComplexity int) int
+		DeletedID func(childComplexity int) int
+		VaultID   func(childComplexity int) int
 	}
 
 	Document struct {
@@ -619,6 +622,7 @@ type ComplexityRoot struct {
 	}
 
 	Relationship struct {
+		ID         func(childComplexity int) int
 		Percentage func(childComplexity int) int
 		Role       func(childComplexity int) int
 		Source     func(childComplexity int) int
@@ -683,15 +687,15 @@ type ComplexityRoot struct {
 		WID                func(childComplexity int) int
 	}
 
-	TopAccountEdge struct {
-		Cursor func(childComplexity int) int
-		Node   func(childComplexity int) int
-	}
-
-	TopAccountPage struct {
+	TopAccountConnection struct {
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
+	}
+
+	TopAccountEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Trust struct {
@@ -846,7 +850,7 @@ type QueryResolver interface {
 
 	Node(ctx context.Context, id string) (nodeid.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]nodeid.Node, error)
-	TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountPage, error)
+	TopAccounts(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*family.TopAccountConnection, error)
 	TopAccount(ctx context.Context, wid string) (*family.TopAccount, error)
 }
 type SourceDocumentResolver interface {
@@ -2210,6 +2214,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContactRef.ExternalID(childComplexity), true
+	case "ContactRef.id":
+		if e.ComplexityRoot.ContactRef.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactRef.ID(childComplexity), true
 
 	case "DeleteClientPayload.deleted":
 		if e.ComplexityRoot.DeleteClientPayload.Deleted == nil {
@@ -2217,6 +2227,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeleteClientPayload.Deleted(childComplexity), true
+	case "DeleteClientPayload.deletedId":
+		if e.ComplexityRoot.DeleteClientPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteClientPayload.DeletedID(childComplexity), true
 	case "DeleteClientPayload.externalId":
 		if e.ComplexityRoot.DeleteClientPayload.ExternalID == nil {
 			break
@@ -2224,6 +2240,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteClientPayload.ExternalID(childComplexity), true
 
+	case "DeleteDocumentPayload.deletedId":
+		if e.ComplexityRoot.DeleteDocumentPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteDocumentPayload.DeletedID(childComplexity), true
 	case "DeleteDocumentPayload.vaultId":
 		if e.ComplexityRoot.DeleteDocumentPayload.VaultID == nil {
 			break
@@ -3426,6 +3448,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReferralUser.MaritalStatus(childComplexity), true
 
+	case "Relationship.id":
+		if e.ComplexityRoot.Relationship.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Relationship.ID(childComplexity), true
 	case "Relationship.percentage":
 		if e.ComplexityRoot.Relationship.Percentage == nil {
 			break
@@ -3749,6 +3777,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TopAccount.WID(childComplexity), true
 
+	case "TopAccountConnection.edges":
+		if e.ComplexityRoot.TopAccountConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountConnection.Edges(childComplexity), true
+	case "TopAccountConnection.nodes":
+		if e.ComplexityRoot.TopAccountConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountConnection.Nodes(childComplexity), true
+	case "TopAccountConnection.pageInfo":
+		if e.ComplexityRoot.TopAccountConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TopAccountConnection.PageInfo(childComplexity), true
+
 	case "TopAccountEdge.cursor":
 		if e.ComplexityRoot.TopAccountEdge.Cursor == nil {
 			break
@@ -3761,25 +3808,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TopAccountEdge.Node(childComplexity), true
-
-	case "TopAccountPage.edges":
-		if e.ComplexityRoot.TopAccountPage.Edges == nil {
-			break
-		}
-
-		return e.ComplexityRoot.TopAccountPage.Edges(childComplexity), true
-	case "TopAccountPage.nodes":
-		if e.ComplexityRoot.TopAccountPage.Nodes == nil {
-			break
-		}
-
-		return e.ComplexityRoot.TopAccountPage.Nodes(childComplexity), true
-	case "TopAccountPage.pageInfo":
-		if e.ComplexityRoot.TopAccountPage.PageInfo == nil {
-			break
-		}
-
-		return e.ComplexityRoot.TopAccountPage.PageInfo(childComplexity), true
 
 	case "Trust.contactId":
 		if e.ComplexityRoot.Trust.ContactID == nil {
@@ -4673,6 +4701,12 @@ type ClientDetails {
 }
 
 type DeleteClientPayload {
+  """
+  The deleted client's global id: the ` + "`" + `id` + "`" + ` that ` + "`" + `client(ref:)` + "`" + ` with the same external id,
+  ` + "`" + `advisorId` + "`" + ` and ` + "`" + `teamId` + "`" + ` (and ` + "`" + `addClient` + "`" + `) answered, for a client's store to drop the client
+  (Relay's ` + "`" + `@deleteRecord` + "`" + `, Apollo Client's ` + "`" + `cache.evict` + "`" + `).
+  """
+  deletedId: ID!
   externalId: ID!
   deleted: Boolean!
 }
@@ -4921,14 +4955,25 @@ type Fraction {
 }
 
 "A reference from one contact card to another, by external id."
-type ContactRef {
+type ContactRef implements Node {
+  """
+  The reference's global id (` + "`" + `Node` + "`" + `): its owner (top account or client) and the external id it
+  names, so every reference to one external id is one object, whatever card holds it. A card
+  without an external id is referred to (as a relationship's ` + "`" + `source` + "`" + `) by its own id instead.
+  """
+  id: ID!
   externalId: String!
   "The card referred to; null when no card of the same top account (or client) has that external id."
   contact: Contact
 }
 
 "An edge of the family graph: ` + "`" + `source` + "`" + ` holds the reference, ` + "`" + `target` + "`" + ` is named by it."
-type Relationship {
+type Relationship implements Node {
+  """
+  The relationship's global id (` + "`" + `Node` + "`" + `): its source card, role and target external id (and,
+  when the source names the same target twice in one role, which time).
+  """
+  id: ID!
   role: RelationshipRole!
   source: ContactRef!
   target: ContactRef!
@@ -5437,6 +5482,11 @@ type DocumentPayload {
 
 "What a delete removed."
 type DeleteDocumentPayload {
+  """
+  The deleted document's global id (` + "`" + `Document.id` + "`" + `), for a client's store to drop the document
+  (Relay's ` + "`" + `@deleteRecord` + "`" + `, Apollo Client's ` + "`" + `cache.evict` + "`" + `).
+  """
+  deletedId: ID!
   vaultId: ID!
 }
 
@@ -6161,7 +6211,8 @@ scalar BigInt @specifiedBy(url: "https://the-guild.dev/graphql/scalars/docs/scal
 
 """
 An object a client can read again by its ` + "`" + `id` + "`" + ` alone, with ` + "`" + `node` + "`" + ` or ` + "`" + `nodes` + "`" + `: top accounts,
-contact cards (of a top account or of a client), vault documents, clients and bulk loads.
+contact cards (of a top account or of a client), the family graph's relationships and the
+references between cards, vault documents, clients and bulk loads.
 """
 interface Node {
   """
@@ -6284,7 +6335,7 @@ type ReferralAddress {
     after: String
     last: Int
     before: String
-  ): TopAccountPage!
+  ): TopAccountConnection!
   "A top account by its wid; null when there is none."
   topAccount(wid: ID!): TopAccount
 }
@@ -6325,8 +6376,12 @@ type TopAccount implements Node @key(fields: "id") @key(fields: "wid") {
   relationships: [Relationship!]!
 }
 
-"A page of top accounts: a connection, whose numbered-page fields stay for ` + "`" + `page` + "`" + ` and ` + "`" + `limit` + "`" + `."
-type TopAccountPage {
+"""
+A page of top accounts: a connection, whose numbered-page fields stay for ` + "`" + `page` + "`" + ` and ` + "`" + `limit` + "`" + `.
+Named as connections are, so that normalized caches (urql's Graphcache) keep it inside the
+field that answered it.
+"""
+type TopAccountConnection {
   nodes: [TopAccount!]!
   "The page's top accounts, each with its cursor."
   edges: [TopAccountEdge!]!
@@ -6659,6 +6714,8 @@ func (ec *executionContext) childFields_ContactEdge(ctx context.Context, field g
 
 func (ec *executionContext) childFields_ContactRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_ContactRef_id(ctx, field)
 	case "externalId":
 		return ec.fieldContext_ContactRef_externalId(ctx, field)
 	case "contact":
@@ -6669,6 +6726,8 @@ func (ec *executionContext) childFields_ContactRef(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_DeleteClientPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteClientPayload_deletedId(ctx, field)
 	case "externalId":
 		return ec.fieldContext_DeleteClientPayload_externalId(ctx, field)
 	case "deleted":
@@ -6679,6 +6738,8 @@ func (ec *executionContext) childFields_DeleteClientPayload(ctx context.Context,
 
 func (ec *executionContext) childFields_DeleteDocumentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteDocumentPayload_deletedId(ctx, field)
 	case "vaultId":
 		return ec.fieldContext_DeleteDocumentPayload_vaultId(ctx, field)
 	}
@@ -6977,6 +7038,8 @@ func (ec *executionContext) childFields_ReferralUser(ctx context.Context, field 
 
 func (ec *executionContext) childFields_Relationship(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Relationship_id(ctx, field)
 	case "role":
 		return ec.fieldContext_Relationship_role(ctx, field)
 	case "source":
@@ -7031,6 +7094,18 @@ func (ec *executionContext) childFields_TopAccount(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type TopAccount", field.Name)
 }
 
+func (ec *executionContext) childFields_TopAccountConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_TopAccountConnection_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_TopAccountConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TopAccountConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TopAccountConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_TopAccountEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cursor":
@@ -7039,18 +7114,6 @@ func (ec *executionContext) childFields_TopAccountEdge(ctx context.Context, fiel
 		return ec.fieldContext_TopAccountEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TopAccountEdge", field.Name)
-}
-
-func (ec *executionContext) childFields_TopAccountPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "nodes":
-		return ec.fieldContext_TopAccountPage_nodes(ctx, field)
-	case "edges":
-		return ec.fieldContext_TopAccountPage_edges(ctx, field)
-	case "pageInfo":
-		return ec.fieldContext_TopAccountPage_pageInfo(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type TopAccountPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10341,6 +10404,15 @@ func (ec *executionContext) fieldContext_ContactEdge_node(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ContactEdge", field, false, false, errors.New("field of type Contact does not have child fields"))
 }
 
+func (ec *executionContext) _ContactRef_id(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
+	var v string = obj.ID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_ContactRef_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContactRef", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _ContactRef_externalId(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
 	return (*gqlrun.String)(&obj.ExternalID)
@@ -10357,6 +10429,15 @@ func (ec *executionContext) fieldContext_ContactRef_contact(_ context.Context, f
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type Contact does not have child fields"))
 }
 
+func (ec *executionContext) _DeleteClientPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *family.DeleteClientPayload) (ret graphql.Marshaler) {
+	var v string = obj.DeletedID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_DeleteClientPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteClientPayload", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _DeleteClientPayload_externalId(ctx context.Context, field graphql.CollectedField, obj *family.DeleteClientPayload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.ExternalID)) + 2)
 	return (*gqlrun.String)(&obj.ExternalID)
@@ -10371,6 +10452,15 @@ func (ec *executionContext) _DeleteClientPayload_deleted(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_DeleteClientPayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteClientPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteDocumentPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *vault.DeleteDocumentPayload) (ret graphql.Marshaler) {
+	var v string = obj.DeletedID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_DeleteDocumentPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteDocumentPayload", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteDocumentPayload_vaultId(ctx context.Context, field graphql.CollectedField, obj *vault.DeleteDocumentPayload) (ret graphql.Marshaler) {
@@ -12941,8 +13031,8 @@ func (ec *executionContext) _Query_topAccounts(ctx context.Context, field graphq
 			return ec.Resolvers.Query().TopAccounts(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *family.TopAccountPage) graphql.Marshaler {
-			return ec.marshalNTopAccountPage2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *family.TopAccountConnection) graphql.Marshaler {
+			return ec.marshalNTopAccountConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12955,7 +13045,7 @@ func (ec *executionContext) fieldContext_Query_topAccounts(ctx context.Context, 
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TopAccountPage(ctx, field)
+			return ec.childFields_TopAccountConnection(ctx, field)
 		},
 	}
 	defer func() {
@@ -13244,6 +13334,15 @@ func (ec *executionContext) fieldContext_ReferralUser_address(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Relationship_id(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
+	var v string = obj.ID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
+	return ec.marshalNID2string(ctx, field.Selections, v)
+}
+func (ec *executionContext) fieldContext_Relationship_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Relationship", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Relationship_role(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
@@ -14005,6 +14104,57 @@ func (ec *executionContext) fieldContext_TopAccount_relationships(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _TopAccountConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountConnection) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+}
+func (ec *executionContext) fieldContext_TopAccountConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopAccountConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TopAccountConnection_edges(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountConnection) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+}
+func (ec *executionContext) fieldContext_TopAccountConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopAccountConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TopAccountEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TopAccountConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountConnection) (ret graphql.Marshaler) {
+	ec.run.Charge(int64(len(field.Alias)) + 6)
+	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+}
+func (ec *executionContext) fieldContext_TopAccountConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TopAccountConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OffsetPageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TopAccountEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountEdge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(obj.Cursor)) + 2)
 	return (*gqlrun.String)(&obj.Cursor)
@@ -14025,57 +14175,6 @@ func (ec *executionContext) fieldContext_TopAccountEdge_node(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TopAccount(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _TopAccountPage_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
-}
-func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "TopAccountPage",
-		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TopAccount(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _TopAccountPage_edges(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: true}), field.Selections, obj.Edges())
-}
-func (ec *executionContext) fieldContext_TopAccountPage_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "TopAccountPage",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TopAccountEdge(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _TopAccountPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
-	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
-}
-func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "TopAccountPage",
-		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_OffsetPageInfo(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17198,11 +17297,21 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._TopAccount(ctx, sel, obj)
+	case *family.Relationship:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Relationship(ctx, sel, obj)
 	case *vault.Document:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Document(ctx, sel, obj)
+	case *family.ContactRef:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ContactRef(ctx, sel, obj)
 	case family.ContactCard:
 		if obj == nil {
 			return graphql.Null
@@ -19555,7 +19664,7 @@ func (ec *executionContext) _ContactEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var contactRefImplementors = []string{"ContactRef"}
+var contactRefImplementors = []string{"ContactRef", "Node"}
 
 func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSet, obj *family.ContactRef) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, contactRefImplementors)
@@ -19568,6 +19677,11 @@ func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			ec.run.Charge(int64(len(field.Alias)) + 10 + 6)
 			out.Values[i] = graphql.MarshalString("ContactRef")
+		case "id":
+			out.Values[i] = ec._ContactRef_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "externalId":
 			out.Values[i] = ec._ContactRef_externalId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -19616,6 +19730,11 @@ func (ec *executionContext) _DeleteClientPayload(ctx context.Context, sel ast.Se
 		case "__typename":
 			ec.run.Charge(int64(len(field.Alias)) + 19 + 6)
 			out.Values[i] = graphql.MarshalString("DeleteClientPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteClientPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "externalId":
 			out.Values[i] = ec._DeleteClientPayload_externalId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -19664,6 +19783,11 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 		case "__typename":
 			ec.run.Charge(int64(len(field.Alias)) + 21 + 6)
 			out.Values[i] = graphql.MarshalString("DeleteDocumentPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteDocumentPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "vaultId":
 			out.Values[i] = ec._DeleteDocumentPayload_vaultId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -22065,7 +22189,7 @@ func (ec *executionContext) _ReferralUser(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var relationshipImplementors = []string{"Relationship"}
+var relationshipImplementors = []string{"Relationship", "Node"}
 
 func (ec *executionContext) _Relationship(ctx context.Context, sel ast.SelectionSet, obj *family.Relationship) graphql.Marshaler {
 	fields := ec.run.Fields(ec.OperationContext, sel, relationshipImplementors)
@@ -22078,6 +22202,11 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 		case "__typename":
 			ec.run.Charge(int64(len(field.Alias)) + 12 + 6)
 			out.Values[i] = graphql.MarshalString("Relationship")
+		case "id":
+			out.Values[i] = ec._Relationship_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "role":
 			out.Values[i] = ec._Relationship_role(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -22826,10 +22955,10 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var topAccountEdgeImplementors = []string{"TopAccountEdge"}
+var topAccountConnectionImplementors = []string{"TopAccountConnection"}
 
-func (ec *executionContext) _TopAccountEdge(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountEdge) graphql.Marshaler {
-	fields := ec.run.Fields(ec.OperationContext, sel, topAccountEdgeImplementors)
+func (ec *executionContext) _TopAccountConnection(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountConnection) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, topAccountConnectionImplementors)
 
 	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -22837,15 +22966,20 @@ func (ec *executionContext) _TopAccountEdge(ctx context.Context, sel ast.Selecti
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
-			out.Values[i] = graphql.MarshalString("TopAccountEdge")
-		case "cursor":
-			out.Values[i] = ec._TopAccountEdge_cursor(ctx, field, obj)
+			ec.run.Charge(int64(len(field.Alias)) + 20 + 6)
+			out.Values[i] = graphql.MarshalString("TopAccountConnection")
+		case "nodes":
+			out.Values[i] = ec._TopAccountConnection_nodes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "node":
-			out.Values[i] = ec._TopAccountEdge_node(ctx, field, obj)
+		case "edges":
+			out.Values[i] = ec._TopAccountConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TopAccountConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22874,10 +23008,10 @@ func (ec *executionContext) _TopAccountEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var topAccountPageImplementors = []string{"TopAccountPage"}
+var topAccountEdgeImplementors = []string{"TopAccountEdge"}
 
-func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountPage) graphql.Marshaler {
-	fields := ec.run.Fields(ec.OperationContext, sel, topAccountPageImplementors)
+func (ec *executionContext) _TopAccountEdge(ctx context.Context, sel ast.SelectionSet, obj *family.TopAccountEdge) graphql.Marshaler {
+	fields := ec.run.Fields(ec.OperationContext, sel, topAccountEdgeImplementors)
 
 	out := ec.run.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet
@@ -22886,19 +23020,14 @@ func (ec *executionContext) _TopAccountPage(ctx context.Context, sel ast.Selecti
 		switch field.Name {
 		case "__typename":
 			ec.run.Charge(int64(len(field.Alias)) + 14 + 6)
-			out.Values[i] = graphql.MarshalString("TopAccountPage")
-		case "nodes":
-			out.Values[i] = ec._TopAccountPage_nodes(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("TopAccountEdge")
+		case "cursor":
+			out.Values[i] = ec._TopAccountEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "edges":
-			out.Values[i] = ec._TopAccountPage_edges(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "pageInfo":
-			out.Values[i] = ec._TopAccountPage_pageInfo(ctx, field, obj)
+		case "node":
+			out.Values[i] = ec._TopAccountEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25573,6 +25702,16 @@ func (ec *executionContext) marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgat
 	return ec._TopAccount(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNTopAccountConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountConnection(ctx context.Context, sel ast.SelectionSet, v *family.TopAccountConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TopAccountConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccountEdge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccountEdge") {
@@ -25623,16 +25762,6 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhq�
 		return graphql.Null
 	}
 	return ec._TopAccountEdge(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNTopAccountPage2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountPage(ctx context.Context, sel ast.SelectionSet, v *family.TopAccountPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._TopAccountPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpdateDocumentInput2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐUpdateDocumentInput(ctx context.Context, v any) (vault.UpdateDocumentInput, error) {

@@ -123,7 +123,13 @@ type ClientDetails struct {
 type DeleteClientPayload struct {
 	ExternalID string
 	Deleted    bool
+	// ref is the client as deleted: by its external id, as the gateway acted for.
+	ref advisor.ClientRef
 }
+
+// DeletedID is the deleted client's global id: the one client(ref:) and addClient answer for
+// the same external id, advisor and team.
+func (p *DeleteClientPayload) DeletedID() string { return clientOf(p.ref).ID() }
 
 // row is the input as the Clients file spells it.
 func (in ClientInput) row() ([]byte, error) {
@@ -156,8 +162,11 @@ func (s *Service) AddClient(ctx context.Context, in ClientInput, advisorID, team
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{Ref: got.ExternalID, AdvisorID: nonEmpty(got.AdvisorID), TeamID: nonEmpty(got.TeamID), Added: &added}
-	c.Details = clientDetails(got)
+	// The client is named as client(ref:) names it, by its external id and as the gateway
+	// acted for, not by the advisor and team the service answered (which details keep): so it
+	// has the same global id, and its cards theirs, however it was reached.
+	c := clientOf(advisor.ClientRef{Ref: got.ExternalID, AdvisorID: ref.AdvisorID, TeamID: ref.TeamID})
+	c.Added, c.Details = &added, clientDetails(got)
 	return c, nil
 }
 
@@ -166,7 +175,7 @@ func (s *Service) DeleteClient(ctx context.Context, ref advisor.ClientRef) (*Del
 	if err := s.api.DeleteClient(ctx, ref); err != nil {
 		return nil, err
 	}
-	return &DeleteClientPayload{ExternalID: ref.Ref, Deleted: true}, nil
+	return &DeleteClientPayload{ExternalID: ref.Ref, Deleted: true, ref: ref}, nil
 }
 
 func clientDetails(c advisorspec.Client) *ClientDetails {

@@ -21,7 +21,7 @@ func topAccountOffsets(firm string) cursor.Offsets {
 // argument is given, the page a asks for (TopAccountsConnection). page and limit are refused
 // beside the cursor arguments unless they are left at their defaults (1 and 20), which is how
 // they arrive when a client leaves them out.
-func (s *Service) TopAccountsPage(ctx context.Context, firm string, page, limit int, a cursor.Args) (*TopAccountPage, error) {
+func (s *Service) TopAccountsPage(ctx context.Context, firm string, page, limit int, a cursor.Args) (*TopAccountConnection, error) {
 	if !a.Given() {
 		return s.TopAccounts(ctx, firm, page, limit)
 	}
@@ -41,7 +41,7 @@ func (s *Service) TopAccountsPage(ctx context.Context, firm string, page, limit 
 // tells it, and is the page when the list is that short.
 //
 // firm is the caller's firm, which the cursors are bound to.
-func (s *Service) TopAccountsConnection(ctx context.Context, firm string, a cursor.Args) (*TopAccountPage, error) {
+func (s *Service) TopAccountsConnection(ctx context.Context, firm string, a cursor.Args) (*TopAccountConnection, error) {
 	offsets := topAccountOffsets(firm)
 	r, err := offsets.Parse(a)
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *Service) TopAccountsConnection(ctx context.Context, firm string, a curs
 		end = max(start, end)
 	}
 	size := max(r.First, r.Last)
-	p := topAccountPage(advisorspec.TopAccountPage{
+	p := topAccountConnection(advisorspec.TopAccountPage{
 		TopAccounts: got[start-gs : end-gs],
 		Pagination:  advisorspec.Pagination{Page: start/size + 1, Limit: size, TotalCount: total, TotalPages: (total + size - 1) / size},
 	}, start, end, offsets)
@@ -100,9 +100,9 @@ func (s *Service) topAccountRange(ctx context.Context, start, end int) ([]adviso
 	return all[from:min(from+(end-start), len(all))], second.Pagination.TotalCount, nil
 }
 
-func topAccountPage(p advisorspec.TopAccountPage, start, end int, offsets cursor.Offsets) *TopAccountPage {
+func topAccountConnection(p advisorspec.TopAccountPage, start, end int, offsets cursor.Offsets) *TopAccountConnection {
 	info := offsets.Info(start, end, p.Pagination.TotalCount)
-	out := &TopAccountPage{
+	out := &TopAccountConnection{
 		Nodes: make([]*TopAccount, 0, len(p.TopAccounts)),
 		PageInfo: OffsetPageInfo{
 			HasNextPage: info.HasNextPage, HasPreviousPage: info.HasPreviousPage,

@@ -25,7 +25,13 @@ func (ix index) edgesOf(c Contact) []*Relationship {
 	var out []*Relationship
 	add := func(role RelationshipRole, targets []string, pct *float64) {
 		for _, t := range targets {
-			out = append(out, &Relationship{Role: role, Source: source, Target: ix.ref(card.Owner, t), Percentage: pct})
+			nth := 0
+			for _, e := range out {
+				if e.Role == role && e.Target.ExternalID == t {
+					nth++
+				}
+			}
+			out = append(out, &Relationship{Role: role, Source: source, Target: ix.ref(card.Owner, t), Percentage: pct, nth: nth})
 		}
 	}
 	switch v := c.(type) {

@@ -40,7 +40,7 @@ func NewService(api API) *Service { return &Service{api: api} }
 // checks them, with its messages.
 //
 // scope is the caller's firm, which the page's cursors are bound to.
-func (s *Service) TopAccounts(ctx context.Context, scope string, page, limit int) (*TopAccountPage, error) {
+func (s *Service) TopAccounts(ctx context.Context, scope string, page, limit int) (*TopAccountConnection, error) {
 	switch {
 	case page < 1:
 		return nil, apperr.Input("page", "page must be a positive integer")
@@ -54,7 +54,7 @@ func (s *Service) TopAccounts(ctx context.Context, scope string, page, limit int
 		return nil, err
 	}
 	start := (page - 1) * limit
-	return topAccountPage(p, start, start+len(p.TopAccounts), topAccountOffsets(scope)), nil
+	return topAccountConnection(p, start, start+len(p.TopAccounts), topAccountOffsets(scope)), nil
 }
 
 // TopAccount returns a top account, or nil when there is none.
@@ -159,7 +159,7 @@ func (s *Service) Graph(ctx context.Context, owner Owner) ([]*Relationship, erro
 // Client returns a v1 client, or nil when there is none. It lists the client's cards to find
 // out, and keeps them for the rest of the request.
 func (s *Service) Client(ctx context.Context, ref advisor.ClientRef) (*Client, error) {
-	c := &Client{Ref: ref.Ref, AdvisorID: nonEmpty(ref.AdvisorID), TeamID: nonEmpty(ref.TeamID)}
+	c := clientOf(ref)
 	_, err := s.roster(ctx, c.owner())
 	if apperr.IsNotFound(err) {
 		return nil, nil

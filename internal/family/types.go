@@ -5,6 +5,7 @@
 package family
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/advisorhq/gateway/internal/advisor"
@@ -39,8 +40,8 @@ type TopAccount struct {
 // ID is the top account's global id (nodeid), made from its wid.
 func (t *TopAccount) ID() string { return nodeid.Encode(NodeTopAccount, t.WID) }
 
-// TopAccountPage is one page of top accounts: a connection, numbered too.
-type TopAccountPage struct {
+// TopAccountConnection is one page of top accounts: a connection, numbered too.
+type TopAccountConnection struct {
 	Nodes    []*TopAccount
 	PageInfo OffsetPageInfo
 	// offsets makes the cursors of the page, whose first item is at offset start.
@@ -49,7 +50,7 @@ type TopAccountPage struct {
 }
 
 // Edges are the page's top accounts with their cursors, made only when a query selects them, in one piece.
-func (p *TopAccountPage) Edges() []*TopAccountEdge {
+func (p *TopAccountConnection) Edges() []*TopAccountEdge {
 	return cursor.Edges(len(p.Nodes), func(i int, e *TopAccountEdge) {
 		*e = TopAccountEdge{Cursor: p.offsets.Cursor(p.start + i), Node: p.Nodes[i]}
 	})
@@ -109,6 +110,11 @@ type Client struct {
 // for, which together name it (the service has no call that shows a client's other ids).
 func (c *Client) ID() string {
 	return nodeid.Encode(NodeClient, c.Ref, deref(c.AdvisorID), deref(c.TeamID))
+}
+
+// clientOf is the client ref names, as every path that answers a client makes it.
+func clientOf(ref advisor.ClientRef) *Client {
+	return &Client{Ref: ref.Ref, AdvisorID: nonEmpty(ref.AdvisorID), TeamID: nonEmpty(ref.TeamID)}
 }
 
 func (c *Client) owner() Owner {
@@ -311,12 +317,34 @@ type ContactRef struct {
 	Contact Contact
 }
 
+// ID is the reference's global id (nodeid): its owner and the external id it names, so that
+// every reference to one external id is one object in a client's cache, whichever card holds
+// it and whether or not the card was read with its graph. A card without an external id is
+// referred to only as a relationship's source, by its own id.
+func (r *ContactRef) ID() string {
+	var contactID string
+	if r.ExternalID == "" && r.Contact != nil {
+		contactID = r.Contact.card().ContactID
+	}
+	return nodeid.Encode(NodeContactRef, append(r.Owner.keyParts(), r.ExternalID, contactID)...)
+}
+
 // Relationship is an edge of the family graph: Source holds the reference, Target is named by it.
 type Relationship struct {
 	Role       RelationshipRole
 	Source     *ContactRef
 	Target     *ContactRef
 	Percentage *float64
+	// nth counts the source's earlier references to the same target in the same role (an owner
+	// of two joint shares): with the rest, it tells the relationship from every other.
+	nth int
+}
+
+// ID is the relationship's global id (nodeid): its source card, role, target external id and
+// nth, which name it within its owner's graph.
+func (r *Relationship) ID() string {
+	key := append(r.Source.Owner.keyParts(), r.Source.Contact.card().ContactID, string(r.Role), r.Target.ExternalID, strconv.Itoa(r.nth))
+	return nodeid.Encode(NodeRelationship, key...)
 }
 
 func deref(s *string) string {

@@ -220,6 +220,14 @@ func TestForgedTamperedOversizedAndUnknownIdsAreNotFound(t *testing.T) {
 		{"an unknown client", nodeid.Encode("Client", "CL-NONE", "", "")},
 		{"an unknown bulk load", nodeid.Encode("BulkUpload", "no-such-load")},
 		{"a type with extra parts", nodeid.Encode("TopAccount", wid, "extra")},
+		{"a relationship its source does not hold", nodeid.Encode("Relationship", "t", wid, card.ContactID, "OWNER", "no-such-card", "0")},
+		{"a relationship of an unknown role", nodeid.Encode("Relationship", "t", wid, card.ContactID, "FRIEND", "no-such-card", "0")},
+		{"a relationship of another top account", nodeid.Encode("Relationship", "t", other, card.ContactID, "OWNER", "no-such-card", "0")},
+		{"a relationship counted twice over", nodeid.Encode("Relationship", "t", wid, card.ContactID, "OWNER", "no-such-card", "00")},
+		{"a reference to an external id nothing has or names", nodeid.Encode("ContactRef", "t", wid, "no-such-card", "")},
+		{"a reference with both an external id and a card", nodeid.Encode("ContactRef", "t", wid, "no-such-card", card.ContactID)},
+		{"a reference by the id of a card that has an external id", nodeid.Encode("ContactRef", "t", wid, "", card.ContactID)},
+		{"a reference of another top account", nodeid.Encode("ContactRef", "t", other, "no-such-card", "")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := gw.post(t, nodeQuery, map[string]any{"id": tc.id})
@@ -345,5 +353,181 @@ func TestTheDocsRefetchReadsACardAndATopAccountBack(t *testing.T) {
 		if back.Node.ID != id || back.Node.ContactID == "" && back.Node.Wid != wid {
 			t.Errorf("the docs' refetch of %s answered %+v", id, back.Node)
 		}
+	}
+}
+
+// Issue 27: a relationship of the family graph and a reference between cards are Nodes, so
+// that normalized caches key them without configuration: each is read back by its id, the
+// same relationship and the same reference have the same id wherever they are shown (the whole
+// graph, a card's relationships, a trust's creators), and no two relationships share one.
+func TestRelationshipsAndReferencesAreReadBackByTheirIDs(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, true)
+	gw := newGateway(t, up, nil)
+	type ref struct {
+		ID, ExternalID string
+		Contact        *struct{ ID string }
+	}
+	type relationship struct {
+		ID, Role       string
+		Source, Target ref
+	}
+	var got struct {
+		TopAccount struct {
+			Relationships []relationship
+			Contacts      []struct {
+				Typename      string `json:"__typename"`
+				Relationships []relationship
+				TrustCreators []ref
+			}
+		}
+	}
+	const rel = `{ id role source { id externalId contact { ... on ContactCard { id } } } target { id externalId contact { ... on ContactCard { id } } } }`
+	gw.post(t, `query Graph($wid: ID!) { topAccount(wid: $wid) {
+  relationships `+rel+`
+  contacts { __typename ... on ContactCard { relationships `+rel+` } ... on Trust { trustCreators { id externalId contact { ... on ContactCard { id } } } } }
+} }`, map[string]any{"wid": demoFamilyWID(t, up)}).ok(t, &got)
+	graph := got.TopAccount.Relationships
+	if len(graph) < 3 {
+		t.Fatalf("the demo family's graph has %d relationships, want several", len(graph))
+	}
+
+	byID := map[string]relationship{}
+	refs := map[string]ref{} // by id: every reference to one external id is one object
+	sameRef := func(r ref) {
+		if r.ID == "" {
+			t.Fatalf("a reference without an id: %+v", r)
+		}
+		if seen, ok := refs[r.ID]; ok && (seen.ExternalID != r.ExternalID || (seen.Contact == nil) != (r.Contact == nil) ||
+			seen.Contact != nil && seen.Contact.ID != r.Contact.ID) {
+			t.Errorf("two references share the id %s: %+v and %+v", r.ID, seen, r)
+		}
+		refs[r.ID] = r
+	}
+	for _, r := range graph {
+		if _, dup := byID[r.ID]; dup || r.ID == "" {
+			t.Errorf("relationship %+v has the id of another, or none", r)
+		}
+		byID[r.ID] = r
+		sameRef(r.Source)
+		sameRef(r.Target)
+	}
+	creators := 0
+	for _, c := range got.TopAccount.Contacts {
+		for _, r := range c.Relationships {
+			if want, ok := byID[r.ID]; !ok || want.Role != r.Role || want.Source.ID != r.Source.ID || want.Target.ID != r.Target.ID {
+				t.Errorf("a %s card's relationship %+v is not the graph's %+v with that id", c.Typename, r, want)
+			}
+		}
+		for _, r := range c.TrustCreators {
+			creators++
+			sameRef(r)
+		}
+	}
+	if creators == 0 {
+		t.Fatal("the demo family's trusts have no creators")
+	}
+
+	var ids []string
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	for id := range refs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var read struct {
+		Nodes []*struct {
+			Typename   string `json:"__typename"`
+			ID         string
+			Role       string
+			ExternalID string
+		}
+	}
+	gw.post(t, `query Read($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Relationship { role } ... on ContactRef { externalId } } }`,
+		map[string]any{"ids": ids}).ok(t, &read)
+	for i, n := range read.Nodes {
+		switch {
+		case n == nil || n.ID != ids[i]:
+			t.Errorf("nodes[%d] read %+v, want the object with id %s", i, n, ids[i])
+		case n.Typename == "Relationship" && n.Role != byID[n.ID].Role:
+			t.Errorf("node %s is a %s relationship, want %s", n.ID, n.Role, byID[n.ID].Role)
+		case n.Typename == "ContactRef" && n.ExternalID != refs[n.ID].ExternalID:
+			t.Errorf("node %s is a reference to %q, want %q", n.ID, n.ExternalID, refs[n.ID].ExternalID)
+		}
+	}
+}
+
+// Issue 27: a client has one global id however it is reached: added (addClient), read by the
+// external id it was added with (client(ref:)), its cards through either, read back by its id
+// (node, nodes, and a federation's _entities), and deleted (deleteClient's deletedId). With
+// the advisor and team named, and left to the default, where the gateway authenticates no
+// callers: addClient named the client by the advisor and team the service answered, and so
+// gave it another id than client(ref:) does when they were left out.
+func TestAClientHasOneIDHoweverItIsReached(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, true)
+	gw := newGateway(t, up, federated)
+	for _, tc := range []struct {
+		name string
+		ref  string
+		args map[string]any // advisorId and teamId, as every operation is given them
+	}{
+		{"the advisor and team left to the default", "C-ID-1", map[string]any{}},
+		{"the advisor and team named", "C-ID-2", map[string]any{"advisorId": "adv-001", "teamId": "team-west"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := func(more map[string]any) map[string]any {
+				out := map[string]any{"advisorId": nil, "teamId": nil}
+				for k, v := range tc.args {
+					out[k] = v
+				}
+				for k, v := range more {
+					out[k] = v
+				}
+				return out
+			}
+			type client struct {
+				ID       string
+				Contacts []struct{ ID, ExternalID string }
+			}
+			var added struct{ AddClient client }
+			gw.post(t, `mutation Add($input: ClientInput!, $advisorId: String, $teamId: String) {
+  addClient(input: $input, advisorId: $advisorId, teamId: $teamId) { id contacts { ... on ContactCard { id externalId } } } }`,
+				vars(map[string]any{"input": map[string]any{"id": tc.ref, "primaryId": tc.ref + "-P", "firstName": "Ida", "lastName": "Moss"}})).ok(t, &added)
+			var read struct{ Client client }
+			gw.post(t, `query Read($ref: ID!, $advisorId: String, $teamId: String) {
+  client(ref: $ref, advisorId: $advisorId, teamId: $teamId) { id contacts { ... on ContactCard { id externalId } } } }`,
+				vars(map[string]any{"ref": tc.ref})).ok(t, &read)
+			a, r := added.AddClient, read.Client
+			if a.ID == "" || a.ID != r.ID {
+				t.Errorf("addClient answered the client's id %q, client(ref:) %q: want one id", a.ID, r.ID)
+			}
+			if len(a.Contacts) != 1 || len(r.Contacts) != 1 || a.Contacts[0] != r.Contacts[0] {
+				t.Errorf("addClient answered the client's cards %+v, client(ref:) %+v: want the same ids", a.Contacts, r.Contacts)
+			}
+
+			var back struct {
+				Node     struct{ ID string }
+				Nodes    []struct{ ID string }
+				Entities []struct{ ID string } `json:"_entities"`
+			}
+			gw.post(t, `query Back($id: ID!, $reps: [_Any!]!) {
+  node(id: $id) { id } nodes(ids: [$id]) { id } _entities(representations: $reps) { ... on Client { id } } }`,
+				map[string]any{"id": r.ID, "reps": []any{map[string]any{"__typename": "Client", "id": r.ID}}}).ok(t, &back)
+			if back.Node.ID != r.ID || len(back.Nodes) != 1 || back.Nodes[0].ID != r.ID || len(back.Entities) != 1 || back.Entities[0].ID != r.ID {
+				t.Errorf("node, nodes and _entities read the client back as %+v, want id %s", back, r.ID)
+			}
+
+			var deleted struct{ DeleteClient struct{ DeletedID string } }
+			gw.post(t, `mutation Delete($ref: ID!, $advisorId: String, $teamId: String) {
+  deleteClient(externalId: $ref, advisorId: $advisorId, teamId: $teamId) { deletedId } }`,
+				vars(map[string]any{"ref": tc.ref})).ok(t, &deleted)
+			if deleted.DeleteClient.DeletedID != r.ID {
+				t.Errorf("deleteClient answered deletedId %q, want the client's id %q", deleted.DeleteClient.DeletedID, r.ID)
+			}
+			gw.post(t, `query Gone($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": r.ID}).
+				wantError(t, "NOT_FOUND", "No object the caller may read has the id given in id")
+		})
 	}
 }

@@ -56,6 +56,7 @@ func TestRelayCompilerCompilesTheDocsAppAgainstTheServedSchema(t *testing.T) {
 		"TopAccountsPaginationQuery": "query",
 		"DocumentsPaginationQuery":   "query",
 		"EventsSubscription":         "subscription",
+		"DeleteDocumentMutation":     "mutation",
 	} {
 		if ops[name].kind != kind {
 			t.Errorf("the compiler wrote %s as %q, want a %s (it wrote %d operations)", name, ops[name].kind, kind, len(ops))
@@ -153,6 +154,34 @@ func TestRelayCompilerCompilesTheDocsAppAgainstTheServedSchema(t *testing.T) {
 			t.Errorf("EventsSubscription sent %+v, want next with event %s", ev, id)
 		}
 	})
+
+	// Issue 27: a delete answers the deleted object's global id, for @deleteRecord to drop
+	// the record Relay's store keeps under it: the id the document was read with.
+	t.Run("a @deleteRecord mutation answers the deleted document's id", func(t *testing.T) {
+		wid := demoFamilyWID(t, up)
+		var read struct {
+			TopAccount struct {
+				Documents struct {
+					Nodes []struct{ ID, VaultID string }
+				}
+			}
+		}
+		gw.post(t, `query FirstDocument($wid: ID!) { topAccount(wid: $wid) { documents(first: 1) { nodes { id vaultId } } } }`,
+			map[string]any{"wid": wid}).ok(t, &read)
+		if len(read.TopAccount.Documents.Nodes) != 1 {
+			t.Fatalf("the demo family has no document: %+v", read)
+		}
+		doc := read.TopAccount.Documents.Nodes[0]
+		var got struct {
+			DeleteDocument struct{ DeletedID string }
+		}
+		gw.post(t, ops["DeleteDocumentMutation"].text, map[string]any{"wid": wid, "vaultId": doc.VaultID}).ok(t, &got)
+		if got.DeleteDocument.DeletedID != doc.ID {
+			t.Errorf("DeleteDocumentMutation answered deletedId %q, want the document's id %q", got.DeleteDocument.DeletedID, doc.ID)
+		}
+		gw.post(t, `query Gone($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": doc.ID}).
+			wantError(t, "NOT_FOUND", "No object the caller may read has the id given in id")
+	})
 }
 
 // compileRelayApp writes docs/graphql.md's Relay app (its relay.config.json and each file
@@ -178,8 +207,8 @@ func compileRelayApp(t *testing.T, gatewayURL string) map[string]relayOperation 
 		}
 		files[name[1]] = b.text
 	}
-	if len(files) < 5 {
-		t.Fatalf("found %d files of the Relay app in the docs, want its three source files", len(files)-2)
+	if len(files) < 6 {
+		t.Fatalf("found %d files of the Relay app in the docs, want its four source files", len(files)-2)
 	}
 	writeFiles(t, dir, files)
 

@@ -20,7 +20,7 @@ const version = 1
 
 // types are the GraphQL types ids are made for; a type's code is its index. Ids are stable, so
 // the list only ever grows at its end.
-var types = [...]string{"", "TopAccount", "Individual", "Trust", "Entity", "Charity", "Will", "Class", "Document", "Client", "BulkUpload"}
+var types = [...]string{"", "TopAccount", "Individual", "Trust", "Entity", "Charity", "Will", "Class", "Document", "Client", "BulkUpload", "Relationship", "ContactRef"}
 
 // The forms of a part.
 const (

@@ -25,6 +25,8 @@ func TestIdsRoundTripAndStayDistinctWhateverThePartsHold(t *testing.T) {
 		{Type: "Document", Parts: []string{"w", "%25%"}},
 		{Type: "Client", Parts: []string{"ünïcødé", "adv", "team"}},
 		{Type: "BulkUpload", Parts: []string{strings.Repeat("x", 700)}},
+		{Type: "Relationship", Parts: []string{"t", "w-1", "c-1", "OWNER", "ext-2", "0"}},
+		{Type: "ContactRef", Parts: []string{"t", "w-1", "ext-2", ""}},
 	}
 	seen := map[string]int{}
 	for i, k := range keys {
@@ -118,7 +120,7 @@ func FuzzDecode(f *testing.F) {
 
 func FuzzEncode(f *testing.F) {
 	f.Add(2, "t", "w:1", "3f2b6c1e-8a4d-4c2b-9e7f-0a1b2c3d4e5f")
-	types := []string{"TopAccount", "Individual", "Trust", "Entity", "Charity", "Will", "Class", "Document", "Client", "BulkUpload"}
+	types := []string{"TopAccount", "Individual", "Trust", "Entity", "Charity", "Will", "Class", "Document", "Client", "BulkUpload", "Relationship", "ContactRef"}
 	f.Fuzz(func(t *testing.T, code int, a, b, c string) {
 		typ := types[(code%len(types)+len(types))%len(types)]
 		id := nodeid.Encode(typ, a, b, c)

@@ -280,7 +280,7 @@ func (s *Service) Delete(ctx context.Context, wid, vaultID string) (*DeleteDocum
 	if err := s.api.DeleteDocument(ctx, wid, vaultID); err != nil {
 		return nil, err
 	}
-	return &DeleteDocumentPayload{VaultID: vaultID}, nil
+	return &DeleteDocumentPayload{WID: wid, VaultID: vaultID}, nil
 }
 
 func messageOf(e *apperr.Error) string {

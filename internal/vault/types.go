@@ -187,7 +187,14 @@ type DocumentPayload struct {
 
 // DeleteDocumentPayload says what a delete removed.
 type DeleteDocumentPayload struct {
+	WID     string
 	VaultID string
+}
+
+// DeletedID is the deleted document's global id, as Document.ID made it, for a client's cache
+// to drop the document by.
+func (p *DeleteDocumentPayload) DeletedID() string {
+	return (&Document{WID: p.WID, VaultID: p.VaultID}).ID()
 }
 
 // CreateDocumentInput is the body of Upload Document.
