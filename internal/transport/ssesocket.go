@@ -39,7 +39,7 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
 	st.Conn.Init(nc, t.cfg.WriteTimeout)
 	socket.WriterFor(&st.Conn, &st.out, t.cfg.Streams.writers, st.frame, func() bool { return false }, &st.wg,
-		func() { _ = nc.Close() }) // the reader ends, and the stream with it
+		func() { _ = st.Close() }) // the reader ends, and the stream with it
 	return st
 }
 
@@ -61,7 +61,7 @@ func (st *sseSocket) serve(header http.Header, exec graphql.GraphExecutor, opCtx
 		}
 		st.cancel()
 		st.out.Close()
-		_ = st.NetConn().Close()
+		_ = st.Close()
 		st.wg.Wait()
 	})
 }
@@ -160,7 +160,7 @@ func (st *sseSocket) finish(last []byte) {
 	if last != nil {
 		st.out.Push(socket.Item[*fanout.Result]{Msg: last})
 	}
-	st.out.Push(socket.Item[*fanout.Result]{Frame: lastChunk, Then: func() { _ = st.NetConn().Close() }})
+	st.out.Push(socket.Item[*fanout.Result]{Frame: lastChunk, Then: func() { _ = st.Close() }})
 }
 
 // frame frames a batch: each run of events as one chunk, whole frames (the last chunk) as they

@@ -115,7 +115,7 @@ func newWSSession(t websocketTransport, c *wsconn.Conn, exec graphql.GraphExecut
 ) *wsSession {
 	s := &wsSession{t: t, c: c, exec: exec, headers: headers, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel}
 	socket.WriterFor(&c.Conn, &s.out, t.cfg.Streams.writers, s.frame, c.CloseSent, &s.wg,
-		func() { _ = c.NetConn().Close() }) // the reader ends, and the session with it
+		func() { _ = c.Close() }) // the reader ends, and the session with it
 	return s
 }
 
@@ -268,7 +268,7 @@ func (s *wsSession) end() {
 	s.cancel()
 	s.stopAll()
 	s.out.Close()
-	_ = s.c.NetConn().Close()
+	_ = s.c.Close()
 	s.wg.Wait()
 }
 
@@ -363,15 +363,23 @@ func (s *wsSession) ping() {
 	s.mu.Unlock()
 	if last != 0 && s.c.LastSeen() < last {
 		s.t.cfg.Log.Debug("websocket peer did not answer a ping; closing")
-		_ = s.c.NetConn().Close() // the reader ends, and the session with it
+		_ = s.c.Close() // the reader ends, and the session with it
 		return
 	}
-	s.send(wsMessage{Type: kind})
-	s.out.Push(socket.Item[wsResult]{Frame: pingFrame})
+	s.out.Push(socket.Item[wsResult]{Frame: keepAliveFrames[kind]})
 }
 
-// pingFrame is a WebSocket ping with no payload.
-var pingFrame = wsconn.AppendFrame(nil, ws.OpPing)
+// keepAliveFrames are each protocol's keep-alive message followed by a WebSocket ping with no
+// payload, framed once for every connection, and written together. (Too short for
+// permessage-deflate to compress.)
+var keepAliveFrames = map[string][]byte{
+	"ping": keepAliveFrame("ping"),
+	"ka":   keepAliveFrame("ka"),
+}
+
+func keepAliveFrame(kind string) []byte {
+	return wsconn.AppendFrame(wsconn.AppendFrame(nil, ws.OpText, mustJSON(wsMessage{Type: kind})), ws.OpPing)
+}
 
 // Refusals of start, which each protocol answers in its own way.
 var errOperationTaken = errors.New("an operation with this id is already running")

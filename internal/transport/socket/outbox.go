@@ -87,6 +87,11 @@ func (o *Outbox[R]) PushResult(q *Quota, r R, limit int) bool {
 func (o *Outbox[R]) Take() []Item[R] {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	return o.take()
+}
+
+// take is Take's, with o.mu held.
+func (o *Outbox[R]) take() []Item[R] {
 	if len(o.items) == 0 || o.closed {
 		o.busy = false
 		o.items, o.spare = nil, nil
@@ -101,6 +106,19 @@ func (o *Outbox[R]) Take() []Item[R] {
 func (o *Outbox[R]) Written(batch []Item[R]) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.written(batch)
+}
+
+// WrittenTake is Written, then Take, under one lock: a writer does both for every batch.
+func (o *Outbox[R]) WrittenTake(batch []Item[R]) []Item[R] {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.written(batch)
+	return o.take()
+}
+
+// written is Written's, with o.mu held.
+func (o *Outbox[R]) written(batch []Item[R]) {
 	for _, it := range batch {
 		if it.quota != nil {
 			it.quota.pending--

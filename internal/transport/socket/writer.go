@@ -39,23 +39,31 @@ func (w *Writers) schedule(cw flusher) {
 	}
 }
 
-// run writes scheduled connections until none is left.
+// run writes scheduled connections until none is left, taking a few at a time: the pool's lock
+// is shared by every writer and by whoever schedules, once per delivery.
 func (w *Writers) run() {
+	var mine [takeAtOnce]flusher
 	for {
 		w.mu.Lock()
-		if w.next == len(w.ready) {
+		n := copy(mine[:], w.ready[w.next:])
+		if n == 0 {
 			w.ready, w.next = w.ready[:0], 0
 			w.active--
 			w.mu.Unlock()
 			return
 		}
-		cw := w.ready[w.next]
-		w.ready[w.next] = nil
-		w.next++
+		clear(w.ready[w.next : w.next+n])
+		w.next += n
 		w.mu.Unlock()
-		cw.flush(false)
+		for i, cw := range mine[:n] {
+			cw.flush(false)
+			mine[i] = nil
+		}
 	}
 }
+
+// takeAtOnce is how many scheduled connections a writer takes at once.
+const takeAtOnce = 8
 
 // Writer writes one connection's outbox to its socket, through the pool.
 type Writer[R any] struct {
@@ -90,18 +98,17 @@ func (cw *Writer[R]) kick() { cw.pool.schedule(cw) }
 // flush writes batches until the outbox is empty. Without mayBlock it writes only what the
 // socket takes at once, and hands the rest to a goroutine of the connection's, which goes on
 // with mayBlock.
-func (cw *Writer[R]) flush(mayBlock bool) {
-	for {
-		batch := cw.out.Take()
-		if batch == nil {
-			return
-		}
+func (cw *Writer[R]) flush(mayBlock bool) { cw.write(cw.out.Take(), mayBlock) }
+
+// write writes batch, and the batches that follow it, as flush.
+func (cw *Writer[R]) write(batch []Item[R], mayBlock bool) {
+	for batch != nil {
 		bp := writeBuffers.Get().(*[]byte)
 		buf, thens := cw.frame((*bp)[:0], batch)
 		cw.conn.LockWrite()
 		if cw.closed() {
 			cw.conn.UnlockWrite()
-			cw.done(bp, buf, batch, nil, nil)
+			batch = cw.done(bp, buf, batch, nil, nil)
 			continue
 		}
 		n := 0
@@ -115,38 +122,34 @@ func (cw *Writer[R]) flush(mayBlock bool) {
 				cw.wg.Go(func() {
 					err := cw.conn.WriteWaiting(buf[n:])
 					cw.conn.UnlockWrite()
-					if cw.done(bp, buf, batch, thens, err) {
-						cw.flush(true)
-					}
+					cw.write(cw.done(bp, buf, batch, thens, err), true)
 				})
 				return
 			}
 			err = cw.conn.WriteWaiting(buf[n:])
 		}
 		cw.conn.UnlockWrite()
-		if !cw.done(bp, buf, batch, thens, err) {
-			return
-		}
+		batch = cw.done(bp, buf, batch, thens, err)
 	}
 }
 
-// done returns a written batch and its buffer, and runs what follows it; it reports whether the
-// connection goes on.
-func (cw *Writer[R]) done(bp *[]byte, buf []byte, batch []Item[R], thens []func(), err error) bool {
+// done returns a written batch and its buffer, runs what follows it, and returns the next batch
+// to write; nil when there is none, or when the connection is over.
+func (cw *Writer[R]) done(bp *[]byte, buf []byte, batch []Item[R], thens []func(), err error) []Item[R] {
 	if cap(buf) <= maxPooledWrite {
 		*bp = buf[:0]
 		writeBuffers.Put(bp)
 	}
-	cw.out.Written(batch)
 	if err != nil {
+		cw.out.Written(batch)
 		cw.out.Close()
 		cw.fail()
-		return false
+		return nil
 	}
 	for _, then := range thens {
 		then()
 	}
-	return true
+	return cw.out.WrittenTake(batch)
 }
 
 // writeBuffers hold the frames of one batch.
