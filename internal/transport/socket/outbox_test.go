@@ -59,3 +59,28 @@ func TestAnOutboxQueuesInOrderWithinEachQuota(t *testing.T) {
 		t.Fatal("a closed outbox must refuse messages, drop results and give nothing to write")
 	}
 }
+
+// WrittenTake returns a written batch and takes the next under one lock: the batch's results no
+// longer count against their quota, and what was queued meanwhile comes next, or nothing, when
+// the writer stops.
+func TestWrittenTakeFreesTheQuotaAndTakesWhatCameMeanwhile(t *testing.T) {
+	var o Outbox[string]
+	o.SetKick(func() {})
+	var q Quota
+	o.PushResult(&q, "r1", 1)
+	first := o.Take()
+	if o.PushResult(&q, "r2", 1) {
+		t.Fatal("a second result went past a quota of one before the first was written")
+	}
+	o.Push(Item[string]{Msg: []byte("meanwhile")})
+	next := o.WrittenTake(first)
+	if len(next) != 1 || string(next[0].Msg) != "meanwhile" {
+		t.Fatalf("got %v, want the message queued meanwhile", next)
+	}
+	if !o.PushResult(&q, "r2", 1) {
+		t.Fatal("the quota is still full once its result was written")
+	}
+	if last := o.WrittenTake(next); len(last) != 1 || last[0].Res != "r2" {
+		t.Fatalf("got %v, want r2", last)
+	}
+}

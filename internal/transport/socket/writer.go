@@ -67,27 +67,32 @@ const takeAtOnce = 8
 
 // Writer writes one connection's outbox to its socket, through the pool.
 type Writer[R any] struct {
-	conn *Conn
-	out  *Outbox[R]
-	pool *Writers
-	// frame appends the batch, framed as the connection's protocol has it, to buf; it returns
-	// what to run once the batch is written.
-	frame func(buf []byte, batch []Item[R]) ([]byte, []func())
-	// closed reports whether nothing may be written any more; asked with the write lock held.
-	closed func() bool
+	conn  *Conn
+	out   *Outbox[R]
+	pool  *Writers
+	proto Framer[R]
 	// wg tracks the connection's goroutines, among them one that writes to a full socket.
 	wg *sync.WaitGroup
-	// fail ends the connection after a write failed.
-	fail func()
 }
 
-// WriterFor has pool write out to conn, each batch framed by frame, and returns the writer.
-// Nothing is written once closed reports true (asked with the write lock held). A write that
-// waits runs on a goroutine that wg tracks; fail ends the connection after a write failed.
-func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, frame func(buf []byte, batch []Item[R]) ([]byte, []func()),
-	closed func() bool, wg *sync.WaitGroup, fail func(),
-) *Writer[R] {
-	cw := &Writer[R]{conn: conn, out: out, pool: pool, frame: frame, closed: closed, wg: wg, fail: fail}
+// Framer is the protocol spoken on a connection that a Writer writes. (An interface rather
+// than three funcs: each func would be an allocation for each of tens of thousands of
+// connections.)
+type Framer[R any] interface {
+	// Frame appends the batch, framed as the protocol has it, to buf; it returns what to run
+	// once the batch is written.
+	Frame(buf []byte, batch []Item[R]) ([]byte, []func())
+	// WriteClosed reports whether nothing may be written any more; asked with the write lock
+	// held.
+	WriteClosed() bool
+	// WriteFailed ends the connection after a write failed.
+	WriteFailed()
+}
+
+// WriterFor has pool write out to conn, each batch framed by proto, and returns the writer. A
+// write that waits runs on a goroutine that wg tracks.
+func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, proto Framer[R], wg *sync.WaitGroup) *Writer[R] {
+	cw := &Writer[R]{conn: conn, out: out, pool: pool, proto: proto, wg: wg}
 	out.SetKick(cw.kick)
 	return cw
 }
@@ -104,9 +109,9 @@ func (cw *Writer[R]) flush(mayBlock bool) { cw.write(cw.out.Take(), mayBlock) }
 func (cw *Writer[R]) write(batch []Item[R], mayBlock bool) {
 	for batch != nil {
 		bp := writeBuffers.Get().(*[]byte)
-		buf, thens := cw.frame((*bp)[:0], batch)
+		buf, thens := cw.proto.Frame((*bp)[:0], batch)
 		cw.conn.LockWrite()
-		if cw.closed() {
+		if cw.proto.WriteClosed() {
 			cw.conn.UnlockWrite()
 			batch = cw.done(bp, buf, batch, nil, nil)
 			continue
@@ -143,7 +148,7 @@ func (cw *Writer[R]) done(bp *[]byte, buf []byte, batch []Item[R], thens []func(
 	if err != nil {
 		cw.out.Written(batch)
 		cw.out.Close()
-		cw.fail()
+		cw.proto.WriteFailed()
 		return nil
 	}
 	for _, then := range thens {
