@@ -123,11 +123,14 @@ func (cw *Writer[R]) write(batch []Item[R], mayBlock bool) {
 		}
 		if err == nil && n < len(buf) {
 			if !mayBlock {
-				// The lock goes with the rest: nothing may come between the two parts.
+				// The lock goes with the rest: nothing may come between the two parts. (The
+				// batch is copied for the goroutine: captured, the loop's variable would be
+				// moved to the heap for every batch.)
+				rest := batch
 				cw.wg.Go(func() {
 					err := cw.conn.WriteWaiting(buf[n:])
 					cw.conn.UnlockWrite()
-					cw.write(cw.done(bp, buf, batch, thens, err), true)
+					cw.write(cw.done(bp, buf, rest, thens, err), true)
 				})
 				return
 			}
