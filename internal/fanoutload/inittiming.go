@@ -3,6 +3,7 @@ package fanoutload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -191,6 +192,16 @@ func (t *InitTimings) sentAtLeast(ms float64) int {
 		}
 	}
 	return n
+}
+
+// leads describes how long before the close those written before it were written (SentMS is
+// sorted).
+func (t *InitTimings) leads() string {
+	if len(t.SentMS) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; written %.0f ms (least), %.0f ms (median), %.0f ms (most) before the close was read",
+		t.SentMS[0], t.SentMS[len(t.SentMS)/2], t.SentMS[len(t.SentMS)-1])
 }
 
 // asInitClosed finds the probe of a socket closed 4408.

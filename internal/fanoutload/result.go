@@ -165,8 +165,8 @@ func (r *Result) Print(w io.Writer) {
 		row("  failed to open", "%d: %s", r.OpenFailed, r.OpenError)
 		row("  by why", "%v", r.OpenFailures)
 		if t := r.Closed4408; t != nil {
-			row("  closed 4408, by where connection_init was", "%d not written yet, %d written as the close arrived, %d written before it (%d of them ≥ 1 ms, %d ≥ 10 ms before; the target is none)%s",
-				t.NotSent, t.Crossed, len(t.SentMS), t.sentAtLeast(1), t.sentAtLeast(10), unknownInits(t.Unknown))
+			row("  closed 4408, by where connection_init was", "%d not written yet, %d written as the close arrived, %d written before it (%d of them ≥ 1 ms, %d ≥ 10 ms before; the target is none)%s%s",
+				t.NotSent, t.Crossed, len(t.SentMS), t.sentAtLeast(1), t.sentAtLeast(10), t.leads(), unknownInits(t.Unknown))
 		}
 	}
 	row("load", "%s: %d sent in %.2f s, %d stored", load, r.Sent, r.PostSeconds, r.Stored)
