@@ -38,6 +38,7 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 	st := &sseSocket{t: t, ctx: ctx, cancel: cancel}
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
 	st.Conn.Init(nc, t.cfg.WriteTimeout)
+	st.out.ShareArrays(&t.cfg.Streams.sseQueues)
 	socket.WriterFor(&st.Conn, &st.out, t.cfg.Streams.writers, st, &st.wg)
 	return st
 }

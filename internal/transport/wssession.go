@@ -118,6 +118,7 @@ func newWSSession(t websocketTransport, c *wsconn.Conn, exec graphql.GraphExecut
 	ctx context.Context, cancel context.CancelFunc,
 ) *wsSession {
 	s := &wsSession{t: t, c: c, exec: exec, headers: headers, ctx: ctx, cancel: cancel}
+	s.out.ShareArrays(&t.cfg.Streams.wsQueues)
 	socket.WriterFor(&c.Conn, &s.out, t.cfg.Streams.writers, s, &s.wg)
 	return s
 }

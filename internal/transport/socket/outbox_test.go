@@ -1,6 +1,7 @@
 package socket
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -82,5 +83,39 @@ func TestWrittenTakeFreesTheQuotaAndTakesWhatCameMeanwhile(t *testing.T) {
 	}
 	if last := o.WrittenTake(next); len(last) != 1 || last[0].Res != "r2" {
 		t.Fatalf("got %v, want r2", last)
+	}
+}
+
+// Outboxes that share their queues' arrays each give only what was queued on them: an array
+// goes back once its connection is idle, cleared, and another connection's next delivery may
+// take it.
+func TestOutboxesSharingArraysGiveOnlyTheirOwnItems(t *testing.T) {
+	var free ItemArrays[string]
+	var a, b Outbox[string]
+	for _, o := range []*Outbox[string]{&a, &b} {
+		o.SetKick(func() {})
+		o.ShareArrays(&free)
+	}
+	var qa, qb Quota
+	for round := range 50 {
+		o, q, name := &a, &qa, "a"
+		if round%2 == 1 {
+			o, q, name = &b, &qb, "b"
+		}
+		want := []string{fmt.Sprint(name, round), fmt.Sprint(name, round, "'")}
+		for _, r := range want {
+			o.PushResult(q, r, 10)
+		}
+		batch := o.Take()
+		var got []string
+		for _, it := range batch {
+			got = append(got, it.Res)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: got %v, want %v", round, got, want)
+		}
+		if o.WrittenTake(batch) != nil {
+			t.Fatalf("round %d: want nothing more: the connection is idle", round)
+		}
 	}
 }
