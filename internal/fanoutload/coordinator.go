@@ -181,6 +181,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if w.ready.Failed > 0 && res.OpenError == "" {
 			res.OpenError = w.ready.Error
 		}
+		if w.ready.Inits != nil {
+			if res.Closed4408 == nil {
+				res.Closed4408 = &InitTimings{}
+			}
+			res.Closed4408.merge(w.ready.Inits)
+		}
 		for why, n := range w.ready.Failures {
 			if res.OpenFailures == nil {
 				res.OpenFailures = map[string]int{}

@@ -24,10 +24,12 @@ type Result struct {
 	// OpenFailures counts the sockets that failed to open by why: "closed 4408" is a client
 	// the gateway timed out before it read its connection_init.
 	OpenFailures map[string]int `json:"openFailures,omitempty"`
-	SetupSeconds float64        `json:"setupSeconds"`
-	Rate         float64        `json:"rate"`
-	Duration     string         `json:"duration"`
-	Burst        int            `json:"burst,omitempty"`
+	// Closed4408 places the connection_init of each socket closed 4408.
+	Closed4408   *InitTimings `json:"closed4408,omitempty"`
+	SetupSeconds float64      `json:"setupSeconds"`
+	Rate         float64      `json:"rate"`
+	Duration     string       `json:"duration"`
+	Burst        int          `json:"burst,omitempty"`
 
 	Sent   int `json:"sent"`   // webhooks posted
 	Stored int `json:"stored"` // of which the gateway answered 200
@@ -61,6 +63,13 @@ type Result struct {
 	// open to their results), on the same machine when they run beside the gateway.
 	WorkersCPUSeconds       float64 `json:"workersCpuSeconds"`
 	WorkersCPUMsPer1000Dlvr float64 `json:"workersCpuMsPer1000Deliveries"`
+}
+
+func unknownInits(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d not looked at", n)
 }
 
 // Latency is a distribution in milliseconds.
@@ -153,6 +162,10 @@ func (r *Result) Print(w io.Writer) {
 	if r.OpenFailed > 0 {
 		row("  failed to open", "%d: %s", r.OpenFailed, r.OpenError)
 		row("  by why", "%v", r.OpenFailures)
+		if t := r.Closed4408; t != nil {
+			row("  closed 4408, by where connection_init was", "%d not written yet, %d written as the close arrived, %d written before it (%d of them ≥ 1 ms, %d ≥ 10 ms before; the target is none)%s%s",
+				t.NotSent, t.Crossed, len(t.SentMS), t.sentAtLeast(1), t.sentAtLeast(10), t.leads(), unknownInits(t.Unknown))
+		}
 	}
 	row("load", "%s: %d sent in %.2f s, %d stored", load, r.Sent, r.PostSeconds, r.Stored)
 	if len(r.Refused) > 0 {

@@ -77,6 +77,8 @@ type workerMsg struct {
 	// Failures counts the sockets that failed to open by why (failureKind): in a reconnect
 	// storm, how many the gateway closed 4408 is the figure that counts.
 	Failures map[string]int `json:"failures,omitempty"`
+	// Inits places the connection_init of each socket closed 4408.
+	Inits *InitTimings `json:"inits,omitempty"`
 	// Result: what every subscription received.
 	Subs []subResult `json:"subs,omitempty"`
 	// CPUSeconds is the worker's own user+system time so far, so that the coordinator can say
@@ -138,8 +140,8 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	var readers sync.WaitGroup
 	defer readers.Wait()
 	defer cancel() // runs before readers.Wait: the readers stop with ctx
-	open, failed, firstErr, failures := openAll(ctx, cfg, subs, &readers)
-	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, Failures: failures, CPUSeconds: OwnCPU()}); err != nil {
+	open, failed, firstErr, failures, inits := openAll(ctx, cfg, subs, &readers)
+	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, Failures: failures, Inits: inits, CPUSeconds: OwnCPU()}); err != nil {
 		return err
 	}
 	lines := bufio.NewScanner(stdin)
@@ -204,8 +206,9 @@ func waitFor(ctx context.Context, subs []*sub, n int, deadline time.Time) {
 }
 
 // openAll opens cfg.sockets sockets, dial at a time, each carrying perSocket subscriptions,
-// and starts their readers. failures counts the sockets that failed by failureKind.
-func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.WaitGroup) (open, failed int, firstErr string, failures map[string]int) {
+// and starts their readers. failures counts the sockets that failed by failureKind, and inits
+// places the connection_init of those closed 4408 (nil when there are none).
+func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.WaitGroup) (open, failed int, firstErr string, failures map[string]int, inits *InitTimings) {
 	failures = map[string]int{}
 	var mu sync.Mutex
 	sem := make(chan struct{}, cfg.dial)
@@ -230,6 +233,12 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 			if err != nil {
 				failed += len(mine)
 				failures[failureKind(err)]++
+				if p, ok := asInitClosed(err); ok {
+					if inits == nil {
+						inits = &InitTimings{}
+					}
+					inits.add(p)
+				}
 				if firstErr == "" {
 					firstErr = err.Error()
 				}
@@ -242,44 +251,7 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 		})
 	}
 	dialing.Wait()
-	return open, failed, firstErr, failures
-}
-
-// initWithUpgradeClient dials connections that send connection_init in the same write as the
-// upgrade request, before its answer: in a reconnect storm, each such client's connection_init
-// has arrived by the time the gateway starts its init timer, so a 4408 for it is the gateway's
-// doing, not its own lateness (load processes that share the machine with the gateway answer
-// the upgrade late when it is busiest).
-var initWithUpgradeClient = &http.Client{Transport: &http.Transport{
-	DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &initAfterRequest{Conn: c}, nil
-	},
-	DisableCompression: true,
-}}
-
-// initFrame is connection_init as a client frame: text, final, masked with a zero key (which
-// leaves the payload as it is).
-var initFrame = append([]byte{0x81, 0x80 | byte(len(`{"type":"connection_init"}`)), 0, 0, 0, 0}, `{"type":"connection_init"}`...)
-
-// initAfterRequest appends connection_init to the first write, the upgrade request.
-type initAfterRequest struct {
-	net.Conn
-	sent bool
-}
-
-func (c *initAfterRequest) Write(b []byte) (int, error) {
-	if c.sent {
-		return c.Conn.Write(b)
-	}
-	c.sent = true
-	if _, err := c.Conn.Write(append(append([]byte(nil), b...), initFrame...)); err != nil {
-		return 0, err
-	}
-	return len(b), nil
+	return open, failed, firstErr, failures, inits
 }
 
 // closeStatus finds the close code in a client's error for a close frame received.
@@ -373,11 +345,9 @@ func (r *result) record(s *sub, prefix string, at int64) {
 // connection_init right after the upgrade, or with it when initWithUpgrade is set.
 func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup, initWithUpgrade bool) error {
 	url := "ws" + strings.TrimPrefix(gateway, "http") + "/graphql"
-	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}
-	if initWithUpgrade {
-		opts.HTTPClient = initWithUpgradeClient
-	}
-	conn, _, err := websocket.Dial(dctx, url, opts)
+	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: probingClient}
+	probe := &initProbe{withRequest: initWithUpgrade}
+	conn, _, err := websocket.Dial(withInitProbe(dctx, probe), url, opts)
 	if err != nil {
 		return err
 	}
@@ -386,7 +356,10 @@ func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, read
 		return conn.Write(c, websocket.MessageText, data)
 	}
 	if !initWithUpgrade {
-		if err := send(dctx, map[string]any{"type": "connection_init"}); err != nil {
+		probe.beforeInit()
+		err := send(dctx, map[string]any{"type": "connection_init"})
+		probe.afterInit()
+		if err != nil {
 			conn.CloseNow()
 			return err
 		}
@@ -395,7 +368,7 @@ func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, read
 		_, data, err := conn.Read(dctx)
 		if err != nil {
 			conn.CloseNow()
-			return fmt.Errorf("connection_init: %w", err)
+			return &initClosed{fmt.Errorf("connection_init: %w", err), probe}
 		}
 		var m frame
 		_ = json.Unmarshal(data, &m)

@@ -38,8 +38,8 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 	st := &sseSocket{t: t, ctx: ctx, cancel: cancel}
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
 	st.Conn.Init(nc, t.cfg.WriteTimeout)
-	socket.WriterFor(&st.Conn, &st.out, t.cfg.Streams.writers, st.frame, func() bool { return false }, &st.wg,
-		func() { _ = nc.Close() }) // the reader ends, and the stream with it
+	st.out.ShareArrays(&t.cfg.Streams.sseQueues)
+	socket.WriterFor(&st.Conn, &st.out, t.cfg.Streams.writers, st, &st.wg)
 	return st
 }
 
@@ -61,7 +61,7 @@ func (st *sseSocket) serve(header http.Header, exec graphql.GraphExecutor, opCtx
 		}
 		st.cancel()
 		st.out.Close()
-		_ = st.NetConn().Close()
+		_ = st.Close()
 		st.wg.Wait()
 	})
 }
@@ -160,12 +160,18 @@ func (st *sseSocket) finish(last []byte) {
 	if last != nil {
 		st.out.Push(socket.Item[*fanout.Result]{Msg: last})
 	}
-	st.out.Push(socket.Item[*fanout.Result]{Frame: lastChunk, Then: func() { _ = st.NetConn().Close() }})
+	st.out.Push(socket.Item[*fanout.Result]{Frame: lastChunk, Then: func() { _ = st.Close() }})
 }
 
-// frame frames a batch: each run of events as one chunk, whole frames (the last chunk) as they
-// are.
-func (st *sseSocket) frame(buf []byte, batch []socket.Item[*fanout.Result]) ([]byte, []func()) {
+// WriteClosed is the writer's: the last chunk closes the socket, and nothing follows it.
+func (st *sseSocket) WriteClosed() bool { return false }
+
+// WriteFailed is the writer's: the reader ends, and the stream with it.
+func (st *sseSocket) WriteFailed() { _ = st.Close() }
+
+// Frame is the writer's: each run of events as one chunk, whole frames (the last chunk) as
+// they are.
+func (st *sseSocket) Frame(buf []byte, batch []socket.Item[*fanout.Result]) ([]byte, []func()) {
 	var thens []func()
 	// A chunk's size comes first: room is kept for it and filled in once the run is in.
 	const sizeRoom = 8 + 2 // hex digits of a chunk up to 4 GiB, CRLF

@@ -22,6 +22,10 @@ type Streams struct {
 	wg      sync.WaitGroup // the streams, and the executions they share
 	// writers write the streams' connections.
 	writers *socket.Writers
+	// wsQueues and sseQueues are the queues that idle connections give back and busy ones
+	// take.
+	wsQueues  socket.ItemArrays[wsResult]
+	sseQueues socket.ItemArrays[*fanout.Result]
 	// counts counts the subscriptions and the executions of the fan-out that serves them.
 	counts fanout.Counts
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,18 +86,21 @@ type wsSession struct {
 	wg  sync.WaitGroup
 	out socket.Outbox[wsResult]
 
-	mu        sync.Mutex
-	inited    bool
-	acked     bool
-	ops       map[string]*wsOperation
-	closed    bool
+	// Guarded by mu. The small fields share a word: tens of thousands of sessions are held.
+	mu     sync.Mutex
+	inited bool
+	acked  bool
+	closed bool
+	// initRechecks counts the init timer's looks past the timeout (initTimedOut).
+	initRechecks uint8
+	// ops are the operations running, by id: a few at most on most sockets, where a slice
+	// takes a tenth of a map's memory and is searched as fast.
+	ops       []*wsOperation
 	keepAlive *time.Timer // running once the connection is acknowledged
 	// keepAliveType is the type of the protocol's keep-alive message.
 	keepAliveType string
 	initTimer     *time.Timer // running until connection_init arrives
-	// initRechecks counts the init timer's looks past the timeout (initTimedOut).
-	initRechecks uint8
-	lastPing     int64 // when the last keep-alive ping went out (Unix nanoseconds)
+	lastPing      int64       // when the last keep-alive ping went out (Unix nanoseconds)
 	// stops undoes what waits on the connection: timers and context callbacks.
 	stops []func() bool
 }
@@ -113,9 +117,9 @@ type wsResult struct {
 func newWSSession(t websocketTransport, c *wsconn.Conn, exec graphql.GraphExecutor, headers http.Header,
 	ctx context.Context, cancel context.CancelFunc,
 ) *wsSession {
-	s := &wsSession{t: t, c: c, exec: exec, headers: headers, ops: map[string]*wsOperation{}, ctx: ctx, cancel: cancel}
-	socket.WriterFor(&c.Conn, &s.out, t.cfg.Streams.writers, s.frame, c.CloseSent, &s.wg,
-		func() { _ = c.NetConn().Close() }) // the reader ends, and the session with it
+	s := &wsSession{t: t, c: c, exec: exec, headers: headers, ctx: ctx, cancel: cancel}
+	s.out.ShareArrays(&t.cfg.Streams.wsQueues)
+	socket.WriterFor(&c.Conn, &s.out, t.cfg.Streams.writers, s, &s.wg)
 	return s
 }
 
@@ -268,7 +272,7 @@ func (s *wsSession) end() {
 	s.cancel()
 	s.stopAll()
 	s.out.Close()
-	_ = s.c.NetConn().Close()
+	_ = s.c.Close()
 	s.wg.Wait()
 }
 
@@ -363,15 +367,23 @@ func (s *wsSession) ping() {
 	s.mu.Unlock()
 	if last != 0 && s.c.LastSeen() < last {
 		s.t.cfg.Log.Debug("websocket peer did not answer a ping; closing")
-		_ = s.c.NetConn().Close() // the reader ends, and the session with it
+		_ = s.c.Close() // the reader ends, and the session with it
 		return
 	}
-	s.send(wsMessage{Type: kind})
-	s.out.Push(socket.Item[wsResult]{Frame: pingFrame})
+	s.out.Push(socket.Item[wsResult]{Frame: keepAliveFrames[kind]})
 }
 
-// pingFrame is a WebSocket ping with no payload.
-var pingFrame = wsconn.AppendFrame(nil, ws.OpPing)
+// keepAliveFrames are each protocol's keep-alive message followed by a WebSocket ping with no
+// payload, framed once for every connection, and written together. (Too short for
+// permessage-deflate to compress.)
+var keepAliveFrames = map[string][]byte{
+	"ping": keepAliveFrame("ping"),
+	"ka":   keepAliveFrame("ka"),
+}
+
+func keepAliveFrame(kind string) []byte {
+	return wsconn.AppendFrame(wsconn.AppendFrame(nil, ws.OpText, mustJSON(wsMessage{Type: kind})), ws.OpPing)
+}
 
 // Refusals of start, which each protocol answers in its own way.
 var errOperationTaken = errors.New("an operation with this id is already running")
@@ -413,7 +425,7 @@ func (s *wsSession) start(m wsMessage) error {
 	}
 	op := &wsOperation{s: s, id: m.ID, next: fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, mustJSON(m.ID), s.proto.nextType())}
 	s.mu.Lock()
-	if _, taken := s.ops[m.ID]; taken {
+	if s.opIndex(m.ID) >= 0 {
 		s.mu.Unlock()
 		return errOperationTaken
 	}
@@ -426,7 +438,7 @@ func (s *wsSession) start(m wsMessage) error {
 	stopped := make(chan struct{})
 	var stopOnce sync.Once
 	op.stop = func() { stopOnce.Do(func() { close(stopped) }) }
-	s.ops[m.ID] = op
+	s.ops = append(s.ops, op)
 	s.mu.Unlock()
 
 	opCtx, errs := s.exec.CreateOperationContext(ctx, &params)
@@ -500,9 +512,10 @@ func (op *wsOperation) End(_ *fanout.Member, final *fanout.Result, outcome fanou
 // protocol asks.
 func (s *wsSession) finish(op *wsOperation, outcome fanout.Outcome) {
 	s.mu.Lock()
-	mine := s.ops[op.id] == op
+	i := s.opIndex(op.id)
+	mine := i >= 0 && s.ops[i] == op
 	if mine {
-		delete(s.ops, op.id)
+		s.removeOp(i)
 	}
 	s.mu.Unlock()
 	switch outcome {
@@ -520,13 +533,32 @@ func (s *wsSession) finish(op *wsOperation, outcome fanout.Outcome) {
 func (s *wsSession) stop(id string) {
 	s.mu.Lock()
 	var stop func()
-	if op := s.ops[id]; op != nil {
-		stop = op.stop
-		delete(s.ops, id)
+	if i := s.opIndex(id); i >= 0 {
+		stop = s.ops[i].stop
+		s.removeOp(i)
 	}
 	s.mu.Unlock()
 	if stop != nil {
 		stop() // outside the lock: a subscription's group takes its own
+	}
+}
+
+// opIndex is where the operation id is in s.ops, or -1; called with s.mu held.
+func (s *wsSession) opIndex(id string) int {
+	for i, op := range s.ops {
+		if op.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// removeOp forgets the operation at i; called with s.mu held. The last one gone, so is the
+// slice's memory: the connection may live for days.
+func (s *wsSession) removeOp(i int) {
+	s.ops = slices.Delete(s.ops, i, i+1)
+	if len(s.ops) == 0 {
+		s.ops = nil
 	}
 }
 
@@ -537,7 +569,7 @@ func (s *wsSession) stopAll() {
 	for _, op := range s.ops {
 		stops = append(stops, op.stop)
 	}
-	clear(s.ops)
+	s.ops = nil
 	s.mu.Unlock()
 	for _, stop := range stops {
 		stop()
@@ -549,8 +581,14 @@ func (s *wsSession) send(m wsMessage) bool {
 	return s.out.Push(socket.Item[wsResult]{Msg: mustJSON(m)})
 }
 
-// frame frames a batch: each message and result as a text frame, control frames as they are.
-func (s *wsSession) frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []func()) {
+// WriteClosed is the writer's: nothing is written after the close frame.
+func (s *wsSession) WriteClosed() bool { return s.c.CloseSent() }
+
+// WriteFailed is the writer's: the reader ends, and the session with it.
+func (s *wsSession) WriteFailed() { _ = s.c.Close() }
+
+// Frame is the writer's: each message and result as a text frame, control frames as they are.
+func (s *wsSession) Frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []func()) {
 	var thens []func()
 	deflate := s.c.Deflate()
 	for _, it := range batch {

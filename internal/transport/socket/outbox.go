@@ -8,7 +8,8 @@ import "sync"
 // a write is under way goes out in the writer's next batch. R is a result shared among
 // connections, which the connection's writer frames for it.
 type Outbox[R any] struct {
-	kick func() // starts, or wakes, the connection's writer
+	kick func()         // starts, or wakes, the connection's writer
+	free *ItemArrays[R] // where an idle connection's queue comes from and goes back to; nil for none
 
 	mu     sync.Mutex
 	items  []Item[R]
@@ -42,6 +43,32 @@ type Quota struct{ pending int }
 // SetKick sets what has the outbox written, before anything is queued.
 func (o *Outbox[R]) SetKick(kick func()) { o.kick = kick }
 
+// ShareArrays has the outbox take its queue's array from free when the connection becomes busy,
+// and give it back when the connection is idle again; set before anything is queued.
+func (o *Outbox[R]) ShareArrays(free *ItemArrays[R]) { o.free = free }
+
+// ItemArrays are small queues that idle connections give back and busy ones take: most
+// deliveries find their connection idle, and each would otherwise allocate its queue, to let it
+// go once written. Its zero value is ready for use, by any number of outboxes.
+type ItemArrays[R any] struct{ pool sync.Pool }
+
+// sharedQueueLen is the length of a shared queue: a delivery or two, a keep-alive.
+const sharedQueueLen = 4
+
+func (a *ItemArrays[R]) get() []Item[R] {
+	if arr, ok := a.pool.Get().(*[sharedQueueLen]Item[R]); ok {
+		return arr[:0]
+	}
+	return make([]Item[R], 0, sharedQueueLen)
+}
+
+// put gives back a cleared array of the shared length; others are let go.
+func (a *ItemArrays[R]) put(items []Item[R]) {
+	if cap(items) == sharedQueueLen {
+		a.pool.Put((*[sharedQueueLen]Item[R])(items[:sharedQueueLen]))
+	}
+}
+
 // Push queues it, and reports false when the connection is closed.
 func (o *Outbox[R]) Push(it Item[R]) bool {
 	o.mu.Lock()
@@ -55,6 +82,9 @@ func (o *Outbox[R]) Push(it Item[R]) bool {
 
 // append queues it, and has it written; called with o.mu held, which it releases.
 func (o *Outbox[R]) append(it Item[R]) {
+	if o.items == nil && o.free != nil {
+		o.items = o.free.get()
+	}
 	o.items = append(o.items, it)
 	kick := !o.busy
 	o.busy = true
@@ -87,8 +117,18 @@ func (o *Outbox[R]) PushResult(q *Quota, r R, limit int) bool {
 func (o *Outbox[R]) Take() []Item[R] {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	return o.take()
+}
+
+// take is Take's, with o.mu held.
+func (o *Outbox[R]) take() []Item[R] {
 	if len(o.items) == 0 || o.closed {
 		o.busy = false
+		if o.free != nil && !o.closed {
+			// Both are empty and cleared (Written clears what it returns).
+			o.free.put(o.items)
+			o.free.put(o.spare)
+		}
 		o.items, o.spare = nil, nil
 		return nil
 	}
@@ -101,6 +141,19 @@ func (o *Outbox[R]) Take() []Item[R] {
 func (o *Outbox[R]) Written(batch []Item[R]) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.written(batch)
+}
+
+// WrittenTake is Written, then Take, under one lock: a writer does both for every batch.
+func (o *Outbox[R]) WrittenTake(batch []Item[R]) []Item[R] {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.written(batch)
+	return o.take()
+}
+
+// written is Written's, with o.mu held.
+func (o *Outbox[R]) written(batch []Item[R]) {
 	for _, it := range batch {
 		if it.quota != nil {
 			it.quota.pending--

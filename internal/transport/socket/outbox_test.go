@@ -1,6 +1,7 @@
 package socket
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -57,5 +58,64 @@ func TestAnOutboxQueuesInOrderWithinEachQuota(t *testing.T) {
 	o.Close()
 	if o.Push(Item[string]{Msg: []byte("late")}) || !o.PushResult(&fast, "f2", 2) || o.Take() != nil {
 		t.Fatal("a closed outbox must refuse messages, drop results and give nothing to write")
+	}
+}
+
+// WrittenTake returns a written batch and takes the next under one lock: the batch's results no
+// longer count against their quota, and what was queued meanwhile comes next, or nothing, when
+// the writer stops.
+func TestWrittenTakeFreesTheQuotaAndTakesWhatCameMeanwhile(t *testing.T) {
+	var o Outbox[string]
+	o.SetKick(func() {})
+	var q Quota
+	o.PushResult(&q, "r1", 1)
+	first := o.Take()
+	if o.PushResult(&q, "r2", 1) {
+		t.Fatal("a second result went past a quota of one before the first was written")
+	}
+	o.Push(Item[string]{Msg: []byte("meanwhile")})
+	next := o.WrittenTake(first)
+	if len(next) != 1 || string(next[0].Msg) != "meanwhile" {
+		t.Fatalf("got %v, want the message queued meanwhile", next)
+	}
+	if !o.PushResult(&q, "r2", 1) {
+		t.Fatal("the quota is still full once its result was written")
+	}
+	if last := o.WrittenTake(next); len(last) != 1 || last[0].Res != "r2" {
+		t.Fatalf("got %v, want r2", last)
+	}
+}
+
+// Outboxes that share their queues' arrays each give only what was queued on them: an array
+// goes back once its connection is idle, cleared, and another connection's next delivery may
+// take it.
+func TestOutboxesSharingArraysGiveOnlyTheirOwnItems(t *testing.T) {
+	var free ItemArrays[string]
+	var a, b Outbox[string]
+	for _, o := range []*Outbox[string]{&a, &b} {
+		o.SetKick(func() {})
+		o.ShareArrays(&free)
+	}
+	var qa, qb Quota
+	for round := range 50 {
+		o, q, name := &a, &qa, "a"
+		if round%2 == 1 {
+			o, q, name = &b, &qb, "b"
+		}
+		want := []string{fmt.Sprint(name, round), fmt.Sprint(name, round, "'")}
+		for _, r := range want {
+			o.PushResult(q, r, 10)
+		}
+		batch := o.Take()
+		var got []string
+		for _, it := range batch {
+			got = append(got, it.Res)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: got %v, want %v", round, got, want)
+		}
+		if o.WrittenTake(batch) != nil {
+			t.Fatalf("round %d: want nothing more: the connection is idle", round)
+		}
 	}
 }

@@ -4,6 +4,7 @@ package socket
 
 import (
 	"errors"
+	"net"
 	"syscall"
 )
 
@@ -31,38 +32,30 @@ func hasBytes(fd uintptr) bool {
 }
 
 // WriteNow writes as much of b as the socket takes without waiting, and reports how much;
-// called with the write lock held. Without the raw socket it writes nothing, and the caller waits.
+// called with the write lock held, which keeps the descriptor open. Without the raw socket it
+// writes nothing, and the caller waits.
 func (c *Conn) WriteNow(b []byte) (int, error) {
 	if c.raw == nil {
 		return 0, nil
 	}
-	c.wbuf, c.wn, c.werr = b, 0, nil
-	err := c.raw.Write(c.writable)
-	n, werr := c.wn, c.werr
-	c.wbuf = nil
-	if err != nil {
-		return n, err
+	if c.fd < 0 {
+		return 0, net.ErrClosed
 	}
-	return n, werr
-}
-
-// writeSome is WriteNow's system call, given to raw.Write: it never asks to wait.
-func (c *Conn) writeSome(fd uintptr) bool {
-	for c.wn < len(c.wbuf) {
-		n, err := syscall.Write(int(fd), c.wbuf[c.wn:])
-		if n > 0 {
-			c.wn += n
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Write(c.fd, b[n:])
+		if m > 0 {
+			n += m
 		}
 		switch {
 		case err == syscall.EINTR:
 		case err == syscall.EAGAIN:
-			return true
+			return n, nil
 		case err != nil:
-			c.werr = err
-			return true
-		case n == 0:
-			return true
+			return n, err
+		case m <= 0:
+			return n, nil
 		}
 	}
-	return true
+	return n, nil
 }

@@ -31,17 +31,19 @@ type Conn struct {
 	waiting atomic.Bool
 
 	writeMu sync.Mutex
-	// The write in progress, for writable, made once like readable; guarded by writeMu.
-	writable func(fd uintptr) bool
-	wbuf     []byte
-	wn       int
-	werr     error
+	// fd is the socket's descriptor, which WriteNow writes to with one system call, skipping
+	// the poller's bookkeeping that net.Conn's writes pay; -1 once closed, or without the raw
+	// socket. Guarded by writeMu, which Close takes before closing: a descriptor the kernel has
+	// given to another connection is never written.
+	fd int
+	// closing is set once Close has begun: a write that waits gives up.
+	closing atomic.Bool
 }
 
 // Init makes c the connection nc, whose writes wait at most writeTimeout (positive) for the
 // peer. It is a method, not a constructor, so that a connection type can embed Conn by value.
 func (c *Conn) Init(nc net.Conn, writeTimeout time.Duration) {
-	c.nc, c.writeTimeout = nc, writeTimeout
+	c.nc, c.writeTimeout, c.fd = nc, writeTimeout, -1
 	// A listener that bounds connections wraps them; the socket is the one it wraps.
 	sock := nc
 	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
@@ -51,7 +53,7 @@ func (c *Conn) Init(nc net.Conn, writeTimeout time.Duration) {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw = raw
 			c.readable = c.probe
-			c.writable = c.writeSome
+			_ = raw.Control(func(fd uintptr) { c.fd = int(fd) })
 		}
 	}
 }
@@ -107,10 +109,15 @@ func (c *Conn) LockWrite() { c.writeMu.Lock() }
 func (c *Conn) UnlockWrite() { c.writeMu.Unlock() }
 
 // WriteWaiting writes b, waiting for the socket within writeTimeout; called with the write lock
-// held. The deadline is cleared after, for WriteNow, which a passed deadline would refuse.
+// held. The deadline is cleared after.
 func (c *Conn) WriteWaiting(b []byte) error {
 	if err := c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout)); err != nil {
 		return err
+	}
+	// After the deadline is set: a Close from now on moves it to the past, and the write gives
+	// up at once rather than holding the lock Close waits for.
+	if c.closing.Load() {
+		return net.ErrClosed
 	}
 	_, err := c.nc.Write(b)
 	if derr := c.nc.SetWriteDeadline(time.Time{}); err == nil {
@@ -118,6 +125,21 @@ func (c *Conn) WriteWaiting(b []byte) error {
 	}
 	return err
 }
+
+// Close closes the connection once no write is under way, so that WriteNow never reaches a
+// descriptor the kernel has given to another connection; a write waiting for the peer is made to
+// give up first. Every close of the connection goes through it.
+func (c *Conn) Close() error {
+	c.closing.Store(true)
+	_ = c.nc.SetWriteDeadline(aLongTimeAgo)
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.fd = -1
+	return c.nc.Close()
+}
+
+// aLongTimeAgo is a deadline that has passed.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // OnFreshStack runs f on a goroutine of its own and waits for it. A connection's reader lives
 // as long as the connection and mostly waits; what it does between waits (reading, decoding and

@@ -39,47 +39,60 @@ func (w *Writers) schedule(cw flusher) {
 	}
 }
 
-// run writes scheduled connections until none is left.
+// run writes scheduled connections until none is left, taking a few at a time: the pool's lock
+// is shared by every writer and by whoever schedules, once per delivery.
 func (w *Writers) run() {
+	var mine [takeAtOnce]flusher
 	for {
 		w.mu.Lock()
-		if w.next == len(w.ready) {
+		n := copy(mine[:], w.ready[w.next:])
+		if n == 0 {
 			w.ready, w.next = w.ready[:0], 0
 			w.active--
 			w.mu.Unlock()
 			return
 		}
-		cw := w.ready[w.next]
-		w.ready[w.next] = nil
-		w.next++
+		clear(w.ready[w.next : w.next+n])
+		w.next += n
 		w.mu.Unlock()
-		cw.flush(false)
+		for i, cw := range mine[:n] {
+			cw.flush(false)
+			mine[i] = nil
+		}
 	}
 }
 
+// takeAtOnce is how many scheduled connections a writer takes at once.
+const takeAtOnce = 8
+
 // Writer writes one connection's outbox to its socket, through the pool.
 type Writer[R any] struct {
-	conn *Conn
-	out  *Outbox[R]
-	pool *Writers
-	// frame appends the batch, framed as the connection's protocol has it, to buf; it returns
-	// what to run once the batch is written.
-	frame func(buf []byte, batch []Item[R]) ([]byte, []func())
-	// closed reports whether nothing may be written any more; asked with the write lock held.
-	closed func() bool
+	conn  *Conn
+	out   *Outbox[R]
+	pool  *Writers
+	proto Framer[R]
 	// wg tracks the connection's goroutines, among them one that writes to a full socket.
 	wg *sync.WaitGroup
-	// fail ends the connection after a write failed.
-	fail func()
 }
 
-// WriterFor has pool write out to conn, each batch framed by frame, and returns the writer.
-// Nothing is written once closed reports true (asked with the write lock held). A write that
-// waits runs on a goroutine that wg tracks; fail ends the connection after a write failed.
-func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, frame func(buf []byte, batch []Item[R]) ([]byte, []func()),
-	closed func() bool, wg *sync.WaitGroup, fail func(),
-) *Writer[R] {
-	cw := &Writer[R]{conn: conn, out: out, pool: pool, frame: frame, closed: closed, wg: wg, fail: fail}
+// Framer is the protocol spoken on a connection that a Writer writes. (An interface rather
+// than three funcs: each func would be an allocation for each of tens of thousands of
+// connections.)
+type Framer[R any] interface {
+	// Frame appends the batch, framed as the protocol has it, to buf; it returns what to run
+	// once the batch is written.
+	Frame(buf []byte, batch []Item[R]) ([]byte, []func())
+	// WriteClosed reports whether nothing may be written any more; asked with the write lock
+	// held.
+	WriteClosed() bool
+	// WriteFailed ends the connection after a write failed.
+	WriteFailed()
+}
+
+// WriterFor has pool write out to conn, each batch framed by proto, and returns the writer. A
+// write that waits runs on a goroutine that wg tracks.
+func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, proto Framer[R], wg *sync.WaitGroup) *Writer[R] {
+	cw := &Writer[R]{conn: conn, out: out, pool: pool, proto: proto, wg: wg}
 	out.SetKick(cw.kick)
 	return cw
 }
@@ -90,18 +103,17 @@ func (cw *Writer[R]) kick() { cw.pool.schedule(cw) }
 // flush writes batches until the outbox is empty. Without mayBlock it writes only what the
 // socket takes at once, and hands the rest to a goroutine of the connection's, which goes on
 // with mayBlock.
-func (cw *Writer[R]) flush(mayBlock bool) {
-	for {
-		batch := cw.out.Take()
-		if batch == nil {
-			return
-		}
+func (cw *Writer[R]) flush(mayBlock bool) { cw.write(cw.out.Take(), mayBlock) }
+
+// write writes batch, and the batches that follow it, as flush.
+func (cw *Writer[R]) write(batch []Item[R], mayBlock bool) {
+	for batch != nil {
 		bp := writeBuffers.Get().(*[]byte)
-		buf, thens := cw.frame((*bp)[:0], batch)
+		buf, thens := cw.proto.Frame((*bp)[:0], batch)
 		cw.conn.LockWrite()
-		if cw.closed() {
+		if cw.proto.WriteClosed() {
 			cw.conn.UnlockWrite()
-			cw.done(bp, buf, batch, nil, nil)
+			batch = cw.done(bp, buf, batch, nil, nil)
 			continue
 		}
 		n := 0
@@ -111,42 +123,41 @@ func (cw *Writer[R]) flush(mayBlock bool) {
 		}
 		if err == nil && n < len(buf) {
 			if !mayBlock {
-				// The lock goes with the rest: nothing may come between the two parts.
+				// The lock goes with the rest: nothing may come between the two parts. (The
+				// batch is copied for the goroutine: captured, the loop's variable would be
+				// moved to the heap for every batch.)
+				rest := batch
 				cw.wg.Go(func() {
 					err := cw.conn.WriteWaiting(buf[n:])
 					cw.conn.UnlockWrite()
-					if cw.done(bp, buf, batch, thens, err) {
-						cw.flush(true)
-					}
+					cw.write(cw.done(bp, buf, rest, thens, err), true)
 				})
 				return
 			}
 			err = cw.conn.WriteWaiting(buf[n:])
 		}
 		cw.conn.UnlockWrite()
-		if !cw.done(bp, buf, batch, thens, err) {
-			return
-		}
+		batch = cw.done(bp, buf, batch, thens, err)
 	}
 }
 
-// done returns a written batch and its buffer, and runs what follows it; it reports whether the
-// connection goes on.
-func (cw *Writer[R]) done(bp *[]byte, buf []byte, batch []Item[R], thens []func(), err error) bool {
+// done returns a written batch and its buffer, runs what follows it, and returns the next batch
+// to write; nil when there is none, or when the connection is over.
+func (cw *Writer[R]) done(bp *[]byte, buf []byte, batch []Item[R], thens []func(), err error) []Item[R] {
 	if cap(buf) <= maxPooledWrite {
 		*bp = buf[:0]
 		writeBuffers.Put(bp)
 	}
-	cw.out.Written(batch)
 	if err != nil {
+		cw.out.Written(batch)
 		cw.out.Close()
-		cw.fail()
-		return false
+		cw.proto.WriteFailed()
+		return nil
 	}
 	for _, then := range thens {
 		then()
 	}
-	return true
+	return cw.out.WrittenTake(batch)
 }
 
 // writeBuffers hold the frames of one batch.
