@@ -8317,7 +8317,10 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_assetName(_ conte
 
 func (ec *executionContext) _AssetBeneficiaryAdded_beneficiaryAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryAdded)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.BeneficiaryAdded)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8384,7 +8387,10 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_assetName(_ con
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_beneficiaryDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryDeleted)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.BeneficiaryDeleted)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8501,7 +8507,10 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_assetName(_ context
 
 func (ec *executionContext) _AssetOwnershipAdded_ownershipAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false}), field.Selections, obj.OwnershipAdded)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.OwnershipAdded)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8518,7 +8527,10 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ co
 
 func (ec *executionContext) _AssetOwnershipAdded_ownerAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true}), field.Selections, obj.OwnerAdded())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.OwnerAdded())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8585,7 +8597,10 @@ func (ec *executionContext) fieldContext_AssetOwnershipDeleted_assetName(_ conte
 
 func (ec *executionContext) _AssetOwnershipDeleted_ownerDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false}), field.Selections, obj.OwnerDeleted)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.OwnerDeleted)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8708,7 +8723,10 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_document(_ contex
 
 func (ec *executionContext) _AssistantJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, obj.SourceDocument)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8733,7 +8751,10 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_category(_ contex
 
 func (ec *executionContext) _AssistantJobCompleted_documents(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.Documents)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx, field.Selections, obj.Documents)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9056,7 +9077,10 @@ func (ec *executionContext) fieldContext_BulkFileReport_bytes(_ context.Context,
 
 func (ec *executionContext) _BulkFileReport_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.Errors)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false})
+	ret = ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx, field.Selections, obj.Errors)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkFileReport_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9135,7 +9159,10 @@ func (ec *executionContext) fieldContext_BulkReport_valid(_ context.Context, fie
 
 func (ec *executionContext) _BulkReport_topAccounts(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.TopAccounts)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, field.Selections, obj.TopAccounts)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkReport_topAccounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9152,7 +9179,10 @@ func (ec *executionContext) fieldContext_BulkReport_topAccounts(_ context.Contex
 
 func (ec *executionContext) _BulkReport_clients(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.Clients)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, field.Selections, obj.Clients)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkReport_clients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9169,7 +9199,10 @@ func (ec *executionContext) fieldContext_BulkReport_clients(_ context.Context, f
 
 func (ec *executionContext) _BulkReport_people(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.People)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, field.Selections, obj.People)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkReport_people(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9235,7 +9268,10 @@ func (ec *executionContext) fieldContext_BulkResult_invalid(_ context.Context, f
 
 func (ec *executionContext) _BulkResult_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.Errors)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false})
+	ret = ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx, field.Selections, obj.Errors)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkResult_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9351,7 +9387,10 @@ func (ec *executionContext) fieldContext_BulkUpload_error(_ context.Context, fie
 
 func (ec *executionContext) _BulkUpload_validation(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Validation)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(ctx, field.Selections, obj.Validation)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkUpload_validation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9368,7 +9407,10 @@ func (ec *executionContext) fieldContext_BulkUpload_validation(_ context.Context
 
 func (ec *executionContext) _BulkUpload_results(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Results)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(ctx, field.Selections, obj.Results)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkUpload_results(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9436,7 +9478,10 @@ func (ec *executionContext) fieldContext_Charity_displayName(_ context.Context, 
 
 func (ec *executionContext) _Charity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9543,7 +9588,10 @@ func (ec *executionContext) fieldContext_Class_displayName(_ context.Context, fi
 
 func (ec *executionContext) _Class_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9576,7 +9624,10 @@ func (ec *executionContext) fieldContext_Class_notes(_ context.Context, field gr
 
 func (ec *executionContext) _Class_currentParties(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: false}), field.Selections, obj.CurrentParties)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: false})
+	ret = ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(ctx, field.Selections, obj.CurrentParties)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9609,7 +9660,10 @@ func (ec *executionContext) fieldContext_ClassParties_shareAmount(_ context.Cont
 
 func (ec *executionContext) _ClassParties_parties(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false}), field.Selections, obj.Parties)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false})
+	ret = ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx, field.Selections, obj.Parties)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9626,7 +9680,10 @@ func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context,
 
 func (ec *executionContext) _ClassParty_party(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true}), field.Selections, obj.Party())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, obj.Party())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9659,7 +9716,10 @@ func (ec *executionContext) fieldContext_ClassParty_distributionPercentage(_ con
 
 func (ec *executionContext) _ClassParty_fraction(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false}), field.Selections, obj.Fraction)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false})
+	ret = ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(ctx, field.Selections, obj.Fraction)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9805,7 +9865,10 @@ func (ec *executionContext) fieldContext_Client_added(_ context.Context, field g
 
 func (ec *executionContext) _Client_details(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Client", Field: field, IsMethod: false}), field.Selections, obj.Details)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Client", Field: field, IsMethod: false})
+	ret = ec.marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(ctx, field.Selections, obj.Details)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Client_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10138,7 +10201,10 @@ func (ec *executionContext) fieldContext_ClientDetails_spouseLastName(_ context.
 
 func (ec *executionContext) _ClientDetails_address(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClientDetails", Field: field, IsMethod: false}), field.Selections, obj.Address)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClientDetails", Field: field, IsMethod: false})
+	ret = ec.marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(ctx, field.Selections, obj.Address)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClientDetails_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10274,7 +10340,10 @@ func (ec *executionContext) fieldContext_ClientProgressChanged_completionPercent
 
 func (ec *executionContext) _ContactConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactConnection", field, false, false, errors.New("field of type Contact does not have child fields"))
@@ -10282,7 +10351,10 @@ func (ec *executionContext) fieldContext_ContactConnection_nodes(_ context.Conte
 
 func (ec *executionContext) _ContactConnection_edges(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: true})
+	ret = ec.marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10310,7 +10382,10 @@ func (ec *executionContext) fieldContext_ContactConnection_totalCount(_ context.
 
 func (ec *executionContext) _ContactConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10335,7 +10410,10 @@ func (ec *executionContext) fieldContext_ContactEdge_cursor(_ context.Context, f
 
 func (ec *executionContext) _ContactEdge_node(ctx context.Context, field graphql.CollectedField, obj *family.ContactEdge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactEdge", field, false, false, errors.New("field of type Contact does not have child fields"))
@@ -10351,7 +10429,10 @@ func (ec *executionContext) fieldContext_ContactRef_externalId(_ context.Context
 
 func (ec *executionContext) _ContactRef_contact(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false}), field.Selections, obj.Contact)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false})
+	ret = ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, field.Selections, obj.Contact)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactRef_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type Contact does not have child fields"))
@@ -10636,7 +10717,10 @@ func (ec *executionContext) fieldContext_DocumentAnalysis_document(_ context.Con
 
 func (ec *executionContext) _DocumentAnalysis_events(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentAnalysis", Field: field, IsMethod: false}), field.Selections, obj.Events)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentAnalysis", Field: field, IsMethod: false})
+	ret = ec.marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(ctx, field.Selections, obj.Events)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentAnalysis_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10693,7 +10777,10 @@ func (ec *executionContext) fieldContext_DocumentCategoryOption_category(_ conte
 
 func (ec *executionContext) _DocumentCategoryOption_subCategories(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false}), field.Selections, obj.SubCategories)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false})
+	ret = ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx, field.Selections, obj.SubCategories)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10796,7 +10883,10 @@ func (ec *executionContext) fieldContext_DocumentCompleted_userTier(_ context.Co
 
 func (ec *executionContext) _DocumentCompleted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, obj.DocumentOwnerInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10813,7 +10903,10 @@ func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ c
 
 func (ec *executionContext) _DocumentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10830,7 +10923,10 @@ func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Cont
 
 func (ec *executionContext) _DocumentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: true})
+	ret = ec.marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10858,7 +10954,10 @@ func (ec *executionContext) fieldContext_DocumentConnection_totalCount(_ context
 
 func (ec *executionContext) _DocumentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10883,7 +10982,10 @@ func (ec *executionContext) fieldContext_DocumentEdge_cursor(_ context.Context, 
 
 func (ec *executionContext) _DocumentEdge_node(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentEdge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10949,7 +11051,10 @@ func (ec *executionContext) fieldContext_DocumentOwnerInfo_isPrimary(_ context.C
 
 func (ec *executionContext) _DocumentPayload_document(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false}), field.Selections, obj.Document)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false})
+	ret = ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, field.Selections, obj.Document)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11060,7 +11165,10 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_userTier(_ co
 
 func (ec *executionContext) _DocumentPendingValidation_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false})
+	ret = ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, obj.DocumentOwnerInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11163,7 +11271,10 @@ func (ec *executionContext) fieldContext_DocumentStarted_userTier(_ context.Cont
 
 func (ec *executionContext) _DocumentStarted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false})
+	ret = ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, obj.DocumentOwnerInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11250,7 +11361,10 @@ func (ec *executionContext) fieldContext_Entity_displayName(_ context.Context, f
 
 func (ec *executionContext) _Entity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11291,7 +11405,10 @@ func (ec *executionContext) fieldContext_Entity_incorporationForm(_ context.Cont
 
 func (ec *executionContext) _Entity_ownership(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false}), field.Selections, obj.Ownership)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false})
+	ret = ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx, field.Selections, obj.Ownership)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11308,7 +11425,10 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 
 func (ec *executionContext) _EventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11325,7 +11445,10 @@ func (ec *executionContext) fieldContext_EventConnection_nodes(_ context.Context
 
 func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: true})
+	ret = ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11342,7 +11465,10 @@ func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context
 
 func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11367,7 +11493,10 @@ func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, fie
 
 func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *event.Edge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11507,7 +11636,10 @@ func (ec *executionContext) fieldContext_Individual_displayName(_ context.Contex
 
 func (ec *executionContext) _Individual_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Individual_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12349,7 +12481,10 @@ func (ec *executionContext) fieldContext_Ownership_joint(_ context.Context, fiel
 
 func (ec *executionContext) _Ownership_owners(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true}), field.Selections, obj.Owners())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.Owners())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13134,7 +13269,10 @@ func (ec *executionContext) fieldContext_Referral_token(_ context.Context, field
 
 func (ec *executionContext) _Referral_user(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Referral", Field: field, IsMethod: false}), field.Selections, obj.User)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Referral", Field: field, IsMethod: false})
+	ret = ec.marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(ctx, field.Selections, obj.User)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Referral_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13231,7 +13369,10 @@ func (ec *executionContext) fieldContext_ReferralUser_maritalStatus(_ context.Co
 
 func (ec *executionContext) _ReferralUser_address(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ReferralUser", Field: field, IsMethod: false}), field.Selections, obj.Address)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ReferralUser", Field: field, IsMethod: false})
+	ret = ec.marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(ctx, field.Selections, obj.Address)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ReferralUser_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13256,7 +13397,10 @@ func (ec *executionContext) fieldContext_Relationship_role(_ context.Context, fi
 
 func (ec *executionContext) _Relationship_source(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Source)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
+	ret = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, obj.Source)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13273,7 +13417,10 @@ func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, 
 
 func (ec *executionContext) _Relationship_target(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Target)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
+	ret = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, obj.Target)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13557,7 +13704,10 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_document(_ context.Cont
 
 func (ec *executionContext) _TaxJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, obj.SourceDocument)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14015,7 +14165,10 @@ func (ec *executionContext) fieldContext_TopAccountEdge_cursor(_ context.Context
 
 func (ec *executionContext) _TopAccountEdge_node(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountEdge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14032,7 +14185,10 @@ func (ec *executionContext) fieldContext_TopAccountEdge_node(_ context.Context, 
 
 func (ec *executionContext) _TopAccountPage_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false})
+	ret = ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14049,7 +14205,10 @@ func (ec *executionContext) fieldContext_TopAccountPage_nodes(_ context.Context,
 
 func (ec *executionContext) _TopAccountPage_edges(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: true})
+	ret = ec.marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountPage_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14066,7 +14225,10 @@ func (ec *executionContext) fieldContext_TopAccountPage_edges(_ context.Context,
 
 func (ec *executionContext) _TopAccountPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountPage) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountPage", Field: field, IsMethod: false})
+	ret = ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14125,7 +14287,10 @@ func (ec *executionContext) fieldContext_Trust_displayName(_ context.Context, fi
 
 func (ec *executionContext) _Trust_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14158,7 +14323,10 @@ func (ec *executionContext) fieldContext_Trust_trustType(_ context.Context, fiel
 
 func (ec *executionContext) _Trust_trustCreators(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.TrustCreators())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.TrustCreators())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14175,7 +14343,10 @@ func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, 
 
 func (ec *executionContext) _Trust_initialTrustees(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.InitialTrustees())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.InitialTrustees())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Trust_initialTrustees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14558,7 +14729,10 @@ func (ec *executionContext) fieldContext_Will_displayName(_ context.Context, fie
 
 func (ec *executionContext) _Will_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14607,7 +14781,10 @@ func (ec *executionContext) fieldContext_Will_willCreationDate(_ context.Context
 
 func (ec *executionContext) _Will_testators(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Testators())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.Testators())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14624,7 +14801,10 @@ func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field
 
 func (ec *executionContext) _Will_executors(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Executors())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.Executors())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Will_executors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14848,7 +15028,10 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false}), field.Selections, obj.Type)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false})
+	ret = ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14900,7 +15083,10 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false}), field.Selections, obj.Type)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false})
+	ret = ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14952,7 +15138,10 @@ func (ec *executionContext) fieldContext___Schema_description(_ context.Context,
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Types())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, obj.Types())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14969,7 +15158,10 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 
 func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.QueryType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.QueryType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14986,7 +15178,10 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 
 func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.MutationType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.MutationType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15003,7 +15198,10 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 
 func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.SubscriptionType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.SubscriptionType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15020,7 +15218,10 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 
 func (ec *executionContext) ___Schema_directives(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Directives())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx, field.Selections, obj.Directives())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15117,7 +15318,10 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 
 func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.Interfaces())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, obj.Interfaces())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15134,7 +15338,10 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 
 func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.PossibleTypes())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, obj.PossibleTypes())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15195,7 +15402,10 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 
 func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.InputFields())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, field.Selections, obj.InputFields())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15212,7 +15422,10 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 
 func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.OfType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.OfType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -24019,24 +24232,25 @@ func (ec *executionContext) marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgat
 func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(ctx context.Context, sel ast.SelectionSet, v []event.AnalysisEvent) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "AnalysisEvent") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEvent(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24044,6 +24258,7 @@ func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24113,24 +24328,25 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BulkLineError) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkLineError") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24138,6 +24354,7 @@ func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhq
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24205,24 +24422,25 @@ func (ec *executionContext) marshalNBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgat
 func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ClassParty) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ClassParty") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24230,6 +24448,7 @@ func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24301,24 +24520,25 @@ func (ec *executionContext) marshalNContact2githubᚗcomᚋadvisorhqᚋgateway�
 func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(ctx context.Context, sel ast.SelectionSet, v []family.Contact) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Contact") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24326,6 +24546,7 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24353,24 +24574,25 @@ func (ec *executionContext) marshalNContactConnection2ᚖgithubᚗcomᚋadvisorh
 func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ContactEdge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24378,6 +24600,7 @@ func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24415,24 +24638,25 @@ func (ec *executionContext) unmarshalNContactPatch2githubᚗcomᚋadvisorhqᚋga
 func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactRef") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24440,6 +24664,7 @@ func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24523,24 +24748,25 @@ func (ec *executionContext) marshalNDeleteDocumentPayload2ᚖgithubᚗcomᚋadvi
 func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.Document) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Document") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24548,6 +24774,7 @@ func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋga
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24575,24 +24802,25 @@ func (ec *executionContext) marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatew
 func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysisᚄ(ctx context.Context, sel ast.SelectionSet, v []*analysis.DocumentAnalysis) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentAnalysis") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24600,6 +24828,7 @@ func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadviso
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24657,24 +24886,25 @@ func (ec *executionContext) marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋ
 func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentCategoryOption) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentCategoryOption") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24682,6 +24912,7 @@ func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24719,24 +24950,25 @@ func (ec *executionContext) marshalNDocumentConnection2ᚖgithubᚗcomᚋadvisor
 func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentEdge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24744,6 +24976,7 @@ func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24801,24 +25034,25 @@ func (ec *executionContext) marshalNDocumentSubCategory2githubᚗcomᚋadvisorhq
 func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentSubCategoryOption") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24826,6 +25060,7 @@ func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcom
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24877,24 +25112,25 @@ func (ec *executionContext) unmarshalNDocumentType2ᚕgithubᚗcomᚋadvisorhq�
 func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentType") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24902,6 +25138,7 @@ func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24939,24 +25176,25 @@ func (ec *executionContext) marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋi
 func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []event.Event) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Event") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24964,6 +25202,7 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24991,24 +25230,25 @@ func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhq�
 func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Edge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25016,6 +25256,7 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25093,24 +25334,25 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.GeneratedDocument) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "GeneratedDocument") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25118,6 +25360,7 @@ func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvis
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25220,24 +25463,25 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Name) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Name") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25245,6 +25489,7 @@ func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewa
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25272,24 +25517,25 @@ func (ec *executionContext) marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgateway�
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Node") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25297,6 +25543,7 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25312,24 +25559,25 @@ func (ec *executionContext) marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋga
 func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Ownership) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Ownership") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25337,6 +25585,7 @@ func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25407,24 +25656,25 @@ func (ec *executionContext) unmarshalNReferralUserInput2githubᚗcomᚋadvisorhq
 func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Relationship") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25432,6 +25682,7 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhq�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25524,24 +25775,25 @@ func (ec *executionContext) marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋ
 func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccount) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccount") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25549,6 +25801,7 @@ func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25576,24 +25829,25 @@ func (ec *executionContext) marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgat
 func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccountEdge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccountEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25601,6 +25855,7 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorh
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25709,24 +25964,25 @@ func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.
 func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "_Entity") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25734,6 +25990,7 @@ func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25753,24 +26010,25 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Directive") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25778,6 +26036,7 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25825,24 +26084,25 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__DirectiveLocation") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25850,6 +26110,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25879,24 +26140,25 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25904,6 +26166,7 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25925,24 +26188,25 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25950,6 +26214,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26090,24 +26355,25 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkResult") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26115,6 +26381,7 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26242,24 +26509,25 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactType") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26267,6 +26535,7 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26440,24 +26709,25 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventGroup") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26465,6 +26735,7 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26502,24 +26773,25 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventType") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26527,6 +26799,7 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26949,24 +27222,25 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__EnumValue") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26974,6 +27248,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26994,24 +27269,25 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Field") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -27019,6 +27295,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -27039,24 +27316,25 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -27064,6 +27342,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -27091,24 +27370,25 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx)
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -27116,6 +27396,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}

@@ -20,9 +20,8 @@ type FieldSet struct {
 	Values []graphql.Marshaler
 	// Invalids counts the fields whose null makes the whole object null.
 	Invalids uint32
-	delayed  []delayed
-	// small holds the values of objects of few fields, most of them, in the same allocation.
-	small [6]graphql.Marshaler
+	// delayed are the fields Dispatch resolves: an object's that does I/O, few of them.
+	delayed *[]delayed
 }
 
 type delayed struct {
@@ -32,32 +31,17 @@ type delayed struct {
 
 // NewFieldSet is an object with the fields CollectFields gave for it.
 func NewFieldSet(fields []graphql.CollectedField) *FieldSet {
-	fs := &FieldSet{}
-	fs.init(written(fields), nil)
-	return fs
-}
-
-// init gives m its fields, and values (zeroed, as many) for their values when they are more
-// than m holds itself; nil allocates them.
-func (m *FieldSet) init(fields []graphql.CollectedField, values []graphql.Marshaler) {
-	m.fields = fields
-	switch {
-	case len(fields) <= len(m.small):
-		m.Values = m.small[:len(fields)]
-	case values != nil:
-		m.Values = values
-	default:
-		m.Values = make([]graphql.Marshaler, len(fields))
-	}
+	fields = written(fields)
+	return &FieldSet{fields: fields, Values: make([]graphql.Marshaler, len(fields))}
 }
 
 // maxChunk bounds the field sets State.NewFieldSet allocates at once.
 const maxChunk = 256
 
 // NewFieldSet is an object with the fields CollectFields gave for it. The execution's objects
-// are allocated in chunks, growing from 8 to maxChunk: a response's objects all live until it
-// is written, so one allocation may as well hold many. So are the values of objects with more
-// fields than a FieldSet holds itself.
+// are allocated in chunks, growing from 8 to maxChunk, and so are their values, each object's
+// as many as it has fields: a response's objects all live until it is written, so one
+// allocation may as well hold many.
 func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	s.mu.Lock()
 	if len(s.sets) == 0 {
@@ -68,19 +52,40 @@ func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	if s.sets = s.sets[1:]; len(s.sets) == 0 {
 		s.sets = nil
 	}
-	var values []graphql.Marshaler
-	if n := len(fields); n > len(fs.small) {
-		if len(s.values) < n {
-			s.values = make([]graphql.Marshaler, max(n, 8*s.chunk))
-		}
-		values, s.values = s.values[:n:n], s.values[n:]
-	}
+	values := s.values(len(fields))
 	s.mu.Unlock()
 	if s.repeats {
 		fields = written(fields)
 	}
-	fs.init(fields, values)
+	fs.fields, fs.Values = fields, values
 	return fs
+}
+
+// Array is a list's values, n of them, zeroed, from the chunk the objects' values come from.
+func (s *State) Array(n int) graphql.Array {
+	s.mu.Lock()
+	values := s.values(n)
+	s.mu.Unlock()
+	return values
+}
+
+// values takes n values from the chunk, s.mu held. A chunk holds about four values an object.
+func (s *State) values(n int) []graphql.Marshaler {
+	if n == 0 {
+		return nil
+	}
+	if len(s.free) < n {
+		if size := 4 * max(s.chunk, 8); n > size/4 {
+			return make([]graphql.Marshaler, n) // a long list: as long as the chunk would be
+		} else {
+			s.free = make([]graphql.Marshaler, size)
+		}
+	}
+	values := s.free[:n:n]
+	if s.free = s.free[n:]; len(s.free) == 0 {
+		s.free = nil
+	}
+	return values
 }
 
 // End says the response is written: the rest of the chunk of field sets is let go, so that an
@@ -91,30 +96,38 @@ func (s *State) End() {
 	s.size.Store(0)
 	s.forwarded.Store(0)
 	s.mu.Lock()
-	s.sets, s.chunk, s.values = nil, 0, nil
+	s.sets, s.chunk, s.free = nil, 0, nil
 	s.mu.Unlock()
 }
 
 // Concurrently has Dispatch resolve field i with f.
 func (m *FieldSet) Concurrently(i int, f func(context.Context) graphql.Marshaler) {
-	m.delayed = append(m.delayed, delayed{i, f})
+	if m.delayed == nil {
+		m.delayed = new([]delayed)
+	}
+	*m.delayed = append(*m.delayed, delayed{i, f})
 }
 
 // Dispatch resolves the fields given to Concurrently and returns when all are resolved: the
 // first on this goroutine, the others each on one of its own, as gqlgen does.
 func (m *FieldSet) Dispatch(ctx context.Context) {
-	switch len(m.delayed) {
+	if m.delayed == nil {
+		return
+	}
+	ds := *m.delayed
+	m.delayed = nil // the closures are of no use once they have run
+	switch len(ds) {
 	case 0:
 		return
 	case 1:
-		m.Values[m.delayed[0].i] = m.delayed[0].f(ctx)
+		m.Values[ds[0].i] = ds[0].f(ctx)
 		return
 	}
 	var wg sync.WaitGroup
-	for _, d := range m.delayed[1:] {
+	for _, d := range ds[1:] {
 		wg.Go(func() { m.Values[d.i] = d.f(ctx) })
 	}
-	m.Values[m.delayed[0].i] = m.delayed[0].f(ctx)
+	m.Values[ds[0].i] = ds[0].f(ctx)
 	wg.Wait()
 }
 

@@ -51,9 +51,8 @@ type State struct {
 	// sets is what is left of the chunk NewFieldSet allocates from, chunk its size.
 	sets  []FieldSet
 	chunk int
-	// values is what is left of the chunk the values of objects of many fields (more than
-	// FieldSet.small holds) are taken from.
-	values []graphql.Marshaler
+	// free is what is left of the chunk the values of objects and lists are taken from.
+	free []graphql.Marshaler
 	// Begin sets these for each response.
 	guard        Guard
 	placeholders bool
