@@ -24270,7 +24270,7 @@ func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx context.Context, v any) (event.AssistantFailureReason, error) {
@@ -24366,7 +24366,7 @@ func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhq
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx context.Context, sel ast.SelectionSet, v *model.BulkLineError) graphql.Marshaler {
@@ -24460,7 +24460,7 @@ func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx context.Context, sel ast.SelectionSet, v *family.ClassParty) graphql.Marshaler {
@@ -24558,7 +24558,7 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNContactConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactConnection(ctx context.Context, sel ast.SelectionSet, v *family.ContactConnection) graphql.Marshaler {
@@ -24612,7 +24612,7 @@ func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx context.Context, sel ast.SelectionSet, v *family.ContactEdge) graphql.Marshaler {
@@ -24676,7 +24676,7 @@ func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx context.Context, sel ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
@@ -24786,7 +24786,7 @@ func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋga
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx context.Context, sel ast.SelectionSet, v *vault.Document) graphql.Marshaler {
@@ -24840,7 +24840,7 @@ func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadviso
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx context.Context, sel ast.SelectionSet, v *analysis.DocumentAnalysis) graphql.Marshaler {
@@ -24924,7 +24924,7 @@ func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentCategoryOption) graphql.Marshaler {
@@ -24988,7 +24988,7 @@ func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentEdge) graphql.Marshaler {
@@ -25072,7 +25072,7 @@ func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcom
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentSubCategoryOption) graphql.Marshaler {
@@ -25150,7 +25150,7 @@ func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalNEstateStatus2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEstateStatus(ctx context.Context, v any) (event.EstateStatus, error) {
@@ -25214,7 +25214,7 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐConnection(ctx context.Context, sel ast.SelectionSet, v *event.Connection) graphql.Marshaler {
@@ -25268,7 +25268,7 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx context.Context, sel ast.SelectionSet, v *event.Edge) graphql.Marshaler {
@@ -25372,7 +25372,7 @@ func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvis
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx context.Context, sel ast.SelectionSet, v *event.GeneratedDocument) graphql.Marshaler {
@@ -25501,7 +25501,7 @@ func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewa
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx context.Context, sel ast.SelectionSet, v *event.Name) graphql.Marshaler {
@@ -25549,7 +25549,7 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx context.Context, sel ast.SelectionSet, v family.OffsetPageInfo) graphql.Marshaler {
@@ -25597,7 +25597,7 @@ func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx context.Context, sel ast.SelectionSet, v *family.Ownership) graphql.Marshaler {
@@ -25694,7 +25694,7 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhq�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx context.Context, sel ast.SelectionSet, v *family.Relationship) graphql.Marshaler {
@@ -25813,7 +25813,7 @@ func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx context.Context, sel ast.SelectionSet, v *family.TopAccount) graphql.Marshaler {
@@ -25867,7 +25867,7 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorh
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx context.Context, sel ast.SelectionSet, v *family.TopAccountEdge) graphql.Marshaler {
@@ -25996,7 +25996,7 @@ func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN_Service2githubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐSubgraph(ctx context.Context, sel ast.SelectionSet, v model.Subgraph) graphql.Marshaler {
@@ -26048,7 +26048,7 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalN__DirectiveLocation2string(ctx context.Context, v any) (string, error) {
@@ -26122,7 +26122,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx context.Context, sel ast.SelectionSet, v introspection.EnumValue) graphql.Marshaler {
@@ -26178,7 +26178,7 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v introspection.Type) graphql.Marshaler {
@@ -26226,7 +26226,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
@@ -26393,7 +26393,7 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalOBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkUpload(ctx context.Context, sel ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
@@ -26547,7 +26547,7 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx context.Context, v any) (*family.ContactType, error) {
@@ -26747,7 +26747,7 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventTypeᚄ(ctx context.Context, v any) ([]event.EventType, error) {
@@ -26811,7 +26811,7 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
@@ -27260,7 +27260,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Field) graphql.Marshaler {
@@ -27307,7 +27307,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -27354,7 +27354,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx context.Context, sel ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
@@ -27408,7 +27408,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v *introspection.Type) graphql.Marshaler {

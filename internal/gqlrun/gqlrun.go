@@ -53,6 +53,8 @@ type State struct {
 	chunk int
 	// free is what is left of the chunk the values of objects and lists are taken from.
 	free []graphql.Marshaler
+	// lists is what is left of the chunk List takes lists' slice headers from.
+	lists []graphql.Array
 	// Begin sets these for each response.
 	guard        Guard
 	placeholders bool
