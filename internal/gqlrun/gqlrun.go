@@ -48,13 +48,14 @@ type State struct {
 	mu     sync.Mutex
 	fields map[selection][]graphql.CollectedField
 	io     map[selection]bool
-	// sets is what is left of the chunk NewFieldSet allocates from, chunk its size.
-	sets  []FieldSet
-	chunk int
-	// free is what is left of the chunk the values of objects and lists are taken from.
-	free []graphql.Marshaler
-	// lists is what is left of the chunk List takes lists' slice headers from.
-	lists []graphql.Array
+	// The chunks objects, the values of objects and lists, and lists' slice headers are taken
+	// from (NewFieldSet, Array, List).
+	sets   chunks[FieldSet]
+	values chunks[graphql.Marshaler]
+	lists  chunks[graphql.Array]
+	// deferred says a field was deferred: a part of the response is resolved after another is
+	// written, so the chunks are not reused (End).
+	deferred bool
 	// Begin sets these for each response.
 	guard        Guard
 	placeholders bool

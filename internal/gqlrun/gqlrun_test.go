@@ -244,3 +244,33 @@ func TestObjectsAndListsKeepTheirValuesApart(t *testing.T) {
 		t.Errorf("an object of 8 fields made %.1f allocations, want none but a chunk's now and then", allocs)
 	}
 }
+
+// Once a response is written its chunks of objects go to the next responses, emptied; unless
+// a field was deferred, whose fragment is written after the response and holds its objects.
+func TestChunksOfAWrittenResponseAreReusedEmptyUnlessAFieldWasDeferred(t *testing.T) {
+	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "a", Name: "a"}}}
+	for _, deferred := range []bool{false, true} {
+		var st State
+		st.Begin(context.Background())
+		if deferred {
+			st.DeferredField()
+		}
+		var last *FieldSet
+		for range 2000 { // the last in chunks of full size
+			last = st.NewFieldSet(fields)
+			last.Values[0] = graphql.MarshalString("x")
+		}
+		st.End()
+		if kept := last.Values != nil && last.Values[0] != nil; kept != deferred {
+			t.Errorf("with a field deferred %v, the last object was kept as it was %v, want %v", deferred, kept, deferred)
+		}
+		var next State
+		next.Begin(context.Background())
+		for range 2000 {
+			if fs := next.NewFieldSet(fields); fs.Values[0] != nil {
+				t.Fatal("a new response's object has a value of an earlier one")
+			}
+		}
+		next.End()
+	}
+}
