@@ -24239,7 +24239,7 @@ func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋ
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24335,7 +24335,7 @@ func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhq
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24429,7 +24429,7 @@ func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24527,7 +24527,7 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24581,7 +24581,7 @@ func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24645,7 +24645,7 @@ func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24755,7 +24755,7 @@ func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋga
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24809,7 +24809,7 @@ func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadviso
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24893,7 +24893,7 @@ func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋ
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -24957,7 +24957,7 @@ func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25041,7 +25041,7 @@ func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcom
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25119,7 +25119,7 @@ func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋg
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25183,7 +25183,7 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25237,7 +25237,7 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25341,7 +25341,7 @@ func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvis
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25470,7 +25470,7 @@ func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewa
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25524,7 +25524,7 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25566,7 +25566,7 @@ func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25663,7 +25663,7 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhq�
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25782,7 +25782,7 @@ func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25836,7 +25836,7 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorh
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -25971,7 +25971,7 @@ func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26017,7 +26017,7 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26091,7 +26091,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26147,7 +26147,7 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26195,7 +26195,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26362,7 +26362,7 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26516,7 +26516,7 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26716,7 +26716,7 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -26780,7 +26780,7 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -27229,7 +27229,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -27276,7 +27276,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -27323,7 +27323,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
@@ -27377,7 +27377,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		})
 	} else {
 		ret = ec.run.Array(len(v))
-		elided, depth := gqlrun.Elide(ctx)
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {

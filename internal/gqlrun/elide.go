@@ -21,7 +21,7 @@ type Elided struct {
 	context.Context // the list field's own
 	contexts        *Contexts
 	stack           []frame
-	first           [8]frame // the stack's first frames, in the same allocation
+	first           [4]frame // the stack's first frames, in the same allocation
 }
 
 type frame struct {
@@ -32,11 +32,15 @@ type frame struct {
 	made context.Context
 }
 
-// Elide is the Elided the elements of a list that reaches no I/O are marshalled in, and its
-// depth there: ctx's own if ctx is one (a list within such a list), or a new one.
-func Elide(ctx context.Context) (*Elided, int) {
+// Elide is the Elided the n elements of a list that reaches no I/O are marshalled in, and its
+// depth there: ctx's own if ctx is one (a list within such a list), or a new one; nil when
+// the list is empty.
+func Elide(ctx context.Context, n int) (*Elided, int) {
 	if e, ok := ctx.(*Elided); ok {
 		return e, len(e.stack)
+	}
+	if n == 0 {
+		return nil, 0
 	}
 	e := &Elided{Context: ctx, contexts: contextsOf(ctx)}
 	e.stack = e.first[:0]
@@ -52,7 +56,7 @@ func (e *Elided) Element(depth, i int, result any) context.Context {
 
 // Back drops the frames above depth: the list's are left, or a panic left them behind.
 func (e *Elided) Back(depth int) {
-	if depth >= len(e.stack) {
+	if e == nil || depth >= len(e.stack) {
 		return
 	}
 	clear(e.stack[depth:])
