@@ -1,7 +1,8 @@
 // Package gqlrun is what the executor internal/execgen generates calls at run time beyond
 // gqlgen's own graphql package: a per-execution cache of collected fields and of which
 // selections reach a field that does I/O, the guard that keeps a response within its limits
-// for the fields no middleware sees, and the field contexts of a list's elements in one allocation.
+// for the fields no middleware sees, objects and field contexts a chunk at a time, and below a
+// list that does no I/O, field contexts made only when something reads them (Elided).
 package gqlrun
 
 import (
