@@ -8380,7 +8380,10 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_assetName(_ conte
 
 func (ec *executionContext) _AssetBeneficiaryAdded_beneficiaryAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryAdded) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryAdded)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetBeneficiaryAdded", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.BeneficiaryAdded)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryAdded_beneficiaryAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8447,7 +8450,10 @@ func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_assetName(_ con
 
 func (ec *executionContext) _AssetBeneficiaryDeleted_beneficiaryDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetBeneficiaryDeleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false}), field.Selections, obj.BeneficiaryDeleted)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetBeneficiaryDeleted", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.BeneficiaryDeleted)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetBeneficiaryDeleted_beneficiaryDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8564,7 +8570,10 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_assetName(_ context
 
 func (ec *executionContext) _AssetOwnershipAdded_ownershipAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false}), field.Selections, obj.OwnershipAdded)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.OwnershipAdded)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8581,7 +8590,10 @@ func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownershipAdded(_ co
 
 func (ec *executionContext) _AssetOwnershipAdded_ownerAdded(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipAdded) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true}), field.Selections, obj.OwnerAdded())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetOwnershipAdded", Field: field, IsMethod: true})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.OwnerAdded())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetOwnershipAdded_ownerAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8648,7 +8660,10 @@ func (ec *executionContext) fieldContext_AssetOwnershipDeleted_assetName(_ conte
 
 func (ec *executionContext) _AssetOwnershipDeleted_ownerDeleted(ctx context.Context, field graphql.CollectedField, obj *event.AssetOwnershipDeleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false}), field.Selections, obj.OwnerDeleted)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssetOwnershipDeleted", Field: field, IsMethod: false})
+	ret = ec.marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx, field.Selections, obj.OwnerDeleted)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssetOwnershipDeleted_ownerDeleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8771,7 +8786,10 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_document(_ contex
 
 func (ec *executionContext) _AssistantJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, obj.SourceDocument)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -8796,7 +8814,10 @@ func (ec *executionContext) fieldContext_AssistantJobCompleted_category(_ contex
 
 func (ec *executionContext) _AssistantJobCompleted_documents(ctx context.Context, field graphql.CollectedField, obj *event.AssistantJobCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.Documents)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "AssistantJobCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx, field.Selections, obj.Documents)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_AssistantJobCompleted_documents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9119,7 +9140,10 @@ func (ec *executionContext) fieldContext_BulkFileReport_bytes(_ context.Context,
 
 func (ec *executionContext) _BulkFileReport_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkFileReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false}), field.Selections, obj.Errors)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkFileReport", Field: field, IsMethod: false})
+	ret = ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx, field.Selections, obj.Errors)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkFileReport_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9198,7 +9222,10 @@ func (ec *executionContext) fieldContext_BulkReport_valid(_ context.Context, fie
 
 func (ec *executionContext) _BulkReport_topAccounts(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.TopAccounts)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, field.Selections, obj.TopAccounts)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkReport_topAccounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9215,7 +9242,10 @@ func (ec *executionContext) fieldContext_BulkReport_topAccounts(_ context.Contex
 
 func (ec *executionContext) _BulkReport_clients(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.Clients)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, field.Selections, obj.Clients)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkReport_clients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9232,7 +9262,10 @@ func (ec *executionContext) fieldContext_BulkReport_clients(_ context.Context, f
 
 func (ec *executionContext) _BulkReport_people(ctx context.Context, field graphql.CollectedField, obj *model.BulkReport) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false}), field.Selections, obj.People)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkReport", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx, field.Selections, obj.People)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkReport_people(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9298,7 +9331,10 @@ func (ec *executionContext) fieldContext_BulkResult_invalid(_ context.Context, f
 
 func (ec *executionContext) _BulkResult_errors(ctx context.Context, field graphql.CollectedField, obj *model.BulkResult) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false}), field.Selections, obj.Errors)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkResult", Field: field, IsMethod: false})
+	ret = ec.marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx, field.Selections, obj.Errors)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkResult_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9414,7 +9450,10 @@ func (ec *executionContext) fieldContext_BulkUpload_error(_ context.Context, fie
 
 func (ec *executionContext) _BulkUpload_validation(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Validation)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkReport(ctx, field.Selections, obj.Validation)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkUpload_validation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9431,7 +9470,10 @@ func (ec *executionContext) fieldContext_BulkUpload_validation(_ context.Context
 
 func (ec *executionContext) _BulkUpload_results(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false}), field.Selections, obj.Results)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "BulkUpload", Field: field, IsMethod: false})
+	ret = ec.marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResultᚄ(ctx, field.Selections, obj.Results)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_BulkUpload_results(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9499,7 +9541,10 @@ func (ec *executionContext) fieldContext_Charity_displayName(_ context.Context, 
 
 func (ec *executionContext) _Charity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Charity", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Charity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9606,7 +9651,10 @@ func (ec *executionContext) fieldContext_Class_displayName(_ context.Context, fi
 
 func (ec *executionContext) _Class_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Class_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9639,7 +9687,10 @@ func (ec *executionContext) fieldContext_Class_notes(_ context.Context, field gr
 
 func (ec *executionContext) _Class_currentParties(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: false}), field.Selections, obj.CurrentParties)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Class", Field: field, IsMethod: false})
+	ret = ec.marshalOClassParties2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParties(ctx, field.Selections, obj.CurrentParties)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Class_currentParties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9672,7 +9723,10 @@ func (ec *executionContext) fieldContext_ClassParties_shareAmount(_ context.Cont
 
 func (ec *executionContext) _ClassParties_parties(ctx context.Context, field graphql.CollectedField, obj *family.ClassParties) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false}), field.Selections, obj.Parties)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClassParties", Field: field, IsMethod: false})
+	ret = ec.marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx, field.Selections, obj.Parties)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9689,7 +9743,10 @@ func (ec *executionContext) fieldContext_ClassParties_parties(_ context.Context,
 
 func (ec *executionContext) _ClassParty_party(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true}), field.Selections, obj.Party())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, obj.Party())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClassParty_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9722,7 +9779,10 @@ func (ec *executionContext) fieldContext_ClassParty_distributionPercentage(_ con
 
 func (ec *executionContext) _ClassParty_fraction(ctx context.Context, field graphql.CollectedField, obj *family.ClassParty) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false}), field.Selections, obj.Fraction)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClassParty", Field: field, IsMethod: false})
+	ret = ec.marshalOFraction2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐFraction(ctx, field.Selections, obj.Fraction)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -9868,7 +9928,10 @@ func (ec *executionContext) fieldContext_Client_added(_ context.Context, field g
 
 func (ec *executionContext) _Client_details(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Client", Field: field, IsMethod: false}), field.Selections, obj.Details)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Client", Field: field, IsMethod: false})
+	ret = ec.marshalOClientDetails2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClientDetails(ctx, field.Selections, obj.Details)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Client_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10201,7 +10264,10 @@ func (ec *executionContext) fieldContext_ClientDetails_spouseLastName(_ context.
 
 func (ec *executionContext) _ClientDetails_address(ctx context.Context, field graphql.CollectedField, obj *family.ClientDetails) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ClientDetails", Field: field, IsMethod: false}), field.Selections, obj.Address)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ClientDetails", Field: field, IsMethod: false})
+	ret = ec.marshalOClientAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋadvisorspecᚐClientAddress(ctx, field.Selections, obj.Address)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ClientDetails_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10337,7 +10403,10 @@ func (ec *executionContext) fieldContext_ClientProgressChanged_completionPercent
 
 func (ec *executionContext) _ContactConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactConnection", field, false, false, errors.New("field of type Contact does not have child fields"))
@@ -10345,7 +10414,10 @@ func (ec *executionContext) fieldContext_ContactConnection_nodes(_ context.Conte
 
 func (ec *executionContext) _ContactConnection_edges(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: true})
+	ret = ec.marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10373,7 +10445,10 @@ func (ec *executionContext) fieldContext_ContactConnection_totalCount(_ context.
 
 func (ec *executionContext) _ContactConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.ContactConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10398,7 +10473,10 @@ func (ec *executionContext) fieldContext_ContactEdge_cursor(_ context.Context, f
 
 func (ec *executionContext) _ContactEdge_node(ctx context.Context, field graphql.CollectedField, obj *family.ContactEdge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactEdge", field, false, false, errors.New("field of type Contact does not have child fields"))
@@ -10423,7 +10501,10 @@ func (ec *executionContext) fieldContext_ContactRef_externalId(_ context.Context
 
 func (ec *executionContext) _ContactRef_contact(ctx context.Context, field graphql.CollectedField, obj *family.ContactRef) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false}), field.Selections, obj.Contact)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ContactRef", Field: field, IsMethod: false})
+	ret = ec.marshalOContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, field.Selections, obj.Contact)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ContactRef_contact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContactRef", field, false, false, errors.New("field of type Contact does not have child fields"))
@@ -10726,7 +10807,10 @@ func (ec *executionContext) fieldContext_DocumentAnalysis_document(_ context.Con
 
 func (ec *executionContext) _DocumentAnalysis_events(ctx context.Context, field graphql.CollectedField, obj *analysis.DocumentAnalysis) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentAnalysis", Field: field, IsMethod: false}), field.Selections, obj.Events)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentAnalysis", Field: field, IsMethod: false})
+	ret = ec.marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(ctx, field.Selections, obj.Events)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentAnalysis_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10783,7 +10867,10 @@ func (ec *executionContext) fieldContext_DocumentCategoryOption_category(_ conte
 
 func (ec *executionContext) _DocumentCategoryOption_subCategories(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentCategoryOption) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false}), field.Selections, obj.SubCategories)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentCategoryOption", Field: field, IsMethod: false})
+	ret = ec.marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx, field.Selections, obj.SubCategories)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentCategoryOption_subCategories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10886,7 +10973,10 @@ func (ec *executionContext) fieldContext_DocumentCompleted_userTier(_ context.Co
 
 func (ec *executionContext) _DocumentCompleted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, obj.DocumentOwnerInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10903,7 +10993,10 @@ func (ec *executionContext) fieldContext_DocumentCompleted_documentOwnerInfo(_ c
 
 func (ec *executionContext) _DocumentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10920,7 +11013,10 @@ func (ec *executionContext) fieldContext_DocumentConnection_nodes(_ context.Cont
 
 func (ec *executionContext) _DocumentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: true})
+	ret = ec.marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10948,7 +11044,10 @@ func (ec *executionContext) fieldContext_DocumentConnection_totalCount(_ context
 
 func (ec *executionContext) _DocumentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -10973,7 +11072,10 @@ func (ec *executionContext) fieldContext_DocumentEdge_cursor(_ context.Context, 
 
 func (ec *executionContext) _DocumentEdge_node(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentEdge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11039,7 +11141,10 @@ func (ec *executionContext) fieldContext_DocumentOwnerInfo_isPrimary(_ context.C
 
 func (ec *executionContext) _DocumentPayload_document(ctx context.Context, field graphql.CollectedField, obj *vault.DocumentPayload) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false}), field.Selections, obj.Document)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentPayload", Field: field, IsMethod: false})
+	ret = ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, field.Selections, obj.Document)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentPayload_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11150,7 +11255,10 @@ func (ec *executionContext) fieldContext_DocumentPendingValidation_userTier(_ co
 
 func (ec *executionContext) _DocumentPendingValidation_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentPendingValidation) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentPendingValidation", Field: field, IsMethod: false})
+	ret = ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, obj.DocumentOwnerInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentPendingValidation_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11253,7 +11361,10 @@ func (ec *executionContext) fieldContext_DocumentStarted_userTier(_ context.Cont
 
 func (ec *executionContext) _DocumentStarted_documentOwnerInfo(ctx context.Context, field graphql.CollectedField, obj *event.DocumentStarted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false}), field.Selections, obj.DocumentOwnerInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "DocumentStarted", Field: field, IsMethod: false})
+	ret = ec.marshalODocumentOwnerInfo2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐDocumentOwnerInfo(ctx, field.Selections, obj.DocumentOwnerInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_DocumentStarted_documentOwnerInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11340,7 +11451,10 @@ func (ec *executionContext) fieldContext_Entity_displayName(_ context.Context, f
 
 func (ec *executionContext) _Entity_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Entity_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11381,7 +11495,10 @@ func (ec *executionContext) fieldContext_Entity_incorporationForm(_ context.Cont
 
 func (ec *executionContext) _Entity_ownership(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false}), field.Selections, obj.Ownership)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Entity", Field: field, IsMethod: false})
+	ret = ec.marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx, field.Selections, obj.Ownership)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11398,7 +11515,10 @@ func (ec *executionContext) fieldContext_Entity_ownership(_ context.Context, fie
 
 func (ec *executionContext) _EventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11415,7 +11535,10 @@ func (ec *executionContext) fieldContext_EventConnection_nodes(_ context.Context
 
 func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: true})
+	ret = ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11432,7 +11555,10 @@ func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context
 
 func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *event.Connection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋcursorᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11457,7 +11583,10 @@ func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, fie
 
 func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *event.Edge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(gqlrun.WithField(ctx, graphql.FieldContext{Object: "EventEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "EventEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -11597,7 +11726,10 @@ func (ec *executionContext) fieldContext_Individual_displayName(_ context.Contex
 
 func (ec *executionContext) _Individual_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Individual", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Individual_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -12439,7 +12571,10 @@ func (ec *executionContext) fieldContext_Ownership_joint(_ context.Context, fiel
 
 func (ec *executionContext) _Ownership_owners(ctx context.Context, field graphql.CollectedField, obj *family.Ownership) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true}), field.Selections, obj.Owners())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Ownership", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.Owners())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Ownership_owners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13224,7 +13359,10 @@ func (ec *executionContext) fieldContext_Referral_token(_ context.Context, field
 
 func (ec *executionContext) _Referral_user(ctx context.Context, field graphql.CollectedField, obj *referral.Referral) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Referral", Field: field, IsMethod: false}), field.Selections, obj.User)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Referral", Field: field, IsMethod: false})
+	ret = ec.marshalNReferralUser2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐUser(ctx, field.Selections, obj.User)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Referral_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13321,7 +13459,10 @@ func (ec *executionContext) fieldContext_ReferralUser_maritalStatus(_ context.Co
 
 func (ec *executionContext) _ReferralUser_address(ctx context.Context, field graphql.CollectedField, obj *referral.User) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(gqlrun.WithField(ctx, graphql.FieldContext{Object: "ReferralUser", Field: field, IsMethod: false}), field.Selections, obj.Address)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "ReferralUser", Field: field, IsMethod: false})
+	ret = ec.marshalOReferralAddress2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋreferralᚐAddress(ctx, field.Selections, obj.Address)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_ReferralUser_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13355,7 +13496,10 @@ func (ec *executionContext) fieldContext_Relationship_role(_ context.Context, fi
 
 func (ec *executionContext) _Relationship_source(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Source)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
+	ret = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, obj.Source)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13372,7 +13516,10 @@ func (ec *executionContext) fieldContext_Relationship_source(_ context.Context, 
 
 func (ec *executionContext) _Relationship_target(ctx context.Context, field graphql.CollectedField, obj *family.Relationship) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false}), field.Selections, obj.Target)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Relationship", Field: field, IsMethod: false})
+	ret = ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, field.Selections, obj.Target)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -13656,7 +13803,10 @@ func (ec *executionContext) fieldContext_TaxJobCompleted_document(_ context.Cont
 
 func (ec *executionContext) _TaxJobCompleted_sourceDocument(ctx context.Context, field graphql.CollectedField, obj *event.TaxJobCompleted) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false}), field.Selections, obj.SourceDocument)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TaxJobCompleted", Field: field, IsMethod: false})
+	ret = ec.marshalOSourceDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐSourceDocument(ctx, field.Selections, obj.SourceDocument)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TaxJobCompleted_sourceDocument(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14106,7 +14256,10 @@ func (ec *executionContext) fieldContext_TopAccount_relationships(_ context.Cont
 
 func (ec *executionContext) _TopAccountConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: false}), field.Selections, obj.Nodes)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx, field.Selections, obj.Nodes)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14123,7 +14276,10 @@ func (ec *executionContext) fieldContext_TopAccountConnection_nodes(_ context.Co
 
 func (ec *executionContext) _TopAccountConnection_edges(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: true}), field.Selections, obj.Edges())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: true})
+	ret = ec.marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(ctx, field.Selections, obj.Edges())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14140,7 +14296,10 @@ func (ec *executionContext) fieldContext_TopAccountConnection_edges(_ context.Co
 
 func (ec *executionContext) _TopAccountConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountConnection) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: false}), field.Selections, obj.PageInfo)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountConnection", Field: field, IsMethod: false})
+	ret = ec.marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx, field.Selections, obj.PageInfo)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14165,7 +14324,10 @@ func (ec *executionContext) fieldContext_TopAccountEdge_cursor(_ context.Context
 
 func (ec *executionContext) _TopAccountEdge_node(ctx context.Context, field graphql.CollectedField, obj *family.TopAccountEdge) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(gqlrun.WithField(ctx, graphql.FieldContext{Object: "TopAccountEdge", Field: field, IsMethod: false}), field.Selections, obj.Node)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "TopAccountEdge", Field: field, IsMethod: false})
+	ret = ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, field.Selections, obj.Node)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_TopAccountEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14224,7 +14386,10 @@ func (ec *executionContext) fieldContext_Trust_displayName(_ context.Context, fi
 
 func (ec *executionContext) _Trust_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Trust_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14257,7 +14422,10 @@ func (ec *executionContext) fieldContext_Trust_trustType(_ context.Context, fiel
 
 func (ec *executionContext) _Trust_trustCreators(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.TrustCreators())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.TrustCreators())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14274,7 +14442,10 @@ func (ec *executionContext) fieldContext_Trust_trustCreators(_ context.Context, 
 
 func (ec *executionContext) _Trust_initialTrustees(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true}), field.Selections, obj.InitialTrustees())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Trust", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.InitialTrustees())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Trust_initialTrustees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14657,7 +14828,10 @@ func (ec *executionContext) fieldContext_Will_displayName(_ context.Context, fie
 
 func (ec *executionContext) _Will_relationships(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Relationships())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	ret = ec.marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx, field.Selections, obj.Relationships())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Will_relationships(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14706,7 +14880,10 @@ func (ec *executionContext) fieldContext_Will_willCreationDate(_ context.Context
 
 func (ec *executionContext) _Will_testators(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Testators())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.Testators())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14723,7 +14900,10 @@ func (ec *executionContext) fieldContext_Will_testators(_ context.Context, field
 
 func (ec *executionContext) _Will_executors(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true}), field.Selections, obj.Executors())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "Will", Field: field, IsMethod: true})
+	ret = ec.marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx, field.Selections, obj.Executors())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext_Will_executors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14947,7 +15127,10 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false}), field.Selections, obj.Type)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Field", Field: field, IsMethod: false})
+	ret = ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Field_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -14999,7 +15182,10 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false}), field.Selections, obj.Type)
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__InputValue", Field: field, IsMethod: false})
+	ret = ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.Type)
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15051,7 +15237,10 @@ func (ec *executionContext) fieldContext___Schema_description(_ context.Context,
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Types())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, obj.Types())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15068,7 +15257,10 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 
 func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.QueryType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.QueryType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15085,7 +15277,10 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 
 func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.MutationType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.MutationType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15102,7 +15297,10 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 
 func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.SubscriptionType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.SubscriptionType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15119,7 +15317,10 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 
 func (ec *executionContext) ___Schema_directives(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true}), field.Selections, obj.Directives())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Schema", Field: field, IsMethod: true})
+	ret = ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx, field.Selections, obj.Directives())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15216,7 +15417,10 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 
 func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.Interfaces())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, obj.Interfaces())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15233,7 +15437,10 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 
 func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.PossibleTypes())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, obj.PossibleTypes())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15294,7 +15501,10 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 
 func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.InputFields())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, field.Selections, obj.InputFields())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -15311,7 +15521,10 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 
 func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
 	ec.run.Charge(int64(len(field.Alias)) + 6)
-	return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(gqlrun.WithField(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true}), field.Selections, obj.OfType())
+	ctx = gqlrun.Enter(ctx, graphql.FieldContext{Object: "__Type", Field: field, IsMethod: true})
+	ret = ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, obj.OfType())
+	gqlrun.Leave(ctx)
+	return ret
 }
 func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
@@ -24148,24 +24361,25 @@ func (ec *executionContext) marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgat
 func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEventᚄ(ctx context.Context, sel ast.SelectionSet, v []event.AnalysisEvent) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "AnalysisEvent") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEvent(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24173,6 +24387,7 @@ func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24184,7 +24399,7 @@ func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalNAssistantFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAssistantFailureReason(ctx context.Context, v any) (event.AssistantFailureReason, error) {
@@ -24242,24 +24457,25 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BulkLineError) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkLineError") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24267,6 +24483,7 @@ func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhq
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24278,7 +24495,7 @@ func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhq
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx context.Context, sel ast.SelectionSet, v *model.BulkLineError) graphql.Marshaler {
@@ -24334,24 +24551,25 @@ func (ec *executionContext) marshalNBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgat
 func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassPartyᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ClassParty) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ClassParty") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24359,6 +24577,7 @@ func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24370,7 +24589,7 @@ func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx context.Context, sel ast.SelectionSet, v *family.ClassParty) graphql.Marshaler {
@@ -24430,24 +24649,25 @@ func (ec *executionContext) marshalNContact2githubᚗcomᚋadvisorhqᚋgateway�
 func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactᚄ(ctx context.Context, sel ast.SelectionSet, v []family.Contact) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Contact") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24455,6 +24675,7 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24466,7 +24687,7 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNContactConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactConnection(ctx context.Context, sel ast.SelectionSet, v *family.ContactConnection) graphql.Marshaler {
@@ -24482,24 +24703,25 @@ func (ec *executionContext) marshalNContactConnection2ᚖgithubᚗcomᚋadvisorh
 func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ContactEdge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24507,6 +24729,7 @@ func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24518,7 +24741,7 @@ func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx context.Context, sel ast.SelectionSet, v *family.ContactEdge) graphql.Marshaler {
@@ -24544,24 +24767,25 @@ func (ec *executionContext) unmarshalNContactPatch2githubᚗcomᚋadvisorhqᚋga
 func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRefᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.ContactRef) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactRef") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24569,6 +24793,7 @@ func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24580,7 +24805,7 @@ func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx context.Context, sel ast.SelectionSet, v *family.ContactRef) graphql.Marshaler {
@@ -24652,24 +24877,25 @@ func (ec *executionContext) marshalNDeleteDocumentPayload2ᚖgithubᚗcomᚋadvi
 func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.Document) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Document") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24677,6 +24903,7 @@ func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋga
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24688,7 +24915,7 @@ func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋga
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx context.Context, sel ast.SelectionSet, v *vault.Document) graphql.Marshaler {
@@ -24704,24 +24931,25 @@ func (ec *executionContext) marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatew
 func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysisᚄ(ctx context.Context, sel ast.SelectionSet, v []*analysis.DocumentAnalysis) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentAnalysis") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24729,6 +24957,7 @@ func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadviso
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24740,7 +24969,7 @@ func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadviso
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx context.Context, sel ast.SelectionSet, v *analysis.DocumentAnalysis) graphql.Marshaler {
@@ -24786,24 +25015,25 @@ func (ec *executionContext) marshalNDocumentCategory2githubᚗcomᚋadvisorhqᚋ
 func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentCategoryOption) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentCategoryOption") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24811,6 +25041,7 @@ func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24822,7 +25053,7 @@ func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentCategoryOption) graphql.Marshaler {
@@ -24848,24 +25079,25 @@ func (ec *executionContext) marshalNDocumentConnection2ᚖgithubᚗcomᚋadvisor
 func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentEdge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24873,6 +25105,7 @@ func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24884,7 +25117,7 @@ func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentEdge) graphql.Marshaler {
@@ -24930,24 +25163,25 @@ func (ec *executionContext) marshalNDocumentSubCategory2githubᚗcomᚋadvisorhq
 func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*vault.DocumentSubCategoryOption) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentSubCategoryOption") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -24955,6 +25189,7 @@ func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcom
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -24966,7 +25201,7 @@ func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcom
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx context.Context, sel ast.SelectionSet, v *vault.DocumentSubCategoryOption) graphql.Marshaler {
@@ -25006,24 +25241,25 @@ func (ec *executionContext) unmarshalNDocumentType2ᚕgithubᚗcomᚋadvisorhq�
 func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []vault.DocumentType) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentType") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25031,6 +25267,7 @@ func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25042,7 +25279,7 @@ func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalNEstateStatus2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEstateStatus(ctx context.Context, v any) (event.EstateStatus, error) {
@@ -25068,24 +25305,25 @@ func (ec *executionContext) marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋi
 func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []event.Event) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Event") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25093,6 +25331,7 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25104,7 +25343,7 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐConnection(ctx context.Context, sel ast.SelectionSet, v *event.Connection) graphql.Marshaler {
@@ -25120,24 +25359,25 @@ func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋadvisorhq�
 func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Edge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25145,6 +25385,7 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25156,7 +25397,7 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx context.Context, sel ast.SelectionSet, v *event.Edge) graphql.Marshaler {
@@ -25222,24 +25463,25 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocumentᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.GeneratedDocument) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "GeneratedDocument") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25247,6 +25489,7 @@ func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvis
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25258,7 +25501,7 @@ func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvis
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx context.Context, sel ast.SelectionSet, v *event.GeneratedDocument) graphql.Marshaler {
@@ -25349,24 +25592,25 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐNameᚄ(ctx context.Context, sel ast.SelectionSet, v []*event.Name) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Name") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25374,6 +25618,7 @@ func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewa
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25385,7 +25630,7 @@ func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewa
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx context.Context, sel ast.SelectionSet, v *event.Name) graphql.Marshaler {
@@ -25401,24 +25646,25 @@ func (ec *executionContext) marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgateway�
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Node") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25426,12 +25672,13 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOffsetPageInfo(ctx context.Context, sel ast.SelectionSet, v family.OffsetPageInfo) graphql.Marshaler {
@@ -25441,24 +25688,25 @@ func (ec *executionContext) marshalNOffsetPageInfo2githubᚗcomᚋadvisorhqᚋga
 func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnershipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Ownership) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Ownership") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25466,6 +25714,7 @@ func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25477,7 +25726,7 @@ func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx context.Context, sel ast.SelectionSet, v *family.Ownership) graphql.Marshaler {
@@ -25536,24 +25785,25 @@ func (ec *executionContext) unmarshalNReferralUserInput2githubᚗcomᚋadvisorhq
 func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.Relationship) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Relationship") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25561,6 +25811,7 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhq�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25572,7 +25823,7 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhq�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx context.Context, sel ast.SelectionSet, v *family.Relationship) graphql.Marshaler {
@@ -25653,24 +25904,25 @@ func (ec *executionContext) marshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋ
 func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccount) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccount") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25678,6 +25930,7 @@ func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25689,7 +25942,7 @@ func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx context.Context, sel ast.SelectionSet, v *family.TopAccount) graphql.Marshaler {
@@ -25715,24 +25968,25 @@ func (ec *executionContext) marshalNTopAccountConnection2ᚖgithubᚗcomᚋadvis
 func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*family.TopAccountEdge) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccountEdge") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25740,6 +25994,7 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorh
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25751,7 +26006,7 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorh
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx context.Context, sel ast.SelectionSet, v *family.TopAccountEdge) graphql.Marshaler {
@@ -25838,24 +26093,25 @@ func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.
 func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "_Entity") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25863,12 +26119,13 @@ func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN_Service2githubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐSubgraph(ctx context.Context, sel ast.SelectionSet, v model.Subgraph) graphql.Marshaler {
@@ -25882,24 +26139,25 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Directive") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25907,6 +26165,7 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25918,7 +26177,7 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalN__DirectiveLocation2string(ctx context.Context, v any) (string, error) {
@@ -25954,24 +26213,25 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__DirectiveLocation") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -25979,6 +26239,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -25990,7 +26251,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx context.Context, sel ast.SelectionSet, v introspection.EnumValue) graphql.Marshaler {
@@ -26008,24 +26269,25 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26033,6 +26295,7 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26044,7 +26307,7 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v introspection.Type) graphql.Marshaler {
@@ -26054,24 +26317,25 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26079,6 +26343,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26090,7 +26355,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
@@ -26219,24 +26484,25 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkResult") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26244,6 +26510,7 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26255,7 +26522,7 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalOBulkUpload2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkUpload(ctx context.Context, sel ast.SelectionSet, v *model.BulkUpload) graphql.Marshaler {
@@ -26371,24 +26638,25 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactType") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26396,6 +26664,7 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26407,7 +26676,7 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOContactType2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx context.Context, v any) (*family.ContactType, error) {
@@ -26569,24 +26838,25 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventGroup") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26594,6 +26864,7 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26605,7 +26876,7 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventTypeᚄ(ctx context.Context, v any) ([]event.EventType, error) {
@@ -26631,24 +26902,25 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventType") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -26656,6 +26928,7 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -26667,7 +26940,7 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
@@ -27078,24 +27351,25 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__EnumValue") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -27103,6 +27377,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -27114,7 +27389,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Field) graphql.Marshaler {
@@ -27123,24 +27398,25 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Field") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -27148,6 +27424,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -27159,7 +27436,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -27168,24 +27445,25 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -27193,6 +27471,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -27204,7 +27483,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx context.Context, sel ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
@@ -27220,24 +27499,25 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	}
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
 		})
 	} else {
-		ret = make(graphql.Array, len(v))
-		elements := make([]gqlrun.Element, len(v))
+		ret = ec.run.Array(len(v))
+		elided, depth := gqlrun.Elide(ctx, len(v))
 		stopped := func() bool {
 			var ectx context.Context
 			defer func() {
 				if r := recover(); r != nil {
+					elided.Back(depth + 1) // what the panic left of the element's fields
 					graphql.AddError(ectx, graphql.Recover(ectx, r))
 					ret = nil
 				}
 			}()
 			for i := range v {
-				ectx = elements[i].Context(ctx, i, &v[i])
+				ectx = elided.Element(depth, i, &v[i])
 				if ec.run.Stop(ectx) {
 					return true
 				}
@@ -27245,6 +27525,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 			}
 			return false
 		}()
+		elided.Back(depth)
 		if stopped {
 			return graphql.Null
 		}
@@ -27256,7 +27537,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v *introspection.Type) graphql.Marshaler {

@@ -42,6 +42,9 @@ func (c *fieldCtx) Value(key any) any {
 // WithField is graphql.WithFieldContext(ctx, &fc) in one allocation, or in none when the
 // response has a Contexts.
 func WithField(ctx context.Context, fc graphql.FieldContext) context.Context {
+	if e, ok := ctx.(*Elided); ok {
+		ctx = e.real() // the field's context may outlive the frames
+	}
 	contexts := contextsOf(ctx)
 	var c *fieldCtx
 	if contexts != nil {

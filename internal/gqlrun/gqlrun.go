@@ -1,7 +1,8 @@
 // Package gqlrun is what the executor internal/execgen generates calls at run time beyond
 // gqlgen's own graphql package: a per-execution cache of collected fields and of which
 // selections reach a field that does I/O, the guard that keeps a response within its limits
-// for the fields no middleware sees, and the field contexts of a list's elements in one allocation.
+// for the fields no middleware sees, objects and field contexts a chunk at a time, and below a
+// list that does no I/O, field contexts made only when something reads them (Elided).
 package gqlrun
 
 import (
@@ -48,12 +49,14 @@ type State struct {
 	mu     sync.Mutex
 	fields map[selection][]graphql.CollectedField
 	io     map[selection]bool
-	// sets is what is left of the chunk NewFieldSet allocates from, chunk its size.
-	sets  []FieldSet
-	chunk int
-	// values is what is left of the chunk the values of objects of many fields (more than
-	// FieldSet.small holds) are taken from.
-	values []graphql.Marshaler
+	// The chunks objects, the values of objects and lists, and lists' slice headers are taken
+	// from (NewFieldSet, Array, List).
+	sets   chunks[FieldSet]
+	values chunks[graphql.Marshaler]
+	lists  chunks[graphql.Array]
+	// deferred says a field was deferred: a part of the response is resolved after another is
+	// written, so the chunks are not reused (End).
+	deferred bool
 	// Begin sets these for each response.
 	guard        Guard
 	placeholders bool

@@ -200,16 +200,28 @@ func TestChargesReachTheGuardInSteps(t *testing.T) {
 	}
 }
 
-// Objects of many fields take their values from one chunk, each its own part of it.
-func TestFieldSetsOfManyFieldsKeepTheirValuesApart(t *testing.T) {
+// Objects and lists take their values from one chunk, each its own part of it, as many as
+// it has fields or elements.
+func TestObjectsAndListsKeepTheirValuesApart(t *testing.T) {
 	var fields []graphql.CollectedField
 	for _, a := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		fields = append(fields, graphql.CollectedField{Field: &ast.Field{Alias: a, Name: a}})
 	}
 	var state State
 	state.Begin(context.Background())
-	sets := []*FieldSet{state.NewFieldSet(fields), state.NewFieldSet(fields), state.NewFieldSet(fields[:7])}
+	sets := []*FieldSet{state.NewFieldSet(fields), state.NewFieldSet(fields[:1]), state.NewFieldSet(fields[:7])}
+	list := state.Array(3)
+	if len(list) != 3 || cap(list) != 3 {
+		t.Fatalf("a list of 3 has %d values, room for %d, want 3 and 3", len(list), cap(list))
+	}
+	for i := range list {
+		list[i] = graphql.MarshalString("list")
+	}
+	sets = append(sets, state.NewFieldSet(fields[:2]))
 	for n, fs := range sets {
+		if len(fs.Values) != len(fs.fields) || cap(fs.Values) != len(fs.fields) {
+			t.Fatalf("object %d of %d fields has %d values, room for %d", n, len(fs.fields), len(fs.Values), cap(fs.Values))
+		}
 		for i := range fs.Values {
 			fs.Values[i] = graphql.MarshalString(strings.Repeat("x", n+1))
 		}
@@ -221,7 +233,44 @@ func TestFieldSetsOfManyFieldsKeepTheirValuesApart(t *testing.T) {
 			t.Errorf("object %d: %s, want every value %q", n, buf.String(), want)
 		}
 	}
+	var buf bytes.Buffer
+	if state.List(list).MarshalGQL(&buf); buf.String() != `["list","list","list"]` {
+		t.Errorf("the list is %s, want its own three values", buf.String())
+	}
+	if allocs := testing.AllocsPerRun(10, func() { state.List(list) }); allocs > 0.5 {
+		t.Errorf("a list made %.1f allocations to be a graphql.Marshaler, want none but a chunk's now and then", allocs)
+	}
 	if allocs := testing.AllocsPerRun(10, func() { state.NewFieldSet(fields) }); allocs > 0.5 {
 		t.Errorf("an object of 8 fields made %.1f allocations, want none but a chunk's now and then", allocs)
+	}
+}
+
+// Once a response is written its chunks of objects go to the next responses, emptied; unless
+// a field was deferred, whose fragment is written after the response and holds its objects.
+func TestChunksOfAWrittenResponseAreReusedEmptyUnlessAFieldWasDeferred(t *testing.T) {
+	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "a", Name: "a"}}}
+	for _, deferred := range []bool{false, true} {
+		var st State
+		st.Begin(context.Background())
+		if deferred {
+			st.DeferredField()
+		}
+		var last *FieldSet
+		for range 2000 { // the last in chunks of full size
+			last = st.NewFieldSet(fields)
+			last.Values[0] = graphql.MarshalString("x")
+		}
+		st.End()
+		if kept := last.Values != nil && last.Values[0] != nil; kept != deferred {
+			t.Errorf("with a field deferred %v, the last object was kept as it was %v, want %v", deferred, kept, deferred)
+		}
+		var next State
+		next.Begin(context.Background())
+		for range 2000 {
+			if fs := next.NewFieldSet(fields); fs.Values[0] != nil {
+				t.Fatal("a new response's object has a value of an earlier one")
+			}
+		}
+		next.End()
 	}
 }
