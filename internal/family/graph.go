@@ -1,10 +1,6 @@
 package family
 
-import (
-	"cmp"
-	"slices"
-	"strings"
-)
+import "slices"
 
 // roster is an owner's cards with their graph worked out once: the whole graph, each card's
 // relationships in both directions, and the references of its lists. A request computes it once
@@ -12,10 +8,10 @@ import (
 //
 // Its parts are arrays indexed by a card's place in cards (Card.at) rather than maps, each
 // allocated once at its size: the family query reads every card's relationships and
-// references, and a roster of any size costs a dozen allocations.
+// references, and a roster of any size costs a dozen allocations (and its index's).
 type roster struct {
 	cards []Contact
-	index []indexEntry // by external id, each id once
+	index map[string]Contact // by external id
 	edges []*Relationship
 	// refs are the targets of edges, in their order: a card's references, in the order of its
 	// fields, are refs[refsAt[i]:refsAt[i+1]] for the card at place i.
@@ -27,22 +23,18 @@ type roster struct {
 	touchAt []int32
 }
 
-// indexEntry is a card under its external id.
-type indexEntry struct {
-	id string
-	c  Contact
-}
-
 func newRoster(cards []Contact) *roster {
-	r := &roster{cards: cards}
-	// First the size of everything: each card's references, so its edges.
+	r := &roster{cards: cards, index: make(map[string]Contact, len(cards))}
+	// First the index, and the size of everything: each card's references, so its edges.
 	r.refsAt = make([]int32, len(cards)+1)
 	for i, c := range cards {
 		card := c.card()
 		card.graph, card.at = r, int32(i+1)
+		if id := card.ExternalID; id != nil {
+			r.index[*id] = c // of two cards with the same id, the later
+		}
 		r.refsAt[i+1] = r.refsAt[i] + int32(refCount(c))
 	}
-	r.index = indexOf(cards)
 	n := int(r.refsAt[len(cards)])
 	rels := make([]Relationship, n)
 	targets := make([]ContactRef, n)
@@ -91,31 +83,6 @@ func newRoster(cards []Contact) *roster {
 		}
 	}
 	return r
-}
-
-// indexOf finds placed cards by external id; of two cards with the same id, the later one.
-func indexOf(cards []Contact) []indexEntry {
-	ix := make([]indexEntry, 0, len(cards))
-	for _, c := range cards {
-		if id := c.card().ExternalID; id != nil {
-			ix = append(ix, indexEntry{*id, c})
-		}
-	}
-	// Of equal ids the later card comes last, and is the one kept.
-	slices.SortFunc(ix, func(a, b indexEntry) int {
-		if c := strings.Compare(a.id, b.id); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.c.card().at, b.c.card().at)
-	})
-	out := ix[:0]
-	for i, e := range ix {
-		if i+1 < len(ix) && ix[i+1].id == e.id {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 // placeOf is the place of one of the roster's cards (Card.at), 0 for nil.
@@ -207,12 +174,7 @@ func (r *roster) lookup(externalID string) Contact {
 	if r == nil {
 		return nil
 	}
-	if i, ok := slices.BinarySearchFunc(r.index, externalID, func(e indexEntry, id string) int {
-		return strings.Compare(e.id, id)
-	}); ok {
-		return r.index[i].c
-	}
-	return nil
+	return r.index[externalID]
 }
 
 // refsOf are the references of ids, a reference list of c that starts at from among all the

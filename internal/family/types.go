@@ -179,16 +179,25 @@ type Individual struct {
 
 // DisplayName is the person's names, or the external id when the card has none.
 func (i *Individual) DisplayName() string {
-	var parts []string
-	for _, p := range []*string{i.FirstName, i.MiddleName, i.LastName} {
-		if p != nil && strings.TrimSpace(*p) != "" {
-			parts = append(parts, strings.TrimSpace(*p))
+	// On the stack, and a single name as it is: every reference's card is named by it.
+	var parts [3]string
+	n := 0
+	for _, p := range [...]*string{i.FirstName, i.MiddleName, i.LastName} {
+		if p == nil {
+			continue
+		}
+		if t := strings.TrimSpace(*p); t != "" {
+			parts[n] = t
+			n++
 		}
 	}
-	if len(parts) == 0 {
+	switch n {
+	case 0:
 		return deref(i.ExternalID)
+	case 1:
+		return parts[0]
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts[:n], " ")
 }
 
 // Trust is a trust.
