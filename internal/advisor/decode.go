@@ -44,10 +44,60 @@ type wireDecoder struct {
 	b     []byte
 	s     string // string(b)
 	i     int
-	slab  []string // backing of the *string fields, allocated a chunk at a time
-	lists []string // backing of the []string fields, likewise
 	list  []string // scratch: the list being read
 	depth int
+	// The backing of the pointers and lists an answer's values hold: the *string and []string
+	// fields, an entity's shares, a class's parties, percentages and fractions, a charity's EIN.
+	strs      slab[string]
+	lists     slab[string]
+	shares    slab[advisorspec.Ownership]
+	partyVals slab[advisorspec.Party]
+	partySets slab[advisorspec.CurrentParties]
+	fractions slab[advisorspec.Fraction]
+	floats    slab[float64]
+	ints      slab[int64]
+	bools     slab[bool]
+	shareList []advisorspec.Ownership // scratch: the shares being read
+	partyList []advisorspec.Party     // scratch: the parties being read
+}
+
+// slab hands out values of arrays allocated a chunk at a time, each chunk twice the last (up
+// to a bound): an answer of n values costs about log n allocations, a small one small chunks.
+type slab[T any] struct {
+	free []T
+	size int
+}
+
+func (s *slab[T]) grow(n int) {
+	s.size = min(max(2*s.size, 8), 1024)
+	s.free = make([]T, max(n, s.size))
+}
+
+// one is a pointer to v's copy.
+func (s *slab[T]) one(v T) *T {
+	if len(s.free) == 0 {
+		s.grow(1)
+	}
+	p := &s.free[0]
+	*p = v
+	s.free = s.free[1:]
+	return p
+}
+
+// copyOf is list's copy (list is a scratch), capped at its length so that an append to one
+// list never writes over the next; empty, not nil, for none, as encoding/json reads [].
+func (s *slab[T]) copyOf(list []T) []T {
+	n := len(list)
+	if n == 0 {
+		return []T{}
+	}
+	if len(s.free) < n {
+		s.grow(n)
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	copy(out, list)
+	return out
 }
 
 func newWireDecoder(body []byte) *wireDecoder {
@@ -241,12 +291,7 @@ func (d *wireDecoder) strPtr(p **string) bool {
 	if !ok {
 		return false
 	}
-	if len(d.slab) == 0 {
-		d.slab = make([]string, 32)
-	}
-	d.slab[0] = s
-	*p = &d.slab[0]
-	d.slab = d.slab[1:]
+	*p = d.strs.one(s)
 	return true
 }
 
@@ -274,19 +319,7 @@ func (d *wireDecoder) strings(p *[]string) bool {
 	}) {
 		return false
 	}
-	n := len(d.list)
-	if n == 0 {
-		*p = []string{} // empty, not nil, as encoding/json reads []
-		return true
-	}
-	if len(d.lists) < n {
-		d.lists = make([]string, max(n, 64))
-	}
-	// Capped at its length, so that an append to one list never writes over the next.
-	out := d.lists[:n:n]
-	d.lists = d.lists[n:]
-	copy(out, d.list)
-	*p = out
+	*p = d.lists.copyOf(d.list)
 	return true
 }
 
@@ -575,7 +608,7 @@ func (d *wireDecoder) ein(p **int64) bool {
 	}
 	n, ok := d.int()
 	if ok {
-		*p = &n
+		*p = d.ints.one(n)
 	}
 	return ok
 }
@@ -587,10 +620,10 @@ func (d *wireDecoder) ownership(p *[]advisorspec.Ownership) bool {
 		*p = nil
 		return true
 	}
-	out := []advisorspec.Ownership{}
+	d.shareList = d.shareList[:0]
 	ok := d.elements(func() bool {
-		out = append(out, advisorspec.Ownership{})
-		o := &out[len(out)-1]
+		d.shareList = append(d.shareList, advisorspec.Ownership{})
+		o := &d.shareList[len(d.shareList)-1]
 		return d.peek() == '{' && d.object(func(key string) (uint32, bool) {
 			switch key {
 			case "percentage":
@@ -609,7 +642,7 @@ func (d *wireDecoder) ownership(p *[]advisorspec.Ownership) bool {
 		})
 	})
 	if ok {
-		*p = out
+		*p = d.shares.copyOf(d.shareList)
 	}
 	return ok
 }
@@ -623,7 +656,7 @@ func (d *wireDecoder) currentParties(p **advisorspec.CurrentParties) bool {
 		*p = nil
 		return true
 	}
-	cp := &advisorspec.CurrentParties{}
+	var cp advisorspec.CurrentParties
 	ok := d.peek() == '{' && d.object(func(key string) (uint32, bool) {
 		switch key {
 		case "is_distributed_evenly":
@@ -639,7 +672,7 @@ func (d *wireDecoder) currentParties(p **advisorspec.CurrentParties) bool {
 			default:
 				return 0, false
 			}
-			cp.IsDistributedEvenly = &v
+			cp.IsDistributedEvenly = d.bools.one(v)
 			return 1 << 0, true
 		case "share_amount":
 			return 1 << 1, d.strPtr(&cp.ShareAmount)
@@ -649,7 +682,7 @@ func (d *wireDecoder) currentParties(p **advisorspec.CurrentParties) bool {
 		return d.unknown(key, currentPartiesKeys)
 	})
 	if ok {
-		*p = cp
+		*p = d.partySets.one(cp)
 	}
 	return ok
 }
@@ -659,10 +692,10 @@ func (d *wireDecoder) parties(p *[]advisorspec.Party) bool {
 		*p = nil
 		return true
 	}
-	out := []advisorspec.Party{}
+	d.partyList = d.partyList[:0]
 	ok := d.elements(func() bool {
-		out = append(out, advisorspec.Party{})
-		pt := &out[len(out)-1]
+		d.partyList = append(d.partyList, advisorspec.Party{})
+		pt := &d.partyList[len(d.partyList)-1]
 		return d.peek() == '{' && d.object(func(key string) (uint32, bool) {
 			switch key {
 			case "contact_id":
@@ -674,7 +707,7 @@ func (d *wireDecoder) parties(p *[]advisorspec.Party) bool {
 				}
 				f, ok := d.float()
 				if ok {
-					pt.DistributionPercentage = &f
+					pt.DistributionPercentage = d.floats.one(f)
 				}
 				return 1 << 1, ok
 			case "fraction":
@@ -684,7 +717,7 @@ func (d *wireDecoder) parties(p *[]advisorspec.Party) bool {
 		})
 	})
 	if ok {
-		*p = out
+		*p = d.partyVals.copyOf(d.partyList)
 	}
 	return ok
 }
@@ -694,7 +727,7 @@ func (d *wireDecoder) fraction(p **advisorspec.Fraction) bool {
 		*p = nil
 		return true
 	}
-	f := &advisorspec.Fraction{}
+	var f advisorspec.Fraction
 	ok := d.peek() == '{' && d.object(func(key string) (uint32, bool) {
 		var dst *int64
 		var bit uint32
@@ -714,7 +747,7 @@ func (d *wireDecoder) fraction(p **advisorspec.Fraction) bool {
 		return bit, ok
 	})
 	if ok {
-		*p = f
+		*p = d.fractions.one(f)
 	}
 	return ok
 }

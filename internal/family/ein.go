@@ -1,7 +1,6 @@
 package family
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,13 +22,28 @@ func formatEIN(ein *int64) *string {
 	if ein == nil {
 		return nil
 	}
-	var s string
-	if v := *ein; v >= 0 && v <= 999_999_999 {
-		s = fmt.Sprintf("%02d-%07d", v/10_000_000, v%10_000_000)
-	} else {
-		s = strconv.FormatInt(v, 10)
-	}
+	var b [20]byte
+	s := string(appendEIN(b[:0], *ein))
 	return &s
+}
+
+// appendEIN appends v written as formatEIN writes it.
+func appendEIN(b []byte, v int64) []byte {
+	if v < 0 || v > 999_999_999 {
+		return strconv.AppendInt(b, v, 10)
+	}
+	var d [9]byte
+	for i := len(d) - 1; i >= 0; i-- {
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(append(append(b, d[:2]...), '-'), d[2:]...)
+}
+
+// einLen is the length of v written as formatEIN writes it.
+func einLen(v int64) int {
+	var b [20]byte
+	return len(appendEIN(b[:0], v))
 }
 
 // parseEIN is the ein input field at field as the service's integer: 12-3456789, nine digits

@@ -142,7 +142,7 @@ func (s *Service) RelationshipNode(ctx context.Context, k RelationshipKey) (*Rel
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range r.byCard[k.Source] {
+	for _, e := range r.edges {
 		if e.Source.Contact.card().ContactID == k.Source && e.Role == k.Role && e.Target.ExternalID == k.Target && e.nth == k.nth {
 			return e, nil
 		}
@@ -166,7 +166,7 @@ func (s *Service) ContactRefNode(ctx context.Context, k ContactRefKey) (*Contact
 		}
 		return nil, nil
 	}
-	ref := r.index.ref(k.Owner, k.ExternalID)
+	ref := &ContactRef{Owner: k.Owner, ExternalID: k.ExternalID, Contact: r.lookup(k.ExternalID)}
 	if ref.Contact != nil {
 		return ref, nil
 	}

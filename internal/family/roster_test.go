@@ -3,6 +3,7 @@ package family_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -189,5 +190,117 @@ func TestWithoutTheRequestsCacheTheGraphFails(t *testing.T) {
 	}
 	if lists, _ := api.calls(); lists != 0 {
 		t.Errorf("got %d lists, want none", lists)
+	}
+}
+
+// refsText is a card's reference lists, each reference as its external id and the service id
+// of the card it names ("-" when it dangles).
+func refsText(c family.Contact) []string {
+	var lists [][]*family.ContactRef
+	switch v := c.(type) {
+	case *family.Trust:
+		lists = append(lists, v.TrustCreators(), v.InitialTrustees())
+	case *family.Entity:
+		for _, o := range v.Ownership {
+			lists = append(lists, o.Owners())
+		}
+	case *family.Will:
+		lists = append(lists, v.Testators(), v.Executors())
+	case *family.Class:
+		if v.CurrentParties != nil {
+			for _, p := range v.CurrentParties.Parties {
+				lists = append(lists, []*family.ContactRef{p.Party()})
+			}
+		}
+	}
+	var out []string
+	for i, l := range lists {
+		for _, r := range l {
+			out = append(out, fmt.Sprintf("%d:%s>%s", i, r.ExternalID, cardID(r.Contact)))
+		}
+	}
+	return out
+}
+
+func cardID(c family.Contact) string {
+	if c == nil {
+		return "-"
+	}
+	return family.CardOf(c).ContactID
+}
+
+// relsText is a card's relationships, each as its role, its ends and its percentage.
+func relsText(c family.Contact) []string {
+	var out []string
+	for _, r := range family.CardOf(c).Relationships() {
+		pct := "-"
+		if r.Percentage != nil {
+			pct = fmt.Sprint(*r.Percentage)
+		}
+		out = append(out, fmt.Sprintf("%s %s(%s)>%s(%s) %s", r.Role, r.Source.ExternalID, cardID(r.Source.Contact),
+			r.Target.ExternalID, cardID(r.Target.Contact), pct))
+	}
+	return out
+}
+
+// A listed card's references and relationships, which the roster works out once for all its
+// cards, are those a card read alone looks up one by one: for every kind of reference, one
+// that dangles, one to the card itself, and an external id two cards share (the later one is
+// the one named).
+func TestAListedCardsReferencesAreThoseLookedUpAlone(t *testing.T) {
+	t.Parallel()
+	pct := 25.0
+	api := &rosterAPI{cards: []advisorspec.Contact{
+		{ID: "1", Type: "Individual", ExternalID: "pat"},
+		{ID: "2", Type: "Individual", ExternalID: "twin"},
+		{ID: "3", Type: "Individual", ExternalID: "twin"},
+		{ID: "4", Type: "Individual"},
+		{ID: "5", Type: "Trust", ExternalID: "trust", TrustCreator: []string{"pat", "gone"}, InitialTrustee: []string{"twin", "trust"}},
+		{ID: "6", Type: "Entity", ExternalID: "llc", Ownership: []advisorspec.Ownership{
+			{Percentage: 60, OwnerID: "trust"}, {Percentage: 40, Subowners: []string{"pat", "twin", "nobody"}}, {Percentage: 0}}},
+		{ID: "7", Type: "Will", ExternalID: "will", Testator: []string{"pat"}, Executor: []string{"llc", "will"}},
+		{ID: "8", Type: "Class", ExternalID: "kids", CurrentParties: &advisorspec.CurrentParties{Parties: []advisorspec.Party{
+			{ContactID: "twin", DistributionPercentage: &pct}, {ContactID: "gone"}}}},
+		{ID: "9", Type: "Class", ExternalID: "none"},
+		{ID: "10", Type: "Charity", ExternalID: "fund"},
+	}}
+	ctx := advisor.WithCache(context.Background())
+	svc := family.NewService(api)
+	listed, err := svc.Contacts(ctx, family.OfTopAccount("w"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range listed {
+		id := family.CardOf(c).ContactID
+		alone, err := svc.ContactByID(ctx, family.OfTopAccount("w"), id, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := refsText(c), refsText(alone); !slices.Equal(got, want) {
+			t.Errorf("card %s's references: listed %q, read alone %q", id, got, want)
+		}
+		if got, want := relsText(c), relsText(alone); !slices.Equal(got, want) {
+			t.Errorf("card %s's relationships: listed %q, read alone %q", id, got, want)
+		}
+	}
+	// What they are for a few: the trust's, which names itself (one relationship, not two), and
+	// those of the two cards that share an external id, of which references name the later.
+	for _, tc := range []struct {
+		id   string
+		text func(family.Contact) []string
+		want []string
+	}{
+		{"5", refsText, []string{"0:pat>1", "0:gone>-", "1:twin>3", "1:trust>5"}},
+		{"5", relsText, []string{
+			"TRUST_CREATOR trust(5)>pat(1) -", "TRUST_CREATOR trust(5)>gone(-) -",
+			"INITIAL_TRUSTEE trust(5)>twin(3) -", "INITIAL_TRUSTEE trust(5)>trust(5) -", "OWNER llc(6)>trust(5) 60",
+		}},
+		{"3", relsText, []string{"INITIAL_TRUSTEE trust(5)>twin(3) -", "JOINT_OWNER llc(6)>twin(3) 40", "CLASS_PARTY kids(8)>twin(3) 25"}},
+		{"2", relsText, nil},
+	} {
+		i := slices.IndexFunc(listed, func(c family.Contact) bool { return family.CardOf(c).ContactID == tc.id })
+		if got := tc.text(listed[i]); !slices.Equal(got, tc.want) {
+			t.Errorf("card %s: got %q, want %q", tc.id, got, tc.want)
+		}
 	}
 }

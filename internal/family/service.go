@@ -117,7 +117,7 @@ func (s *Service) ContactByID(ctx context.Context, owner Owner, id string, graph
 	if err != nil {
 		return nil, err
 	}
-	contact.card().graph = r
+	r.place(contact.card())
 	return contact, nil
 }
 
@@ -131,7 +131,7 @@ func (s *Service) ContactByExternalID(ctx context.Context, owner Owner, external
 	if err != nil {
 		return nil, err
 	}
-	return r.index[externalID], nil
+	return r.lookup(externalID), nil
 }
 
 // FindContact returns a card by its id or its external id, exactly one of which must be given;

@@ -128,6 +128,9 @@ type Card struct {
 	// reaches into the graph. Without it the card has no relationships and its references
 	// resolve to nothing.
 	graph *roster
+	// at is 1 + the card's place in graph.cards, or, for a card read alone, the place of the
+	// roster's card with its id; 0 when it has none.
+	at    int32
 	Owner Owner
 	// ContactID is the service's id of the card, unique within its owner.
 	ContactID  string
@@ -178,16 +181,25 @@ type Individual struct {
 
 // DisplayName is the person's names, or the external id when the card has none.
 func (i *Individual) DisplayName() string {
-	var parts []string
-	for _, p := range []*string{i.FirstName, i.MiddleName, i.LastName} {
-		if p != nil && strings.TrimSpace(*p) != "" {
-			parts = append(parts, strings.TrimSpace(*p))
+	// On the stack, and a single name as it is: every reference's card is named by it.
+	var parts [3]string
+	n := 0
+	for _, p := range [...]*string{i.FirstName, i.MiddleName, i.LastName} {
+		if p == nil {
+			continue
+		}
+		if t := strings.TrimSpace(*p); t != "" {
+			parts[n] = t
+			n++
 		}
 	}
-	if len(parts) == 0 {
+	switch n {
+	case 0:
 		return deref(i.ExternalID)
+	case 1:
+		return parts[0]
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts[:n], " ")
 }
 
 // Trust is a trust.
@@ -204,10 +216,12 @@ type Trust struct {
 func (t *Trust) DisplayName() string { return t.LegalName }
 
 // TrustCreators are the references to the trust's creators.
-func (t *Trust) TrustCreators() []*ContactRef { return t.graph.refs(t.Owner, t.TrustCreator) }
+func (t *Trust) TrustCreators() []*ContactRef { return t.graph.refsOf(&t.Card, 0, t.TrustCreator) }
 
 // InitialTrustees are the references to the trust's initial trustees.
-func (t *Trust) InitialTrustees() []*ContactRef { return t.graph.refs(t.Owner, t.InitialTrustee) }
+func (t *Trust) InitialTrustees() []*ContactRef {
+	return t.graph.refsOf(&t.Card, len(t.TrustCreator), t.InitialTrustee)
+}
 
 // Entity is a company, partnership, foundation or the like.
 type Entity struct {
@@ -223,6 +237,7 @@ func (e *Entity) DisplayName() string { return e.LegalName }
 // Ownership is one share of an entity.
 type Ownership struct {
 	of         *Card // the entity's card, whose roster the owners are found in
+	at         int   // where its owners start among the references the entity holds
 	Percentage float64
 	OwnerID    *string
 	Subowners  []string
@@ -234,9 +249,17 @@ func (o *Ownership) Joint() bool { return o.OwnerID == nil }
 // Owners are the references to the single owner or the joint owners.
 func (o *Ownership) Owners() []*ContactRef {
 	if o.OwnerID != nil {
-		return o.of.graph.refs(o.of.Owner, []string{*o.OwnerID})
+		return o.of.graph.refsOf(o.of, o.at, []string{*o.OwnerID})
 	}
-	return o.of.graph.refs(o.of.Owner, o.Subowners)
+	return o.of.graph.refsOf(o.of, o.at, o.Subowners)
+}
+
+// ownerCount is how many owners the share names.
+func (o *Ownership) ownerCount() int {
+	if o.OwnerID != nil {
+		return 1
+	}
+	return len(o.Subowners)
 }
 
 // Charity is a charitable organisation.
@@ -266,10 +289,12 @@ type Will struct {
 func (w *Will) DisplayName() string { return w.LegalName }
 
 // Testators are the references to whose will it is.
-func (w *Will) Testators() []*ContactRef { return w.graph.refs(w.Owner, w.Testator) }
+func (w *Will) Testators() []*ContactRef { return w.graph.refsOf(&w.Card, 0, w.Testator) }
 
 // Executors are the references to the will's executors.
-func (w *Will) Executors() []*ContactRef { return w.graph.refs(w.Owner, w.Executor) }
+func (w *Will) Executors() []*ContactRef {
+	return w.graph.refsOf(&w.Card, len(w.Testator), w.Executor)
+}
 
 // Class is a group of beneficiaries.
 type Class struct {
@@ -291,6 +316,7 @@ type ClassParties struct {
 // ClassParty is one party of a class.
 type ClassParty struct {
 	of                     *Card // the class's card, whose roster the party is found in
+	at                     int   // the party's place among the class's parties
 	ContactID              string
 	DistributionPercentage *float64
 	Fraction               *Fraction
@@ -298,7 +324,7 @@ type ClassParty struct {
 
 // Party is the reference to the party's card.
 func (p *ClassParty) Party() *ContactRef {
-	return &ContactRef{Owner: p.of.Owner, ExternalID: p.ContactID, Contact: p.of.graph.lookup(p.ContactID)}
+	return p.of.graph.refOf(p.of, p.at, p.ContactID)
 }
 
 // Fraction is a share as numerator over denominator.
