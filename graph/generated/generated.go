@@ -9378,9 +9378,9 @@ func (ec *executionContext) fieldContext_BulkResult_processedAt(_ context.Contex
 }
 
 func (ec *executionContext) _BulkUpload_id(ctx context.Context, field graphql.CollectedField, obj *model.BulkUpload) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_BulkUpload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BulkUpload", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -9498,9 +9498,9 @@ func (ec *executionContext) fieldContext_BulkUpload_updatedAt(_ context.Context,
 }
 
 func (ec *executionContext) _Charity_id(ctx context.Context, field graphql.CollectedField, obj *family.Charity) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Charity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Charity", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -9608,9 +9608,9 @@ func (ec *executionContext) fieldContext_Charity_notes(_ context.Context, field 
 }
 
 func (ec *executionContext) _Class_id(ctx context.Context, field graphql.CollectedField, obj *family.Class) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Class_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Class", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -9798,9 +9798,9 @@ func (ec *executionContext) fieldContext_ClassParty_fraction(_ context.Context, 
 }
 
 func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *family.Client) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Client_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -10553,9 +10553,9 @@ func (ec *executionContext) fieldContext_DeleteDocumentPayload_vaultId(_ context
 }
 
 func (ec *executionContext) _Document_id(ctx context.Context, field graphql.CollectedField, obj *vault.Document) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Document_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Document", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -11408,9 +11408,9 @@ func (ec *executionContext) fieldContext_DocumentSubCategoryOption_types(_ conte
 }
 
 func (ec *executionContext) _Entity_id(ctx context.Context, field graphql.CollectedField, obj *family.Entity) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Entity_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Entity", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -11683,9 +11683,9 @@ func (ec *executionContext) fieldContext_GeneratedDocument_document(_ context.Co
 }
 
 func (ec *executionContext) _Individual_id(ctx context.Context, field graphql.CollectedField, obj *family.Individual) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Individual_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Individual", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -13970,9 +13970,9 @@ func (ec *executionContext) fieldContext_TaxJobFailed_rawReason(_ context.Contex
 }
 
 func (ec *executionContext) _TopAccount_id(ctx context.Context, field graphql.CollectedField, obj *family.TopAccount) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_TopAccount_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TopAccount", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -14343,9 +14343,9 @@ func (ec *executionContext) fieldContext_TopAccountEdge_node(_ context.Context, 
 }
 
 func (ec *executionContext) _Trust_id(ctx context.Context, field graphql.CollectedField, obj *family.Trust) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Trust_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Trust", field, true, false, errors.New("field of type ID does not have child fields"))
@@ -14785,9 +14785,9 @@ func (ec *executionContext) fieldContext_Viewer_firmId(_ context.Context, field 
 }
 
 func (ec *executionContext) _Will_id(ctx context.Context, field graphql.CollectedField, obj *family.Will) (ret graphql.Marshaler) {
-	var v string = obj.ID()
-	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(len(v)) + 2)
-	return ec.marshalNID2string(ctx, field.Selections, v)
+	id := obj.NodeID()
+	ec.run.Charge(int64(len(field.Alias)) + 4 + int64(id.Len()) + 2)
+	return gqlrun.IDOf(obj)
 }
 func (ec *executionContext) fieldContext_Will_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Will", field, true, false, errors.New("field of type ID does not have child fields"))

@@ -31,4 +31,7 @@ type BulkUpload struct {
 }
 
 // ID is the load's global id (nodeid).
-func (b *BulkUpload) ID() string { return nodeid.Encode(NodeBulkUpload, b.LoadID) }
+func (b *BulkUpload) ID() string { return b.NodeID().String() }
+
+// NodeID is ID not yet encoded, which the executor writes without a string of its own.
+func (b *BulkUpload) NodeID() nodeid.ID { return nodeid.New(NodeBulkUpload, b.LoadID) }

@@ -21,6 +21,7 @@ func funcs() template.FuncMap {
 		"leafSize":          leafSize,
 		"inPlace":           inPlace,
 		"inPlaceRefused":    inPlaceRefused,
+		"nodeID":            nodeID,
 		"read":              read,
 	}
 }
@@ -157,6 +158,34 @@ func inPlace(f *codegen.Field) string {
 	default:
 		return fmt.Sprintf("(*gqlrun.%s)(&%s)", writer, field)
 	}
+}
+
+// nodeIDType is the type of an id gqlrun.NodeID writes: nodeid.ID.
+const nodeIDType = "github.com/advisorhq/gateway/internal/nodeid.ID"
+
+// nodeID reports whether a field is an object's global id that gqlrun.NodeID writes, encoded
+// straight into the response: a field answered from memory by an ID method returning a
+// string, of an object that also has NodeID, which gives the same id unencoded (the objects
+// make ID of NodeID). The object must be a pointer, so the writer is one too and costs no
+// allocation in an interface.
+func nodeID(f *codegen.Field) bool {
+	if !fromMemory(f) || !f.IsMethod() || f.GoFieldName != "ID" || f.TypeReference.Definition.Name != "ID" {
+		return false
+	}
+	if b, ok := f.TypeReference.GO.(*types.Basic); !ok || b.Kind() != types.String {
+		return false
+	}
+	ptr, ok := f.Object.Reference().(*types.Pointer)
+	if !ok {
+		return false
+	}
+	m := types.NewMethodSet(ptr).Lookup(nil, "NodeID")
+	if m == nil {
+		return false
+	}
+	sig, ok := m.Type().(*types.Signature)
+	return ok && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
+		types.TypeString(sig.Results().At(0).Type(), nil) == nodeIDType
 }
 
 // marshalerKey names t's marshaller and the basic Go type it writes (through a pointer), as

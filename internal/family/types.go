@@ -38,7 +38,10 @@ type TopAccount struct {
 }
 
 // ID is the top account's global id (nodeid), made from its wid.
-func (t *TopAccount) ID() string { return nodeid.Encode(NodeTopAccount, t.WID) }
+func (t *TopAccount) ID() string { return t.NodeID().String() }
+
+// NodeID is ID not yet encoded, which the executor writes without a string of its own.
+func (t *TopAccount) NodeID() nodeid.ID { return nodeid.New(NodeTopAccount, t.WID) }
 
 // TopAccountConnection is one page of top accounts: a connection, numbered too.
 type TopAccountConnection struct {
@@ -108,8 +111,11 @@ type Client struct {
 
 // ID is the client's global id (nodeid): the ref it was read by and whom the gateway acted
 // for, which together name it (the service has no call that shows a client's other ids).
-func (c *Client) ID() string {
-	return nodeid.Encode(NodeClient, c.Ref, deref(c.AdvisorID), deref(c.TeamID))
+func (c *Client) ID() string { return c.NodeID().String() }
+
+// NodeID is ID not yet encoded, which the executor writes without a string of its own.
+func (c *Client) NodeID() nodeid.ID {
+	return nodeid.New(NodeClient, c.Ref, deref(c.AdvisorID), deref(c.TeamID))
 }
 
 // clientOf is the client ref names, as every path that answers a client makes it.
@@ -140,13 +146,16 @@ type Card struct {
 
 // ID is the card's global id (nodeid): its type, its owner and its service id, so that the card
 // is read again with one call. Computed when a query selects it, as most do not.
-func (c *Card) ID() string {
+func (c *Card) ID() string { return c.NodeID().String() }
+
+// NodeID is ID not yet encoded, which the executor writes without a string of its own.
+func (c *Card) NodeID() nodeid.ID {
 	typ := c.Type.typeName()
 	if c.Owner.isClient() {
 		o := c.Owner.Client
-		return nodeid.Encode(typ, ownerClient, o.Ref, o.AdvisorID, o.TeamID, c.ContactID)
+		return nodeid.New(typ, ownerClient, o.Ref, o.AdvisorID, o.TeamID, c.ContactID)
 	}
-	return nodeid.Encode(typ, ownerTopAccount, c.Owner.TopAccount, c.ContactID)
+	return nodeid.New(typ, ownerTopAccount, c.Owner.TopAccount, c.ContactID)
 }
 
 // card gives the common part of any contact.

@@ -102,6 +102,40 @@ func TestEncodeAllocatesOnlyTheString(t *testing.T) {
 	}
 }
 
+// The executor writes a selected id from New, not from Encode's string: it must be the same
+// id, of the length Len says, whatever the parts hold, and cost no allocation.
+func TestAnUnencodedIdWritesWhatEncodeGives(t *testing.T) {
+	for _, k := range []nodeid.Key{
+		{Type: "TopAccount", Parts: []string{"3f2b6c1e-8a4d-4c2b-9e7f-0a1b2c3d4e5f"}},
+		{Type: "Individual", Parts: []string{"t", "3f2b6c1e-8a4d-4c2b-9e7f-0a1b2c3d4e5f", "04399aad-847f-41c9-8034-08edfc0ce150"}},
+		{Type: "Trust", Parts: []string{"c", "ref", "", "", "3F2B6C1E-8A4D-4C2B-9E7F-0A1B2C3D4E5F"}},
+		{Type: "Document", Parts: []string{"w", strings.Repeat("ü", 100)}},
+		{Type: "BulkUpload", Parts: []string{strings.Repeat("x", 700)}},
+		{Type: "Client", Parts: []string{}},
+	} {
+		want := nodeid.Encode(k.Type, k.Parts...)
+		id := nodeid.New(k.Type, k.Parts...)
+		if got := id.String(); got != want {
+			t.Errorf("%+v: String() = %q, Encode gives %q", k, got, want)
+		}
+		if got := string(id.Append([]byte("x"))); got != "x"+want {
+			t.Errorf("%+v: Append wrote %q, want x%s", k, got, want)
+		}
+		if id.Len() != len(want) {
+			t.Errorf("%+v: Len() = %d, the id has %d bytes", k, id.Len(), len(want))
+		}
+	}
+	buf := make([]byte, 0, 256)
+	allocs := testing.AllocsPerRun(100, func() {
+		id := nodeid.New("Individual", "t", "3f2b6c1e-8a4d-4c2b-9e7f-0a1b2c3d4e5f", "contact-0123456789")
+		buf = id.Append(buf[:0])
+		_ = id.Len()
+	})
+	if allocs != 0 {
+		t.Errorf("New, Append and Len allocated %v times, want none", allocs)
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add(nodeid.Encode("Individual", "t", "w", "c"))
 	f.Add(nodeid.Encode("Client", "a:b", "%", ""))

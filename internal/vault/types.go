@@ -149,7 +149,10 @@ const NodeDocument = "Document"
 
 // ID is the document's global id (nodeid), made from its wid and vault id when a query selects
 // it.
-func (d *Document) ID() string { return nodeid.Encode(NodeDocument, d.WID, d.VaultID) }
+func (d *Document) ID() string { return d.NodeID().String() }
+
+// NodeID is ID not yet encoded, which the executor writes without a string of its own.
+func (d *Document) NodeID() nodeid.ID { return nodeid.New(NodeDocument, d.WID, d.VaultID) }
 
 type fileInfo struct {
 	status      FileStatus
