@@ -25530,14 +25530,7 @@ func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (str
 }
 
 func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalID(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
+	return ec.run.StringValue(v)
 }
 
 func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -25555,9 +25548,9 @@ func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any
 }
 
 func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := make(graphql.Array, len(v))
+	ret := ec.run.Array(len(v))
 	for i := range v {
-		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+		ret[i] = (*gqlrun.String)(&v[i])
 	}
 
 	for _, e := range ret {
@@ -25566,7 +25559,7 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -25852,14 +25845,7 @@ func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) 
 }
 
 func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
+	return ec.run.StringValue(v)
 }
 
 func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -25877,9 +25863,9 @@ func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v
 }
 
 func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := make(graphql.Array, len(v))
+	ret := ec.run.Array(len(v))
 	for i := range v {
-		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+		ret[i] = (*gqlrun.String)(&v[i])
 	}
 
 	for _, e := range ret {
@@ -25888,7 +25874,7 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalNTaxFailureReason2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐTaxFailureReason(ctx context.Context, v any) (event.TaxFailureReason, error) {
@@ -26076,7 +26062,7 @@ func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any)
 }
 
 func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
-	ret := make(graphql.Array, len(v))
+	ret := ec.run.Array(len(v))
 	for i := range v {
 		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
 	}
@@ -26087,7 +26073,7 @@ func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx context.Context, sel ast.SelectionSet, v []nodeid.Node) graphql.Marshaler {
@@ -26186,14 +26172,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2string(ctx context.Con
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
+	return ec.run.StringValue(v)
 }
 
 func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -26374,14 +26353,7 @@ func (ec *executionContext) unmarshalN__TypeKind2string(ctx context.Context, v a
 }
 
 func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
+	return ec.run.StringValue(v)
 }
 
 func (ec *executionContext) unmarshalNfederation__FieldSet2string(ctx context.Context, v any) (string, error) {
@@ -26390,14 +26362,7 @@ func (ec *executionContext) unmarshalNfederation__FieldSet2string(ctx context.Co
 }
 
 func (ec *executionContext) marshalNfederation__FieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
+	return ec.run.StringValue(v)
 }
 
 func (ec *executionContext) unmarshalOBigInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
@@ -26412,10 +26377,7 @@ func (ec *executionContext) marshalOBigInt2ᚖint64(ctx context.Context, sel ast
 	if v == nil {
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := gqlscalar.MarshalBigInt(*v)
-	return res
+	return (*gqlrun.BigInt)(v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -26442,10 +26404,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	if v == nil {
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalBoolean(*v)
-	return res
+	return (*gqlrun.Boolean)(v)
 }
 
 func (ec *executionContext) marshalOBulkFileReport2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkFileReport(ctx context.Context, sel ast.SelectionSet, v *model.BulkFileReport) graphql.Marshaler {
@@ -27000,9 +26959,9 @@ func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast
 	if v == nil {
 		return graphql.Null
 	}
-	ret := make(graphql.Array, len(v))
+	ret := ec.run.Array(len(v))
 	for i := range v {
-		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+		ret[i] = (*gqlrun.String)(&v[i])
 	}
 
 	for _, e := range ret {
@@ -27011,7 +26970,7 @@ func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -27026,10 +26985,7 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	if v == nil {
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalID(*v)
-	return res
+	return (*gqlrun.String)(v)
 }
 
 func (ec *executionContext) unmarshalOIncorporationForm2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐIncorporationForm(ctx context.Context, v any) (*family.IncorporationForm, error) {
@@ -27210,9 +27166,9 @@ func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := make(graphql.Array, len(v))
+	ret := ec.run.Array(len(v))
 	for i := range v {
-		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+		ret[i] = (*gqlrun.String)(&v[i])
 	}
 
 	for _, e := range ret {
@@ -27221,7 +27177,7 @@ func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel
 		}
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -27236,10 +27192,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	if v == nil {
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(*v)
-	return res
+	return (*gqlrun.String)(v)
 }
 
 func (ec *executionContext) marshalOTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx context.Context, sel ast.SelectionSet, v *family.TopAccount) graphql.Marshaler {
@@ -27568,12 +27521,12 @@ func (ec *executionContext) marshalOlink__Import2ᚕᚖstring(ctx context.Contex
 	if v == nil {
 		return graphql.Null
 	}
-	ret := make(graphql.Array, len(v))
+	ret := ec.run.Array(len(v))
 	for i := range v {
 		ret[i] = ec.marshalOlink__Import2ᚖstring(ctx, sel, v[i])
 	}
 
-	return ret
+	return ec.run.List(ret)
 }
 
 func (ec *executionContext) unmarshalOlink__Import2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -27588,10 +27541,7 @@ func (ec *executionContext) marshalOlink__Import2ᚖstring(ctx context.Context, 
 	if v == nil {
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(*v)
-	return res
+	return (*gqlrun.String)(v)
 }
 
 func (ec *executionContext) unmarshalOlink__Purpose2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐLinkPurpose(ctx context.Context, v any) (*model.LinkPurpose, error) {

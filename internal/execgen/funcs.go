@@ -22,6 +22,7 @@ func funcs() template.FuncMap {
 		"inPlace":           inPlace,
 		"inPlaceRefused":    inPlaceRefused,
 		"nodeID":            nodeID,
+		"writerOf":          writerOf,
 		"read":              read,
 	}
 }
@@ -186,6 +187,20 @@ func nodeID(f *codegen.Field) bool {
 	sig, ok := m.Type().(*types.Signature)
 	return ok && sig.Params().Len() == 0 && sig.Results().Len() == 1 &&
 		types.TypeString(sig.Results().At(0).Type(), nil) == nodeIDType
+}
+
+// writerOf is the gqlrun writer (see inPlaceWriters) of the values of scalar type t, which
+// its marshaller refuses none of, for values that are not a struct's fields: "" when t has
+// none. A pointer is written where it points; a string is kept by State.StringValue.
+func writerOf(t *config.TypeReference) string {
+	if t.Marshaler == nil || t.IsSlice() || t.IsContext || t.IsTargetNilable() || t.HasEnumValues() || t.CastType != nil {
+		return ""
+	}
+	key := marshalerKey(t)
+	if inPlaceChecks[key] != "" {
+		return ""
+	}
+	return inPlaceWriters[key]
 }
 
 // marshalerKey names t's marshaller and the basic Go type it writes (through a pointer), as

@@ -75,7 +75,7 @@ func (s *State) List(a graphql.Array) graphql.Marshaler {
 
 // Chunks of full size, of the responses written, for the next ones: a family query of 200
 // contacts allocated 450 KB of objects and their values before they were reused.
-var setChunks, valueChunks, listChunks sync.Pool
+var setChunks, valueChunks, listChunks, strChunks sync.Pool
 
 // chunks hands out elements of chunks of T, of sizes growing from 8 to a full size; it keeps
 // the chunks of full size it handed out, for End to give back.
@@ -137,6 +137,7 @@ func (s *State) End() {
 	s.sets.reset(keep, &setChunks)
 	s.values.reset(keep, &valueChunks)
 	s.lists.reset(keep, &listChunks)
+	s.strs.reset(keep, &strChunks)
 	s.mu.Unlock()
 }
 

@@ -49,11 +49,12 @@ type State struct {
 	mu     sync.Mutex
 	fields map[selection][]graphql.CollectedField
 	io     map[selection]bool
-	// The chunks objects, the values of objects and lists, and lists' slice headers are taken
-	// from (NewFieldSet, Array, List).
+	// The chunks objects, the values of objects and lists, lists' slice headers and strings
+	// that are not struct fields are taken from (NewFieldSet, Array, List, StringValue).
 	sets   chunks[FieldSet]
 	values chunks[graphql.Marshaler]
 	lists  chunks[graphql.Array]
+	strs   chunks[String]
 	// deferred says a field was deferred: a part of the response is resolved after another is
 	// written, so the chunks are not reused (End).
 	deferred bool

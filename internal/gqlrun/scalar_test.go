@@ -93,6 +93,35 @@ func TestANodeIDIsWrittenAsGqlgenWritesTheIdAndAllocatesNothing(t *testing.T) {
 	}
 }
 
+// A string a method returns (a card's displayName) is kept with the execution's strings, a
+// chunk at a time, and written as gqlgen writes it.
+func TestStringValuesAreWrittenAsGqlgenWritesThemAndAllocatedTogether(t *testing.T) {
+	var s State
+	values := []string{"Eleanor Hartwell", "a\"b\\c\nd", ""}
+	var ms []graphql.Marshaler
+	for _, v := range values {
+		ms = append(ms, s.StringValue(v))
+	}
+	for i, v := range values {
+		var want, buf bytes.Buffer
+		graphql.MarshalString(v).MarshalGQL(&want)
+		ms[i].MarshalGQL(&buf)
+		if buf.String() != want.String() {
+			t.Errorf("wrote %q, gqlgen writes %q", buf.String(), want.String())
+		}
+	}
+	const n = 1000
+	allocs := testing.AllocsPerRun(10, func() {
+		for range n {
+			s.StringValue("Eleanor Hartwell")
+		}
+	})
+	// A chunk of full size is two allocations: itself, and its place among those End gives back.
+	if want := 2 * (n/maxChunk + 1); allocs > float64(want) {
+		t.Errorf("%d strings allocated %v times, want at most %d", n, allocs, want)
+	}
+}
+
 func TestFloatWritesNullForWhatJSONCannotHold(t *testing.T) {
 	t.Parallel()
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
