@@ -135,6 +135,18 @@ func (b *Boolean) MarshalGQL(w io.Writer) {
 	}
 }
 
+// BooleanOf is b written as graphql.MarshalBoolean writes it. A Boolean a method returns has
+// no place of its own to be written from, and there are only two: each is written from one of
+// these, never written to (a family query's ownerships each have one, joint).
+func BooleanOf(b bool) graphql.Marshaler {
+	if b {
+		return &booleans[1]
+	}
+	return &booleans[0]
+}
+
+var booleans = [2]Boolean{false, true}
+
 // Nullable is the marshaller of a value that may be null: p as M, or null.
 func Nullable[T any, M interface {
 	*T

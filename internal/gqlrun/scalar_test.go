@@ -122,6 +122,28 @@ func TestStringValuesAreWrittenAsGqlgenWritesThemAndAllocatedTogether(t *testing
 	}
 }
 
+// A Boolean a method returns (an ownership's joint) is written as gqlgen writes it, from one of
+// two values, and costs no allocation.
+func TestBooleanOfWritesWhatGqlgenWritesAndAllocatesNothing(t *testing.T) {
+	for _, b := range []bool{false, true, false} {
+		var want, buf bytes.Buffer
+		graphql.MarshalBoolean(b).MarshalGQL(&want)
+		BooleanOf(b).MarshalGQL(&buf)
+		if buf.String() != want.String() {
+			t.Errorf("BooleanOf(%v) wrote %q, gqlgen writes %q", b, buf.String(), want.String())
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, 64))
+	allocs := testing.AllocsPerRun(100, func() {
+		buf.Reset()
+		BooleanOf(true).MarshalGQL(buf)
+		BooleanOf(false).MarshalGQL(buf)
+	})
+	if allocs != 0 {
+		t.Errorf("writing Booleans allocated %v times, want none", allocs)
+	}
+}
+
 func TestFloatWritesNullForWhatJSONCannotHold(t *testing.T) {
 	t.Parallel()
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
