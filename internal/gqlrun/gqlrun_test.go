@@ -245,8 +245,8 @@ func TestObjectsAndListsKeepTheirValuesApart(t *testing.T) {
 	}
 }
 
-// Once a response is written its chunks of objects go to the next responses, emptied; unless
-// a field was deferred, whose fragment is written after the response and holds its objects.
+// Once a response is written its chunks of objects and strings go to the next responses, emptied;
+// unless a field was deferred, whose fragment is written after the response and holds them.
 func TestChunksOfAWrittenResponseAreReusedEmptyUnlessAFieldWasDeferred(t *testing.T) {
 	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "a", Name: "a"}}}
 	for _, deferred := range []bool{false, true} {
@@ -256,13 +256,18 @@ func TestChunksOfAWrittenResponseAreReusedEmptyUnlessAFieldWasDeferred(t *testin
 			st.DeferredField()
 		}
 		var last *FieldSet
+		var lastString graphql.Marshaler
 		for range 2000 { // the last in chunks of full size
 			last = st.NewFieldSet(fields)
 			last.Values[0] = graphql.MarshalString("x")
+			lastString = st.StringValue("x")
 		}
 		st.End()
 		if kept := last.Values != nil && last.Values[0] != nil; kept != deferred {
 			t.Errorf("with a field deferred %v, the last object was kept as it was %v, want %v", deferred, kept, deferred)
+		}
+		if kept := *lastString.(*String) == "x"; kept != deferred {
+			t.Errorf("with a field deferred %v, the last string was kept as it was %v, want %v", deferred, kept, deferred)
 		}
 		var next State
 		next.Begin(context.Background())
