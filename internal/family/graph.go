@@ -35,6 +35,7 @@ func newRoster(cards []Contact) *roster {
 		}
 		r.refsAt[i+1] = r.refsAt[i] + int32(refCount(c))
 	}
+	encodeIDs(cards)
 	n := int(r.refsAt[len(cards)])
 	rels := make([]Relationship, n)
 	targets := make([]ContactRef, n)
@@ -90,6 +91,24 @@ func newRoster(cards []Contact) *roster {
 		}
 	}
 	return r
+}
+
+// encodeIDs encodes the cards' global ids into one buffer, each once. It runs before the
+// roster is shared, so no card's id is written while another goroutine reads it.
+func encodeIDs(cards []Contact) {
+	n := 0
+	for _, c := range cards {
+		id := c.card().NodeID()
+		n += id.Len()
+	}
+	buf := make([]byte, 0, n)
+	for _, c := range cards {
+		card := c.card()
+		id := card.NodeID()
+		start := len(buf)
+		buf = id.Append(buf)
+		card.gid = buf[start:len(buf):len(buf)]
+	}
 }
 
 // placeOf is the place of one of the roster's cards (Card.at), 0 for nil.

@@ -282,6 +282,10 @@ func TestAListedCardsReferencesAreThoseLookedUpAlone(t *testing.T) {
 		if got, want := relsText(c), relsText(alone); !slices.Equal(got, want) {
 			t.Errorf("card %s's relationships: listed %q, read alone %q", id, got, want)
 		}
+		// The roster encodes its cards' ids once; they are the ids cards read alone have.
+		if got, want := family.CardOf(c).ID(), family.CardOf(alone).ID(); got != want {
+			t.Errorf("card %s's global id: listed %q, read alone %q", id, got, want)
+		}
 	}
 	// What they are for a few: the trust's, which names itself (one relationship, not two), and
 	// those of the two cards that share an external id, of which references name the later.

@@ -142,6 +142,9 @@ type Card struct {
 	ContactID  string
 	ExternalID *string
 	Type       ContactType
+	// gid is the card's global id encoded, for a card of a roster: the family query selects a
+	// card's id wherever the graph names it, five times a card, and the roster encodes each once.
+	gid []byte
 }
 
 // ID is the card's global id (nodeid): its type, its owner and its service id, so that the card
@@ -150,6 +153,9 @@ func (c *Card) ID() string { return c.NodeID().String() }
 
 // NodeID is ID not yet encoded, which the executor writes without a string of its own.
 func (c *Card) NodeID() nodeid.ID {
+	if c.gid != nil {
+		return nodeid.Encoded(c.gid)
+	}
 	typ := c.Type.typeName()
 	if c.Owner.isClient() {
 		o := c.Owner.Client

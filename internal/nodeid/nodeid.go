@@ -55,7 +55,13 @@ type ID struct {
 	code  byte
 	n     uint8
 	parts [maxParts]string
+	// encoded, when set (Encoded), is the id already encoded, and the rest is unset.
+	encoded []byte
 }
+
+// Encoded is an id encoded before (id.Append), for an object whose id is selected many times in
+// one answer: its encoding is then copied, not made again.
+func Encoded(b []byte) ID { return ID{encoded: b} }
 
 // New is the id Encode(typ, parts...) encodes, not yet encoded. typ must be one of the types
 // above and parts at most five: anything else is the gateway's bug, and panics.
@@ -76,11 +82,17 @@ func (id ID) String() string {
 
 // Append appends the encoded id to b.
 func (id *ID) Append(b []byte) []byte {
+	if id.encoded != nil {
+		return append(b, id.encoded...)
+	}
 	return appendEncoded(b, id.code, id.parts[:id.n])
 }
 
 // Len is the length of the encoded id, found without encoding it.
 func (id *ID) Len() int {
+	if id.encoded != nil {
+		return len(id.encoded)
+	}
 	n := 2
 	for _, p := range id.parts[:id.n] {
 		if _, ok := parseUUID(p); ok {

@@ -124,6 +124,11 @@ func TestAnUnencodedIdWritesWhatEncodeGives(t *testing.T) {
 		if id.Len() != len(want) {
 			t.Errorf("%+v: Len() = %d, the id has %d bytes", k, id.Len(), len(want))
 		}
+		// Encoded once and kept, it writes the same.
+		kept := nodeid.Encoded(id.Append(nil))
+		if got := kept.String(); got != want || kept.Len() != len(want) || string(kept.Append([]byte("x"))) != "x"+want {
+			t.Errorf("%+v: the id encoded before writes %q (Len %d), want %q", k, got, kept.Len(), want)
+		}
 	}
 	buf := make([]byte, 0, 256)
 	allocs := testing.AllocsPerRun(100, func() {
