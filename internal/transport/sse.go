@@ -65,10 +65,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if errs == nil && isSubscription(opCtx) && r.ProtoMajor == 1 {
 		if nc, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			st := t.newSSESocket(nc, sctx, scancel)
-			go func() {
-				defer t.cfg.Streams.done()
-				st.serve(w.Header(), exec, opCtx)
-			}()
+			go st.serve(w.Header(), exec, opCtx, t.cfg.Streams.done)
 			return
 		}
 	}

@@ -1,0 +1,54 @@
+package socket
+
+// ReadLoop reads c until it ends: while idle reports that reading would wait, it waits for c
+// to become readable; read then reads what arrived, and reports whether to go on; end is
+// called once, at the end. With a watcher (w not nil) the waits are w's, and ReadLoop returns
+// as soon as c first waits: each read runs on a goroutine of its own, and c holds none while
+// idle. Without one, or where the system cannot watch, ReadLoop waits on the caller's
+// goroutine, and reads on a fresh stack (OnFreshStack).
+func (c *Conn) ReadLoop(w *Watcher, idle, read func() bool, end func()) {
+	if w == nil || !canWatch || c.raw == nil {
+		for (!idle() || c.WaitReadable() == nil) && readOnFreshStack(read) {
+		}
+		end()
+		return
+	}
+	c.writeMu.Lock()
+	c.watch.w = w
+	c.watch.resume = func(woken bool) { c.readOn(woken, idle, read, end) }
+	c.writeMu.Unlock()
+	c.readOn(false, idle, read, end)
+}
+
+func readOnFreshStack(read func() bool) (goOn bool) {
+	OnFreshStack(func() { goOn = read() })
+	return goOn
+}
+
+// readOn reads until c would wait, then hands it to the watcher; when the watcher cannot take
+// it (c is closing, or the watcher is closed) it waits here. woken says that the watcher saw c
+// readable (or closing): the first read does not wait.
+func (c *Conn) readOn(woken bool, idle, read func() bool, end func()) {
+	for ; ; woken = false {
+		if !woken && idle() {
+			if c.watch.w.arm(c) {
+				return
+			}
+			if c.WaitReadable() != nil {
+				break
+			}
+		}
+		if !read() {
+			break
+		}
+	}
+	end()
+}
+
+// Wake starts c's reader now if the watcher is waiting on c for it, as when a read deadline
+// was just set, which only a waiting reader notices; called with the write lock held.
+func (c *Conn) Wake() {
+	if c.watch.w != nil {
+		c.watch.w.wake(c, false)
+	}
+}
