@@ -45,8 +45,9 @@ func (c *Conn) readOn(woken bool, idle, read func() bool, end func()) {
 	end()
 }
 
-// Wake starts c's reader now if the watcher is waiting on c for it, as when a read deadline
-// was just set, which only a waiting reader notices; called with the write lock held.
+// Wake has c's reader wait itself from now on, starting it now if the watcher waits on c for
+// it: a read deadline was just set, which only a waiting reader notices. Called with the write
+// lock held.
 func (c *Conn) Wake() {
 	if c.watch.w != nil {
 		c.watch.w.wake(c, false)

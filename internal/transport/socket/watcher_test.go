@@ -21,6 +21,8 @@ type watched struct {
 	got   chan string
 	ended chan struct{}
 	ends  atomic.Int32
+	// onRead, when set, runs after each read.
+	onRead func()
 }
 
 // watchLoopback starts reading a loopback connection's server end through w.
@@ -36,6 +38,9 @@ func watchLoopback(t *testing.T, w *Watcher) *watched {
 			return false
 		}
 		x.got <- string(b[:n])
+		if x.onRead != nil {
+			x.onRead()
+		}
 		return true
 	}
 	returned := make(chan struct{})
@@ -233,4 +238,30 @@ func TestTheWatcherRunsOnlyWhileItWatches(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+// A read deadline set while the watcher waits, or while the reader reads, ends the connection
+// when it passes (Wake): its reader waits itself from then on.
+func TestAReadDeadlineEndsAWatchedConnection(t *testing.T) {
+	skipWithoutWatching(t)
+	w := NewWatcher()
+	defer w.Close()
+	deadline := func(c *Conn) {
+		c.LockWrite()
+		_ = c.NetConn().SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		c.Wake()
+		c.UnlockWrite()
+	}
+	t.Run("waiting", func(t *testing.T) {
+		x := watchLoopback(t, w)
+		deadline(x.c)
+		x.wantEnded(t)
+	})
+	t.Run("reading", func(t *testing.T) {
+		x := watchLoopback(t, w)
+		x.onRead = func() { deadline(x.c) }
+		_, _ = x.peer.Write([]byte("one"))
+		x.wantRead(t, "one")
+		x.wantEnded(t)
+	})
 }

@@ -32,15 +32,16 @@ type watch struct {
 	// registered is set while the poller holds the descriptor; armed while it waits on it for
 	// the reader.
 	registered, armed bool
-	// forgotten is set once the connection closes: it is never watched again.
-	forgotten bool
+	// released is set once the connection closes, or its reader is woken to wait itself (a
+	// read deadline that only a waiting reader notices applies): it is never watched again.
+	released bool
 }
 
 // arm waits on c for its reader, and reports whether it does.
 func (w *Watcher) arm(c *Conn) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stopped || c.watch.forgotten || !w.start() {
+	if w.stopped || c.watch.released || !w.start() {
 		return false
 	}
 	c.waiting.Store(true)
@@ -74,23 +75,22 @@ func (w *Watcher) ready(id uint64) *Conn {
 	return c
 }
 
-// wake starts c's reader if w waits on c for it; forget also lets c go for good: called by
-// Close, with c's write lock held and before the descriptor is closed, so that the poller never
-// holds a number the kernel may give to another connection.
+// wake starts c's reader if w waits on c for it, and lets its reader wait itself from now on;
+// forget also lets c go: called by Close, with c's write lock held and before the descriptor
+// is closed, so that the poller never holds a number the kernel may give to another
+// connection.
 func (w *Watcher) wake(c *Conn, forget bool) {
 	w.mu.Lock()
 	armed := c.watch.armed
 	c.watch.armed = false
-	if forget {
-		c.watch.forgotten = true
-		if c.watch.registered {
-			c.watch.registered = false
-			delete(w.watched, c.watch.id)
-			if !w.stopped {
-				w.remove(c.sysfd)
-				if len(w.watched) == 0 {
-					w.nudge() // nothing left to watch: the goroutine ends
-				}
+	c.watch.released = true
+	if forget && c.watch.registered {
+		c.watch.registered = false
+		delete(w.watched, c.watch.id)
+		if !w.stopped {
+			w.remove(c.sysfd)
+			if len(w.watched) == 0 {
+				w.nudge() // nothing left to watch: the goroutine ends
 			}
 		}
 	}
