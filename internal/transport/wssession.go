@@ -63,9 +63,10 @@ type wsProtocol interface {
 	completes(outcome fanout.Outcome) bool
 }
 
-// wsSession is one connection, whichever its subprotocol. While idle it holds no goroutine
-// where the streams' watcher can wait on it (Linux), one, its reader, elsewhere, and no buffer; a writer runs while there is something to write, and one goroutine
-// per query or mutation while it runs. Its subscriptions are members of the fanout's groups.
+// wsSession is one connection, whichever its subprotocol. While idle it holds no buffer, and no
+// goroutine where the streams' watcher can wait on it (Linux; one, its reader, elsewhere); a
+// writer runs while there is something to write, and one goroutine per query or mutation while
+// it runs. Its subscriptions are members of the fanout's groups.
 // Timers do the rest: the initialisation timeout, the keep-alive, the end of the caller's
 // credentials and the server's shutdown each act when they fire, holding no goroutine until
 // then.
