@@ -43,6 +43,9 @@ type Conn struct {
 	sysfd int
 	// watch is c's part in the Watcher that waits on it while idle, if any (ReadLoop).
 	watch watch
+	// wakeful is set once Wake was called: the reader waits itself from then on. Guarded by
+	// writeMu.
+	wakeful bool
 }
 
 // Init makes c the connection nc, whose writes wait at most writeTimeout (positive) for the

@@ -14,9 +14,16 @@ func (c *Conn) ReadLoop(w *Watcher, idle, read func() bool, end func()) {
 		return
 	}
 	c.writeMu.Lock()
-	c.watch.w = w
-	c.watch.resume = func(woken bool) { c.readOn(woken, idle, read, end) }
+	woken := c.wakeful // a read deadline is set already: the reader waits itself
+	if !woken {
+		c.watch.w = w
+		c.watch.resume = func(woken bool) { c.readOn(woken, idle, read, end) }
+	}
 	c.writeMu.Unlock()
+	if woken {
+		c.ReadLoop(nil, idle, read, end)
+		return
+	}
 	c.readOn(false, idle, read, end)
 }
 
@@ -49,6 +56,7 @@ func (c *Conn) readOn(woken bool, idle, read func() bool, end func()) {
 // it: a read deadline was just set, which only a waiting reader notices. Called with the write
 // lock held.
 func (c *Conn) Wake() {
+	c.wakeful = true
 	if c.watch.w != nil {
 		c.watch.w.wake(c, false)
 	}

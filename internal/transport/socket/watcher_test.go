@@ -257,6 +257,17 @@ func TestAReadDeadlineEndsAWatchedConnection(t *testing.T) {
 		deadline(x.c)
 		x.wantEnded(t)
 	})
+	t.Run("before the loop", func(t *testing.T) {
+		c, _ := loopback(t, time.Second)
+		deadline(c)
+		ended := make(chan struct{})
+		go c.ReadLoop(w, func() bool { return true }, func() bool { return true }, func() { close(ended) })
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the loop did not end")
+		}
+	})
 	t.Run("reading", func(t *testing.T) {
 		x := watchLoopback(t, w)
 		x.onRead = func() { deadline(x.c) }
