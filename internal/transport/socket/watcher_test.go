@@ -79,19 +79,35 @@ func (x *watched) wantEnded(t *testing.T) {
 	}
 }
 
-func skipWithoutWatching(t *testing.T) {
+// newTestWatcher is a watcher closed when the test ends, after which none of the goroutines
+// the test started is left.
+func newTestWatcher(t *testing.T) *Watcher {
+	t.Helper()
 	if !canWatch {
 		t.Skip("connections are not watched here")
+	}
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	w := NewWatcher()
+	t.Cleanup(w.Close)
+	return w
+}
+
+// wantLetGo fails unless w has let c go.
+func wantLetGo(t *testing.T, w *Watcher, c *Conn) {
+	t.Helper()
+	w.mu.Lock()
+	_, held := w.watched[c.watch.id]
+	w.mu.Unlock()
+	if held {
+		t.Fatal("the watcher still holds the closed connection")
 	}
 }
 
 // What arrives starts the reader once; the connection is watched again after it, and what
 // arrives next starts it again.
 func TestTheWatcherStartsTheReaderOnceForEachArrivalAndWatchesAgain(t *testing.T) {
-	skipWithoutWatching(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	w := NewWatcher()
-	defer w.Close()
+	w := newTestWatcher(t)
 	x := watchLoopback(t, w)
 	for _, msg := range []string{"one", "two", "three"} {
 		before := x.reads.Load()
@@ -112,9 +128,7 @@ func TestTheWatcherStartsTheReaderOnceForEachArrivalAndWatchesAgain(t *testing.T
 // A peer that closes its end (EPOLLRDHUP) wakes the reader, which reads the end of the stream:
 // the connection's ordinary end.
 func TestAPeerThatHangsUpEndsTheWatchedConnection(t *testing.T) {
-	skipWithoutWatching(t)
-	w := NewWatcher()
-	defer w.Close()
+	w := newTestWatcher(t)
 	x := watchLoopback(t, w)
 	x.peer.Close()
 	x.wantEnded(t)
@@ -123,9 +137,7 @@ func TestAPeerThatHangsUpEndsTheWatchedConnection(t *testing.T) {
 // Closing a connection the watcher waits on ends its loop, without a read; the descriptor's
 // number, which the next connection is likely to get, starts only that connection's reader.
 func TestClosingAWatchedConnectionEndsItAndItsDescriptorIsForgotten(t *testing.T) {
-	skipWithoutWatching(t)
-	w := NewWatcher()
-	defer w.Close()
+	w := newTestWatcher(t)
 	a := watchLoopback(t, w)
 	fd := a.c.sysfd
 	_ = a.c.Close()
@@ -147,21 +159,13 @@ func TestClosingAWatchedConnectionEndsItAndItsDescriptorIsForgotten(t *testing.T
 	if n := a.reads.Load(); n != 0 {
 		t.Fatalf("the closed connection was read %d times", n)
 	}
-	w.mu.Lock()
-	_, held := w.watched[a.c.watch.id]
-	w.mu.Unlock()
-	if held {
-		t.Fatal("the watcher still holds the closed connection")
-	}
+	wantLetGo(t, w, a.c)
 }
 
 // A connection closed as something arrives on it ends once, whichever comes first: its reader
 // starts at most once, and the watcher lets it go.
 func TestAConnectionClosedAsItBecomesReadableEndsOnce(t *testing.T) {
-	skipWithoutWatching(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	w := NewWatcher()
-	defer w.Close()
+	w := newTestWatcher(t)
 	for range 200 {
 		x := watchLoopback(t, w)
 		var wg sync.WaitGroup
@@ -173,12 +177,7 @@ func TestAConnectionClosedAsItBecomesReadableEndsOnce(t *testing.T) {
 		if n := x.reads.Load(); n > 1 {
 			t.Fatalf("read %d times, want once at most", n)
 		}
-		w.mu.Lock()
-		_, held := w.watched[x.c.watch.id]
-		w.mu.Unlock()
-		if held {
-			t.Fatal("the watcher still holds the closed connection")
-		}
+		wantLetGo(t, w, x.c)
 		x.peer.Close()
 	}
 }
@@ -186,11 +185,9 @@ func TestAConnectionClosedAsItBecomesReadableEndsOnce(t *testing.T) {
 // Closing the watcher with many connections waiting starts all their readers, which wait on
 // their own from then on; once the connections end, no goroutine is left.
 func TestClosingTheWatcherHandsEveryConnectionBackToItsReader(t *testing.T) {
-	skipWithoutWatching(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	w := newTestWatcher(t)
 	const n = 500
 	before := runtime.NumGoroutine()
-	w := NewWatcher()
 	xs := make([]*watched, n)
 	for i := range xs {
 		xs[i] = watchLoopback(t, w)
@@ -216,10 +213,7 @@ func TestClosingTheWatcherHandsEveryConnectionBackToItsReader(t *testing.T) {
 
 // The watcher's goroutine and descriptors last only while it watches connections.
 func TestTheWatcherRunsOnlyWhileItWatches(t *testing.T) {
-	skipWithoutWatching(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	w := NewWatcher()
-	defer w.Close()
+	w := newTestWatcher(t)
 	for range 3 {
 		x := watchLoopback(t, w)
 		_ = x.c.Close()
@@ -243,9 +237,7 @@ func TestTheWatcherRunsOnlyWhileItWatches(t *testing.T) {
 // A read deadline set while the watcher waits, or while the reader reads, ends the connection
 // when it passes (Wake): its reader waits itself from then on.
 func TestAReadDeadlineEndsAWatchedConnection(t *testing.T) {
-	skipWithoutWatching(t)
-	w := NewWatcher()
-	defer w.Close()
+	w := newTestWatcher(t)
 	deadline := func(c *Conn) {
 		c.LockWrite()
 		_ = c.NetConn().SetReadDeadline(time.Now().Add(50 * time.Millisecond))
