@@ -14,19 +14,20 @@ func (c *Conn) ReadLoop(w *Watcher, idle, read func() bool, end func()) {
 		return
 	}
 	c.writeMu.Lock()
-	woken := c.wakeful // a read deadline is set already: the reader waits itself
-	if !woken {
+	waitsItself := c.wakeful // a read deadline is set already
+	if !waitsItself {
 		c.watch.w = w
 		c.watch.resume = func(woken bool) { c.readOn(woken, idle, read, end) }
 	}
 	c.writeMu.Unlock()
-	if woken {
+	if waitsItself {
 		c.ReadLoop(nil, idle, read, end)
 		return
 	}
 	c.readOn(false, idle, read, end)
 }
 
+// readOnFreshStack calls read on a goroutine of its own (see OnFreshStack).
 func readOnFreshStack(read func() bool) (goOn bool) {
 	OnFreshStack(func() { goOn = read() })
 	return goOn
@@ -34,7 +35,7 @@ func readOnFreshStack(read func() bool) (goOn bool) {
 
 // readOn reads until c would wait, then hands it to the watcher; when the watcher cannot take
 // it (c is closing, or the watcher is closed) it waits here. woken says that the watcher saw c
-// readable (or closing): the first read does not wait.
+// readable: the first read does not wait.
 func (c *Conn) readOn(woken bool, idle, read func() bool, end func()) {
 	for ; ; woken = false {
 		if !woken && idle() {
