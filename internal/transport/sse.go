@@ -49,7 +49,8 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
 	// A subscription over HTTP/1.1 takes the connection over, so that while it waits for events
-	// it holds one goroutine and no buffer, as a WebSocket does (HTTP/2 cannot be hijacked).
+	// it holds no buffer and, on Linux, no goroutine, as a WebSocket does (HTTP/2 cannot be
+	// hijacked).
 	// The context keeps the request's values, not its end: the handler returns at once. It
 	// keeps the caller's token's end, which ends the stream (streamContext).
 	sctx, scancel := streamContext(r)
@@ -65,10 +66,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if errs == nil && isSubscription(opCtx) && r.ProtoMajor == 1 {
 		if nc, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			st := t.newSSESocket(nc, sctx, scancel)
-			go func() {
-				defer t.cfg.Streams.done()
-				st.serve(w.Header(), exec, opCtx)
-			}()
+			go st.serve(w.Header(), exec, opCtx, t.cfg.Streams.done)
 			return
 		}
 	}

@@ -16,8 +16,9 @@ import (
 )
 
 // sseSocket is an SSE subscription over a hijacked HTTP/1.1 connection. The response is written
-// here, in chunked encoding, so that an idle stream holds one goroutine (its reader, waiting
-// without a buffer to learn that the client left) and no buffer; its writer runs only while
+// here, in chunked encoding, so that an idle stream holds no goroutine where the streams' watcher
+// waits on it (Linux; elsewhere its reader, waiting without a buffer to learn that the client
+// left) and no buffer; its writer runs only while
 // there is something to write, and its keep-alive and shutdown are timers.
 type sseSocket struct {
 	socket.Conn
@@ -46,25 +47,35 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 // The chunked encoding's last chunk, which ends the response.
 var lastChunk = []byte("0\r\n\r\n")
 
-// serve writes the response's head, subscribes, and waits for the client to leave or the stream
-// to end; then it lets everything go. The first and the last are done on goroutines of their
-// own (see socket.OnFreshStack): this one only waits, for as long as the stream lasts.
-func (st *sseSocket) serve(header http.Header, exec graphql.GraphExecutor, opCtx *graphql.OperationContext) {
+// serve writes the response's head, subscribes, and reads until the client leaves or the stream
+// ends; then it lets everything go, and calls done. It may return before then: an idle stream
+// is waited on by the streams' watcher. The first and the last are done on goroutines of their
+// own (see socket.OnFreshStack), so that a reader that waits keeps the smallest stack.
+func (st *sseSocket) serve(header http.Header, exec graphql.GraphExecutor, opCtx *graphql.OperationContext, done func()) {
 	var undo func()
 	socket.OnFreshStack(func() { undo = st.start(header, exec, opCtx) })
-	if undo != nil {
-		st.awaitGone()
+	end := func() {
+		socket.OnFreshStack(func() {
+			if undo != nil {
+				undo()
+			}
+			st.cancel()
+			st.out.Close()
+			_ = st.Close()
+			st.wg.Wait()
+		})
+		done()
 	}
-	socket.OnFreshStack(func() {
-		if undo != nil {
-			undo()
-		}
-		st.cancel()
-		st.out.Close()
-		_ = st.Close()
-		st.wg.Wait()
-	})
+	if undo == nil {
+		end()
+		return
+	}
+	// What a client sends on a stream's connection is read and thrown away.
+	st.ReadLoop(st.t.cfg.Streams.watcher, alwaysIdle, st.discard, end)
 }
+
+// alwaysIdle says that a stream's reader holds nothing read: it waits before each read.
+func alwaysIdle() bool { return true }
 
 // start writes the response's head, subscribes and sets the stream's timers, and returns what
 // undoes them; nil when the client could not be written to.
@@ -111,15 +122,9 @@ func (st *sseSocket) writeHead(header http.Header) error {
 	return st.WriteWaiting(b.Bytes())
 }
 
-// awaitGone waits until the connection ends: the client left, or the stream ended and its
-// writer closed it. What a client sends on a stream's connection is read and thrown away.
-func (st *sseSocket) awaitGone() {
-	for st.WaitReadable() == nil && st.discard() {
-	}
-}
-
 // discard reads what arrived and throws it away; false once the connection has ended. The
-// buffer is taken here, not in awaitGone, whose frame an idle stream keeps on its stack.
+// buffer is taken here, not in the loop that waits, whose frame a waiting reader keeps on its
+// stack.
 func (st *sseSocket) discard() bool {
 	buf := make([]byte, 512)
 	_, err := st.NetConn().Read(buf)

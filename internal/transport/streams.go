@@ -22,6 +22,8 @@ type Streams struct {
 	wg      sync.WaitGroup // the streams, and the executions they share
 	// writers write the streams' connections.
 	writers *socket.Writers
+	// watcher waits for idle connections to become readable, so that they hold no goroutine.
+	watcher *socket.Watcher
 	// wsQueues and sseQueues are the queues that idle connections give back and busy ones
 	// take.
 	wsQueues  socket.ItemArrays[wsResult]
@@ -41,7 +43,8 @@ func (s *Streams) Executions() int { return s.counts.Executions() }
 // NewStreams returns a tracker with no streams, open to new ones.
 func NewStreams() *Streams {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Streams{stopping: ctx.Done(), stopped: ctx, stop: cancel, writers: socket.NewWriters()}
+	return &Streams{stopping: ctx.Done(), stopped: ctx, stop: cancel, writers: socket.NewWriters(),
+		watcher: socket.NewWatcher()}
 }
 
 // fanout is a fan-out of subscriptions whose executions these streams count and wait for.
@@ -68,11 +71,13 @@ func (s *Streams) done() { s.wg.Done() }
 // "reconnect", and reach a replica that is not shutting down.
 func (s *Streams) Close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.closing {
 		s.closing = true
 		s.stop()
 	}
+	s.mu.Unlock()
+	// The idle connections' readers start, to read the peers' answers to the closes.
+	s.watcher.Close()
 }
 
 // Wait waits until every stream has ended, or ctx does.

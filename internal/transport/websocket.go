@@ -86,11 +86,10 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		p = legacyWS{s}
 	}
 	go func() {
-		defer st.done()
 		if hs.Protocol == "" {
 			s.close(ws.StatusProtocolError, "Unsupported subprotocol: use graphql-transport-ws or graphql-ws")
 		}
-		s.serve(p)
+		s.serve(p, st.done)
 	}()
 }
 

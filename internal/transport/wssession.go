@@ -63,9 +63,10 @@ type wsProtocol interface {
 	completes(outcome fanout.Outcome) bool
 }
 
-// wsSession is one connection, whichever its subprotocol. While idle it holds one goroutine,
-// its reader, and no buffer; a writer runs while there is something to write, and one goroutine
-// per query or mutation while it runs. Its subscriptions are members of the fanout's groups.
+// wsSession is one connection, whichever its subprotocol. While idle it holds no buffer, and no
+// goroutine where the streams' watcher can wait on it (Linux; one, its reader, elsewhere); a
+// writer runs while there is something to write, and one goroutine per query or mutation while
+// it runs. Its subscriptions are members of the fanout's groups.
 // Timers do the rest: the initialisation timeout, the keep-alive, the end of the caller's
 // credentials and the server's shutdown each act when they fire, holding no goroutine until
 // then.
@@ -142,10 +143,10 @@ type wsMessage struct {
 }
 
 // serve reads and handles messages in protocol p until the connection ends, then undoes
-// everything the session holds.
-func (s *wsSession) serve(p wsProtocol) {
+// everything the session holds, and calls done. It may return before then: an idle connection
+// is waited on by the streams' watcher, which holds no goroutine of its own for it.
+func (s *wsSession) serve(p wsProtocol, done func()) {
 	s.proto = p
-	defer s.end()
 	s.mu.Lock()
 	s.initTimer = time.AfterFunc(s.t.cfg.InitTimeout, s.initTimedOut)
 	s.mu.Unlock()
@@ -155,17 +156,10 @@ func (s *wsSession) serve(p wsProtocol) {
 	if s.t.cfg.beforeRead != nil {
 		s.t.cfg.beforeRead()
 	}
-	// The wait for the next message is made from here, this shallow, and the messages are read
-	// elsewhere, so that an idle connection's goroutine keeps the smallest stack.
-	for s.c.WaitIdle() == nil && s.readOnFreshStack() {
-	}
-}
-
-// readOnFreshStack reads and acts on what arrived on a goroutine of its own (see
-// socket.OnFreshStack).
-func (s *wsSession) readOnFreshStack() (goOn bool) {
-	socket.OnFreshStack(func() { goOn = s.readAvailable() })
-	return goOn
+	s.c.ReadLoop(s.t.cfg.Streams.watcher, s.c.Idle, s.readAvailable, func() {
+		s.end()
+		done()
+	})
 }
 
 // readAvailable reads and acts on messages, one at least, until the connection would wait,

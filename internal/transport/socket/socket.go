@@ -38,6 +38,14 @@ type Conn struct {
 	fd int
 	// closing is set once Close has begun: a write that waits gives up.
 	closing atomic.Bool
+
+	// sysfd is the socket's descriptor while it is open, for the Watcher; set once, by Init.
+	sysfd int
+	// watch is c's part in the Watcher that waits on it while idle, if any (ReadLoop).
+	watch watch
+	// wakeful is set once Wake was called: the reader waits itself from then on. Guarded by
+	// writeMu.
+	wakeful bool
 }
 
 // Init makes c the connection nc, whose writes wait at most writeTimeout (positive) for the
@@ -54,6 +62,7 @@ func (c *Conn) Init(nc net.Conn, writeTimeout time.Duration) {
 			c.raw = raw
 			c.readable = c.probe
 			_ = raw.Control(func(fd uintptr) { c.fd = int(fd) })
+			c.sysfd = c.fd
 		}
 	}
 }
@@ -135,6 +144,10 @@ func (c *Conn) Close() error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	c.fd = -1
+	if c.watch.w != nil {
+		// Before the descriptor is closed: its number may go to another connection at once.
+		c.watch.w.wake(c, true)
+	}
 	return c.nc.Close()
 }
 

@@ -199,15 +199,6 @@ func checkClientHeader(h ws.Header, midMessage bool) error {
 // Idle reports whether the reader holds nothing to read: the next message needs a wait.
 func (c *Conn) Idle() bool { return c.br == nil && c.handshake == nil }
 
-// WaitIdle waits, holding no buffer, for the next message to begin arriving when the reader is
-// idle.
-func (c *Conn) WaitIdle() error {
-	if !c.Idle() {
-		return nil
-	}
-	return c.WaitReadable()
-}
-
 // fill makes sure the reader has a buffer: the handshake's leftovers, or a pooled one once the
 // socket is readable.
 func (c *Conn) fill() error {
@@ -272,5 +263,7 @@ func (c *Conn) SendClose(code ws.StatusCode, reason string) bool {
 	}
 	_ = c.WriteWaiting(AppendFrame(nil, ws.OpClose, ws.NewCloseFrameBody(code, reason)))
 	_ = c.NetConn().SetReadDeadline(time.Now().Add(closeTimeout))
+	// A reader that a watcher waits for would not see the deadline: it waits itself now.
+	c.Wake()
 	return true
 }
