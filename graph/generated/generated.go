@@ -4262,9 +4262,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
-			buf.Grow(ec.run.Size())
-			data.MarshalGQL(&buf)
+			buf := gqlrun.ResponseBuffer(ctx, ec.run.Size())
+			data.MarshalGQL(buf)
 			ec.run.End()
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
@@ -4283,9 +4282,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			ec.run.Begin(ctx)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
-			var buf bytes.Buffer
-			buf.Grow(ec.run.Size())
-			data.MarshalGQL(&buf)
+			buf := gqlrun.ResponseBuffer(ctx, ec.run.Size())
+			data.MarshalGQL(buf)
 			ec.run.End()
 
 			return &graphql.Response{

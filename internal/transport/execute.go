@@ -66,6 +66,7 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	if !multipart {
 		ctx = gqlrun.WithDeferredPlaceholders(ctx) // merged below, fields in their places
 	}
+	ctx, release := gqlrun.WithResponseBuffer(ctx)
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	resp := responses(ctx)
 	if r.Context().Err() != nil {
@@ -81,6 +82,7 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	}
 	setCaching(w.Header(), r.Method, opCtx.Operation.Operation, persistedID(params), len(resp.Errors) == 0, persistedMaxAge)
 	writeResponse(w, resp)
+	release() // written, and held by nothing (a deferred response's parts are all merged into it by now)
 }
 
 // setCaching says how a response may be cached. A query named by id over GET, answered
