@@ -190,14 +190,14 @@ func (m *FieldSet) MarshalGQL(w io.Writer) {
 		if v == Deferred || m.fields[i].Field == nil {
 			continue
 		}
-		if first {
-			b.WriteByte('"')
-			first = false
-		} else {
-			b.WriteString(`,"`)
+		// The key in one write: three per field were a tenth of the writing.
+		key := b.AvailableBuffer()
+		if !first {
+			key = append(key, ',')
 		}
-		b.WriteString(m.fields[i].Alias)
-		b.WriteString(`":`)
+		first = false
+		key = append(append(append(key, '"'), m.fields[i].Alias...), '"', ':')
+		b.Write(key)
 		if v != nil {
 			v.MarshalGQL(b)
 		} else {
