@@ -47,7 +47,7 @@ func main() {
 	default:
 		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, flag.ErrHelp) { // -help printed the usage: not a failure
 		fmt.Fprintln(os.Stderr, "fanoutbench:", err)
 		stop()
 		os.Exit(1)
