@@ -131,6 +131,11 @@ func (c *chunks[T]) reset(keep bool, pool *sync.Pool) {
 // resolved and written after this response, and holds objects of it.
 func (s *State) End() {
 	s.forward(s.size.Load())
+	if s.sizes != nil {
+		s.mu.Lock()
+		s.sizes.note(s.fields.n, s.io.n)
+		s.mu.Unlock()
+	}
 	// A query's deferred fragments are written after it, each sized by what was charged since.
 	s.size.Store(0)
 	s.forwarded.Store(0)

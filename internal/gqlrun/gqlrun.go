@@ -47,8 +47,8 @@ type DoesIO func(object, field string) bool
 // concurrent fields.
 type State struct {
 	mu     sync.Mutex
-	fields map[selection][]graphql.CollectedField
-	io     map[selection]bool
+	fields memo[[]graphql.CollectedField]
+	io     memo[bool]
 	// The chunks objects, the values of objects and lists, lists' slice headers and strings
 	// that are not struct fields are taken from (NewFieldSet, Array, List, StringValue).
 	sets   chunks[FieldSet]
@@ -69,6 +69,7 @@ type State struct {
 	// for later executions; fixed says whether Fields' may be kept (see Plans).
 	plans   *Plans
 	fixed   bool
+	sizes   *memoSizes // of the document's plan, when it has one
 	done    <-chan struct{}
 	stopped atomic.Bool
 	// size adds up the charges, of which the guard has seen forwarded.
@@ -96,13 +97,15 @@ func (s *State) Begin(ctx context.Context) {
 	s.placeholders, _ = ctx.Value(placeholdersKey{}).(bool)
 	s.plans = plansOf(ctx)
 	if !graphql.HasOperationContext(ctx) {
-		s.repeats, s.doc, s.fixed = true, nil, false
+		s.repeats, s.doc, s.fixed, s.sizes = true, nil, false, nil
 	} else if doc := graphql.GetOperationContext(ctx).Doc; doc != s.doc || doc == nil {
 		if s.plans != nil && doc != nil {
 			d := s.plans.doc(doc)
-			s.repeats, s.fixed = d.repeats, d.fixed
+			s.repeats, s.fixed, s.sizes = d.repeats, d.fixed, d.sizes
+			s.fields.reserve(int(d.sizes.fields.Load()))
+			s.io.reserve(int(d.sizes.io.Load()))
 		} else {
-			s.repeats, s.fixed = doc == nil || mayRepeat(doc), false
+			s.repeats, s.fixed, s.sizes = doc == nil || mayRepeat(doc), false, nil
 		}
 		s.doc = doc
 	}
@@ -166,7 +169,7 @@ func (s *State) Stop(ctx context.Context) bool {
 func (s *State) Fields(op *graphql.OperationContext, sel ast.SelectionSet, implementors []string) []graphql.CollectedField {
 	k := key(sel, implementors[0])
 	s.mu.Lock()
-	fields, ok := s.fields[k]
+	fields, ok := s.fields.get(k)
 	s.mu.Unlock()
 	if ok {
 		return fields
@@ -182,10 +185,7 @@ func (s *State) Fields(op *graphql.OperationContext, sel ast.SelectionSet, imple
 		}
 	}
 	s.mu.Lock()
-	if s.fields == nil {
-		s.fields = make(map[selection][]graphql.CollectedField)
-	}
-	s.fields[k] = fields
+	s.fields.put(k, fields)
 	s.mu.Unlock()
 	return fields
 }
@@ -197,7 +197,7 @@ func (s *State) Fields(op *graphql.OperationContext, sel ast.SelectionSet, imple
 func (s *State) ReachesIO(schema *ast.Schema, sel ast.SelectionSet, typ string, doesIO DoesIO) bool {
 	k := key(sel, typ)
 	s.mu.Lock()
-	reaches, ok := s.io[k]
+	reaches, ok := s.io.get(k)
 	s.mu.Unlock()
 	if ok {
 		return reaches
@@ -212,10 +212,7 @@ func (s *State) ReachesIO(schema *ast.Schema, sel ast.SelectionSet, typ string, 
 		}
 	}
 	s.mu.Lock()
-	if s.io == nil {
-		s.io = make(map[selection]bool)
-	}
-	s.io[k] = reaches
+	s.io.put(k, reaches)
 	s.mu.Unlock()
 	return reaches
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -46,6 +47,21 @@ func keyOf(sel ast.SelectionSet, on string) planKey {
 type docPlan struct {
 	repeats bool // mayRepeat
 	fixed   bool // no directive takes a variable: the fields collected are the document's
+	// sizes are how many selection sets its executions remembered, so that the next one's
+	// memos are made at their size instead of growing to it.
+	sizes *memoSizes
+}
+
+type memoSizes struct{ fields, io atomic.Int32 }
+
+// note keeps the largest sizes seen.
+func (m *memoSizes) note(fields, io int) {
+	if int(m.fields.Load()) < fields {
+		m.fields.Store(int32(fields))
+	}
+	if int(m.io.Load()) < io {
+		m.io.Store(int32(io))
+	}
 }
 
 type fieldsPlan struct {
@@ -87,7 +103,7 @@ func (p *Plans) doc(doc *ast.QueryDocument) docPlan {
 	if ok {
 		return d
 	}
-	d = docPlan{repeats: mayRepeat(doc), fixed: !directivesTakeVariables(doc)}
+	d = docPlan{repeats: mayRepeat(doc), fixed: !directivesTakeVariables(doc), sizes: &memoSizes{}}
 	p.mu.Lock()
 	if p.docs == nil || len(p.docs) >= maxDocuments {
 		p.docs = map[*ast.QueryDocument]docPlan{}
