@@ -269,6 +269,7 @@ func (g *Gateway) open(ctx context.Context, cfg config.Gateway, tp trace.TracerP
 		Config: httpConfig(cfg, graph.ShareEvents(hub), disk),
 	})
 	g.handler = handler
+	g.onClose(handler.Close)
 
 	// Every subscriber counts, however many share one execution of their subscription.
 	m.Gauge("advisor_event_subscribers", "Open subscriptions on this replica.", func() float64 { return float64(handler.Subscriptions()) })

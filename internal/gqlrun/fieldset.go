@@ -157,7 +157,8 @@ func (m *FieldSet) Concurrently(i int, f func(context.Context) graphql.Marshaler
 }
 
 // Dispatch resolves the fields given to Concurrently and returns when all are resolved: the
-// first on this goroutine, the others each on one of its own, as gqlgen does.
+// first on this goroutine, the others each on one of its own, as gqlgen does, or of the
+// Workers of ctx (WithWorkers) when it has them.
 func (m *FieldSet) Dispatch(ctx context.Context) {
 	if m.delayed == nil {
 		return
@@ -172,8 +173,18 @@ func (m *FieldSet) Dispatch(ctx context.Context) {
 		return
 	}
 	var wg sync.WaitGroup
-	for _, d := range ds[1:] {
-		wg.Go(func() { m.Values[d.i] = d.f(ctx) })
+	if w := workersOf(ctx); w != nil {
+		wg.Add(len(ds) - 1)
+		for _, d := range ds[1:] {
+			w.Go(func() {
+				defer wg.Done()
+				m.Values[d.i] = d.f(ctx)
+			})
+		}
+	} else {
+		for _, d := range ds[1:] {
+			wg.Go(func() { m.Values[d.i] = d.f(ctx) })
+		}
 	}
 	m.Values[ds[0].i] = ds[0].f(ctx)
 	wg.Wait()

@@ -25,6 +25,7 @@ import (
 
 	"github.com/advisorhq/gateway/internal/apperr"
 	"github.com/advisorhq/gateway/internal/compress"
+	"github.com/advisorhq/gateway/internal/gqlrun"
 	"github.com/advisorhq/gateway/internal/metrics"
 	"github.com/advisorhq/gateway/internal/oplimit"
 	"github.com/advisorhq/gateway/internal/persisted"
@@ -106,6 +107,7 @@ const readyTimeout = 3 * time.Second
 type Handler struct {
 	http.Handler
 	streams *transport.Streams
+	workers *gqlrun.Workers
 }
 
 // CloseStreams ends every open subscription stream and refuses new ones; it returns at once.
@@ -122,15 +124,20 @@ func (h *Handler) Subscriptions() int { return h.streams.Subscriptions() }
 // count once.
 func (h *Handler) Executions() int { return h.streams.Executions() }
 
+// Close lets go of the goroutines the handler keeps for the concurrent fields of operations
+// (gqlrun.Workers). Call it once the server has stopped: a request after it still runs, its
+// fields each on a goroutine of its own.
+func (h *Handler) Close() { h.workers.Close() }
+
 // WaitStreams waits until the streams CloseStreams ended have finished, or ctx ends.
 // http.Server.Shutdown does not wait for WebSockets: their connections are hijacked.
 func (h *Handler) WaitStreams(ctx context.Context) error { return h.streams.Wait(ctx) }
 
 // New returns the gateway's handler.
 func New(d Deps) *Handler {
-	st := transport.NewStreams()
+	st, workers := transport.NewStreams(), gqlrun.NewWorkers()
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", d.cors(withClient(d.authenticated(d.limits(d.graphQL(st))))))
+	mux.Handle("/graphql", d.cors(withClient(d.authenticated(d.limits(d.graphQL(st, workers))))))
 	mux.Handle("/graphql/schema.graphql", d.cors(d.authenticated(schemaSDL(d.Schema, d.Config.Introspection))))
 	if d.Config.IDE {
 		mux.Handle("GET /{$}", idePage("Advisor GraphQL gateway", "/graphql"))
@@ -153,16 +160,17 @@ func New(d Deps) *Handler {
 	}
 	mux.Handle("GET /metrics", d.Metrics.Handler())
 	// Traced outermost, so that the request's log line carries its trace id.
-	return &Handler{Handler: d.traced(d.logged(bodyDeadline(d.Config.BodyTimeout, compress.Handler(mux)))), streams: st}
+	return &Handler{Handler: d.traced(d.logged(bodyDeadline(d.Config.BodyTimeout, compress.Handler(mux)))), streams: st, workers: workers}
 }
 
 // graphQL is the GraphQL handler with explicit transports (gqlgen's default server adds more
 // than the gateway wants and is marked as not for production): OPTIONS, GET and POST as
 // GraphQL over HTTP specifies them, multipart uploads, SSE and WebSockets.
-func (d Deps) graphQL(st *transport.Streams) http.Handler {
+func (d Deps) graphQL(st *transport.Streams, workers *gqlrun.Workers) http.Handler {
 	srv := handler.New(d.Schema)
 	tc := d.Config.Transport
 	tc.Authenticate, tc.Log, tc.Streams, tc.CountRefused = d.Authenticate, d.Log, st, d.countRefused()
+	tc.Workers = workers
 	for _, t := range transport.New(tc) {
 		srv.AddTransport(t)
 	}

@@ -18,8 +18,9 @@ import (
 // executeOnce runs an operation whose answer is one response, and writes it as GraphQL over
 // HTTP specifies, whichever transport read the parameters (a JSON body, a query string, a
 // multipart form), so that the same request gets the same status from each. A query named by
-// id over GET may be cached by its client for persistedMaxAge.
-func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, persistedMaxAge time.Duration, plans *gqlrun.Plans) {
+// id over GET may be cached by its client for persistedMaxAge. cfg gives the plans and workers
+// executions share.
+func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, persistedMaxAge time.Duration, cfg *Config) {
 	media := responseMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media+"; charset=utf-8")
 	// A request that cannot be executed: application/json says so in the body with 200,
@@ -61,7 +62,10 @@ func executeOnce(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	}
 	// The response ends with the request, so its field contexts may be allocated together;
 	// what planning it works out is kept for the requests that send the same document.
-	ctx = gqlrun.WithPlans(gqlrun.WithContexts(ctx), plans)
+	ctx = gqlrun.WithPlans(gqlrun.WithContexts(ctx), cfg.plans)
+	if cfg.Workers != nil {
+		ctx = gqlrun.WithWorkers(ctx, cfg.Workers)
+	}
 	multipart := acceptsMultipart(r)
 	if !multipart {
 		ctx = gqlrun.WithDeferredPlaceholders(ctx) // merged below, fields in their places

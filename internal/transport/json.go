@@ -56,5 +56,5 @@ func (t jsonTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
-	executeOnce(w, r, exec, params, t.cfg.PersistedMaxAge, t.cfg.plans)
+	executeOnce(w, r, exec, params, t.cfg.PersistedMaxAge, t.cfg)
 }

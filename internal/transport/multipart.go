@@ -84,7 +84,7 @@ func (u uploads) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	executeOnce(w, r, exec, params, 0, u.cfg.plans)
+	executeOnce(w, r, exec, params, 0, u.cfg)
 }
 
 // refuse answers a request refused before it became an operation, having counted it against

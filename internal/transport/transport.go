@@ -119,6 +119,11 @@ type Config struct {
 	// request instead of the refusal. Nil counts none.
 	CountRefused func(context.Context) error
 
+	// Workers, when set, run the concurrent fields of the operations answered over HTTP on
+	// goroutines kept between fields (gqlrun.Workers); their owner closes them. Nil runs each
+	// on a goroutine of its own.
+	Workers *gqlrun.Workers
+
 	// beforeRead, when set, runs on each WebSocket session's reader before it reads anything,
 	// its init timer running: tests hold the reader there, as a gateway busy accepting
 	// thousands of other clients holds it from its turn.
