@@ -4203,36 +4203,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
-		ec.unmarshalInputCharityInput,
-		ec.unmarshalInputCharityPatch,
-		ec.unmarshalInputClassInput,
-		ec.unmarshalInputClassPartiesInput,
-		ec.unmarshalInputClassPartyInput,
-		ec.unmarshalInputClassPatch,
-		ec.unmarshalInputClientAddressInput,
-		ec.unmarshalInputClientInput,
-		ec.unmarshalInputContactInput,
-		ec.unmarshalInputContactPatch,
-		ec.unmarshalInputCreateDocumentInput,
-		ec.unmarshalInputCreateTopAccountInput,
-		ec.unmarshalInputEntityInput,
-		ec.unmarshalInputEntityPatch,
-		ec.unmarshalInputEventFilter,
-		ec.unmarshalInputFractionInput,
-		ec.unmarshalInputIndividualInput,
-		ec.unmarshalInputIndividualPatch,
-		ec.unmarshalInputOwnershipInput,
-		ec.unmarshalInputReferralAddressInput,
-		ec.unmarshalInputReferralInput,
-		ec.unmarshalInputReferralUserInput,
-		ec.unmarshalInputTrustInput,
-		ec.unmarshalInputTrustPatch,
-		ec.unmarshalInputUpdateDocumentInput,
-		ec.unmarshalInputUpdateTopAccountInput,
-		ec.unmarshalInputWillInput,
-		ec.unmarshalInputWillPatch,
-	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -4242,7 +4212,6 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			var data graphql.Marshaler
 			if first {
 				first = false
-				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 				ec.run.Begin(ctx)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
@@ -4279,7 +4248,6 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				return nil
 			}
 			first = false
-			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			ec.run.Begin(ctx)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			buf := gqlrun.ResponseBuffer(ctx, ec.run.Size())
