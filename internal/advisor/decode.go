@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/advisorhq/gateway/internal/advisorspec"
 )
@@ -37,12 +38,14 @@ func decode(body []byte, out any) error {
 	return json.Unmarshal(body, out)
 }
 
-// wireDecoder reads one answer. Its strings are substrings of one copy of the answer, so a
-// contact list costs one allocation for all its names and ids instead of one for each; the
-// copy lives as long as any value read from it, which is the request that read it.
+// wireDecoder reads one answer. Its strings are substrings of the answer's bytes, so a contact
+// list costs no allocation for its names and ids; the bytes live as long as any value read
+// from them, which is the request that read it. They are never written after readBody has
+// read them (the request's Cache hands the same bytes to every read of them), which is what
+// makes sharing them with strings sound.
 type wireDecoder struct {
 	b     []byte
-	s     string // string(b)
+	s     string // b, shared
 	i     int
 	list  []string // scratch: the list being read
 	depth int
@@ -101,7 +104,7 @@ func (s *slab[T]) copyOf(list []T) []T {
 }
 
 func newWireDecoder(body []byte) *wireDecoder {
-	return &wireDecoder{b: body, s: string(body)}
+	return &wireDecoder{b: body, s: unsafe.String(unsafe.SliceData(body), len(body))}
 }
 
 // maxSkipDepth bounds the nesting of a value the decoder skips; deeper ones are left to

@@ -106,7 +106,7 @@ func FuzzDecodeReadsAnswersAsEncodingJSONDoes(f *testing.F) {
 }
 
 // A family query's contact list is read with allocations per answer, not per string or per
-// contact: the names and ids of the "`contacts` array of contact responses" share one copy of
+// contact: the names and ids of the "`contacts` array of contact responses" share the bytes of
 // the answer, and the shares, parties, percentages, fractions and EINs a few arrays.
 func TestDecodeOfAContactListAllocatesPerAnswerNotPerString(t *testing.T) {
 	const n = 200
