@@ -98,6 +98,10 @@ func Negotiate(acceptEncoding string) string {
 // compressible reports whether a response of this Content-Type is worth compressing: text
 // formats, whatever is JSON, and multipart answers (incremental delivery's parts are JSON).
 func compressible(contentType string) bool {
+	switch contentType {
+	case "application/json; charset=utf-8", "application/graphql-response+json; charset=utf-8":
+		return true // what the GraphQL transports answer, without mime's map of parameters
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return false

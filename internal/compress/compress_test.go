@@ -96,6 +96,9 @@ func TestResponsesAreCompressedAsAskedWhenLargeAndOfATextType(t *testing.T) {
 		{"an image", "image/png", large, "gzip", "", nil},
 		{"already encoded", "application/json", large, "gzip", "", http.Header{"Content-Encoding": {"br"}}},
 		{"a script", "text/javascript; charset=utf-8", large, "zstd", "zstd", nil},
+		{"large JSON as the transports label it", "application/json; charset=utf-8", large, "gzip", "gzip", nil},
+		{"large GraphQL response as the transports label it", "application/graphql-response+json; charset=utf-8", large, "gzip", "gzip", nil},
+		{"an event stream", "text/event-stream; charset=utf-8", large, "gzip", "", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

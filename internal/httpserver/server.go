@@ -320,7 +320,12 @@ func (d Deps) limits(next http.Handler) http.Handler {
 			refuse(http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		var buf bytes.Buffer
+		if r.ContentLength > 0 {
+			buf.Grow(int(r.ContentLength) + bytes.MinRead) // one buffer: ReadFrom wants room to see the end
+		}
+		_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+		body := buf.Bytes()
 		if errors.Is(err, errBodyTimeout) {
 			refuse(http.StatusRequestTimeout, "The request body did not arrive in time")
 			return
@@ -333,7 +338,7 @@ func (d Deps) limits(next http.Handler) http.Handler {
 			refuse(http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = transport.NewWholeBody(body) // the transport takes these bytes, not a copy
 		next.ServeHTTP(w, r)
 	})
 }

@@ -26,6 +26,24 @@ var (
 // size is known here: a client may declare any length.
 const maxPresized = 4 << 20
 
+// WholeBody is a request body that a layer in front of the transports has read whole (to bound
+// it and count what it costs): readBody takes its bytes as they are rather than reading them
+// into a buffer of its own, as long as nothing has read from it since.
+type WholeBody struct {
+	bytes.Reader
+	b []byte
+}
+
+// NewWholeBody is b as a request body.
+func NewWholeBody(b []byte) *WholeBody {
+	w := &WholeBody{b: b}
+	w.Reset(b)
+	return w
+}
+
+// Close does nothing: the bytes are in memory.
+func (*WholeBody) Close() error { return nil }
+
 // readBody reads r's body whole, refusing one past maxBytes (0: the server in front bounds it)
 // as soon as it passes. A declared length sizes the buffer once, so reading costs one copy of
 // the body, not io.ReadAll's doublings, which hold three times its size for a while.
@@ -35,6 +53,13 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 	}
 	if maxBytes > 0 && r.ContentLength > maxBytes {
 		return nil, &tooLargeError{maxBytes}
+	}
+	if w, ok := r.Body.(*WholeBody); ok && w.Len() == len(w.b) {
+		if maxBytes > 0 && int64(len(w.b)) > maxBytes {
+			return nil, &tooLargeError{maxBytes}
+		}
+		w.Reset(nil) // read, as far as anyone after this can tell
+		return w.b, nil
 	}
 	src := r.Body
 	if maxBytes > 0 {
