@@ -60,7 +60,7 @@ func bodyParams(body []byte, b BodyBounds) (*graphql.RawParams, error) {
 		return nil, err
 	}
 	var raw rawParams
-	if err := decodeJSON(bytes.NewReader(body), &raw); err != nil {
+	if err := decodeParams(body, &raw); err != nil {
 		return nil, errBadBody
 	}
 	return raw.params()
