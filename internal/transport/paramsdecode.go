@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"io"
 	"math/bits"
 	"strings"
 	"unicode/utf16"
@@ -31,6 +33,19 @@ func decodeParams(data []byte, raw *rawParams) error {
 	}
 	*raw = rawParams{} // encoding/json would merge into what the decoder left
 	return decodeJSON(bytes.NewReader(data), raw)
+}
+
+// decodeJSON decodes r's one JSON value into v as encoding/json does, numbers as json.Number.
+func decodeJSON(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
 }
 
 // maxParamsDepth bounds how deeply the values the decoder reads nest; deeper ones are left to
@@ -397,31 +412,34 @@ func utf8Rune(b []byte) (int, bool) {
 // Lanes of a word read 8 bytes at a time.
 const (
 	lanes01 = 0x0101010101010101
-	lanes80 = 0x8080808080808080
+	lanes7f = 0x7f * lanes01
+	lanes80 = 0x80 * lanes01
 )
 
 // plainRun is the index of the first byte from i on that a string's reader must look at (a
 // quote, a backslash, a control character or a byte of a multi-byte sequence), or len(b).
-// Strings are most of a body, the query, so it looks at 8 bytes at a time: a lane is flagged
-// when it is below 0x20, equal to a quote or a backslash (below 1 once xored with them), or has
-// its top bit set. A borrow may flag a lane above a flagged one, never below, so the lowest
-// flagged lane is the first such byte.
+// Strings are most of a body, the query, so it looks at 8 bytes at a time. With each lane's
+// top bit cleared (x), adding 0x60 sets it unless the lane is below 0x20, and adding 0x7f to
+// the lane xored with a quote or a backslash sets it unless the lane is that byte; no lane
+// carries into the next. A lane whose top bit all three set, and which had none to begin with,
+// is plain.
 func plainRun(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		q := w ^ (lanes01 * '"')
-		s := w ^ (lanes01 * '\\')
-		m := ((w-lanes01*0x20)&^w | (q-lanes01)&^q | (s-lanes01)&^s | w) & lanes80
-		if m != 0 {
-			return i + bits.TrailingZeros64(m)/8
+	p := b[i:]
+	for len(p) >= 8 {
+		w := binary.LittleEndian.Uint64(p)
+		x := w & lanes7f
+		plain := (x + 0x60*lanes01) & ((x ^ '"'*lanes01) + lanes7f) & ((x ^ '\\'*lanes01) + lanes7f) &^ w
+		if m := ^plain & lanes80; m != 0 {
+			return len(b) - len(p) + bits.TrailingZeros64(m)/8
+		}
+		p = p[8:]
+	}
+	for j, c := range p {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return len(b) - len(p) + j
 		}
 	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return i
+	return len(b)
 }
 
 // skip reads over any valid JSON value, as encoding/json skips a member no field takes: only
