@@ -128,17 +128,12 @@ func (d *paramsDecoder) key() ([]byte, bool) {
 		return nil, false
 	}
 	start := d.i + 1
-	for j := start; j < len(d.b); j++ {
-		c := d.b[j]
-		if c == '"' {
-			d.i = j + 1
-			return d.b[start:j], true
-		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			return nil, false
-		}
+	j := plainRun(d.b, start)
+	if j == len(d.b) || d.b[j] != '"' {
+		return nil, false
 	}
-	return nil, false
+	d.i = j + 1
+	return d.b[start:j], true
 }
 
 // strPtr reads a string or null into a pointer.
