@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/bits"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -294,8 +295,7 @@ func (d *paramsDecoder) take(x, y int) string {
 }
 
 // unescape reads a string that starts at start and has its first escape at i into a string of
-// its own, written once. An escaped surrogate is left to encoding/json, whose handling of
-// unpaired ones is the one to match.
+// its own, written once.
 func (d *paramsDecoder) unescape(start, i int) (string, bool) {
 	end := closingQuote(d.b, i)
 	if end < 0 {
@@ -323,12 +323,12 @@ func (d *paramsDecoder) unescape(start, i int) (string, bool) {
 			case 't':
 				sb.WriteByte('\t')
 			case 'u':
-				r, ok := hex4(b[i+2:])
-				if !ok || utf16.IsSurrogate(r) {
+				r, n := escapedRune(b[i:])
+				if n == 0 {
 					return "", false
 				}
 				sb.WriteRune(r)
-				i += 4
+				i += n - 2
 			default:
 				return "", false
 			}
@@ -373,6 +373,30 @@ func closingQuote(b []byte, i int) int {
 			return -1
 		}
 	}
+}
+
+// escapedRune reads the \u escape b starts with: the rune, and the length of its escape, 12
+// for a surrogate pair; 0 for a malformed escape, or a surrogate that is not half of a pair,
+// which is left to encoding/json, whose replacement of it is the one to match.
+func escapedRune(b []byte) (rune, int) {
+	r, ok := hex4(b[2:])
+	if !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	if len(b) < 12 || b[6] != '\\' || b[7] != 'u' {
+		return 0, 0
+	}
+	low, ok := hex4(b[8:])
+	if !ok {
+		return 0, 0
+	}
+	if r = utf16.DecodeRune(r, low); r == unicode.ReplacementChar {
+		return 0, 0
+	}
+	return r, 12
 }
 
 // hex4 reads the four hex digits of a \u escape.
