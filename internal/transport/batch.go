@@ -102,7 +102,7 @@ type batchOp struct {
 func prepareBatchItem(r *http.Request, exec graphql.GraphExecutor, item json.RawMessage) batchOp {
 	var raw rawParams
 	var params *graphql.RawParams
-	err := decodeJSON(bytes.NewReader(item), &raw)
+	err := decodeParams(item, &raw)
 	if err == nil {
 		params, err = raw.params()
 	} else {

@@ -258,7 +258,7 @@ func (u uploads) operation(data []byte) (*graphql.RawParams, error) {
 		return nil, err
 	}
 	var raw rawParams
-	if err := decodeJSON(bytes.NewReader(data), &raw); err != nil {
+	if err := decodeParams(data, &raw); err != nil {
 		return nil, errBadOperations
 	}
 	return raw.params()

@@ -2,9 +2,7 @@ package transport
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
@@ -60,7 +58,7 @@ func bodyParams(body []byte, b BodyBounds) (*graphql.RawParams, error) {
 		return nil, err
 	}
 	var raw rawParams
-	if err := decodeJSON(bytes.NewReader(body), &raw); err != nil {
+	if err := decodeParams(body, &raw); err != nil {
 		return nil, errBadBody
 	}
 	return raw.params()
@@ -107,16 +105,4 @@ func namePersisted(p *graphql.RawParams, documentID *string) error {
 // persistedID reports whether a request named its document by id.
 func persistedID(p *graphql.RawParams) bool {
 	return p.Extensions["persistedQuery"] != nil
-}
-
-func decodeJSON(r io.Reader, v any) error {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
 }
