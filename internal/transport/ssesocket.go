@@ -26,8 +26,9 @@ type sseSocket struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	out    socket.Outbox[*fanout.Result]
-	quota  socket.Quota   // the subscription's results waiting
-	wg     sync.WaitGroup // the writer
+	w      socket.Writer[*fanout.Result] // writes out; beside it, as both are touched for each delivery
+	quota  socket.Quota                  // the subscription's results waiting
+	wg     sync.WaitGroup                // the writer
 
 	mu        sync.Mutex
 	keepAlive *time.Timer
@@ -40,7 +41,7 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
 	st.Conn.Init(nc, t.cfg.WriteTimeout)
 	st.out.ShareArrays(&t.cfg.Streams.sseQueues)
-	socket.WriterFor(&st.Conn, &st.out, t.cfg.Streams.writers, st, &st.wg)
+	st.w.Init(&st.Conn, &st.out, t.cfg.Streams.writers, st, &st.wg)
 	return st
 }
 
