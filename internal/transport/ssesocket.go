@@ -143,8 +143,8 @@ func (st *sseSocket) ping() {
 	st.keepAlive.Reset(st.t.cfg.KeepAlive)
 }
 
-func (st *sseSocket) Deliver(_ *fanout.Member, r *fanout.Result) bool {
-	return st.out.PushResult(&st.quota, r, st.t.fanout.Buffer())
+func (st *sseSocket) Deliver(m *fanout.Member, r *fanout.Result) bool {
+	return st.out.PushResult(&st.quota, r, m.Buffer())
 }
 
 func (st *sseSocket) End(_ *fanout.Member, final *fanout.Result, _ fanout.Outcome) {

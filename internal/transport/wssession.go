@@ -493,7 +493,7 @@ func (op *wsOperation) frame(payload []byte) []byte {
 
 // Deliver queues one result of op's subscription.
 func (op *wsOperation) Deliver(m *fanout.Member, r *fanout.Result) bool {
-	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, op.s.t.fanout.Buffer())
+	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, m.Buffer())
 }
 
 // End sends the last word of op's subscription and how it ended.
