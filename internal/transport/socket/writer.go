@@ -103,7 +103,7 @@ func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, proto Framer[R]
 // them is more than the processor's caches hold.
 func (cw *Writer[R]) Init(conn *Conn, out *Outbox[R], pool *Writers, proto Framer[R], wg *sync.WaitGroup) {
 	*cw = Writer[R]{conn: conn, out: out, pool: pool, proto: proto, wg: wg}
-	out.writer = cw
+	out.kick = cw
 }
 
 // kick is the outbox's: it schedules the connection.
