@@ -26,8 +26,9 @@ type sseSocket struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	out    socket.Outbox[*fanout.Result]
-	quota  socket.Quota   // the subscription's results waiting
-	wg     sync.WaitGroup // the writer
+	w      socket.Writer[*fanout.Result] // writes out; beside it, as both are touched for each delivery
+	quota  socket.Quota                  // the subscription's results waiting
+	wg     sync.WaitGroup                // the writer
 
 	mu        sync.Mutex
 	keepAlive *time.Timer
@@ -40,7 +41,7 @@ func (t sseTransport) newSSESocket(nc net.Conn, ctx context.Context, cancel cont
 	_ = nc.SetDeadline(time.Time{}) // the server's, for reading the request, no longer apply
 	st.Conn.Init(nc, t.cfg.WriteTimeout)
 	st.out.ShareArrays(&t.cfg.Streams.sseQueues)
-	socket.WriterFor(&st.Conn, &st.out, t.cfg.Streams.writers, st, &st.wg)
+	st.w.Init(&st.Conn, &st.out, t.cfg.Streams.writers, st, &st.wg)
 	return st
 }
 
@@ -142,8 +143,8 @@ func (st *sseSocket) ping() {
 	st.keepAlive.Reset(st.t.cfg.KeepAlive)
 }
 
-func (st *sseSocket) Deliver(_ *fanout.Member, r *fanout.Result) bool {
-	return st.out.PushResult(&st.quota, r, st.t.fanout.Buffer())
+func (st *sseSocket) Deliver(m *fanout.Member, r *fanout.Result) bool {
+	return st.out.PushResult(&st.quota, r, m.Buffer())
 }
 
 func (st *sseSocket) End(_ *fanout.Member, final *fanout.Result, _ fanout.Outcome) {

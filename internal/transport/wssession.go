@@ -86,6 +86,8 @@ type wsSession struct {
 	// wg tracks the writer and the queries and mutations running; serve waits for them.
 	wg  sync.WaitGroup
 	out socket.Outbox[wsResult]
+	// w writes out; beside it, as both are touched for each delivery.
+	w socket.Writer[wsResult]
 
 	// Guarded by mu. The small fields share a word: tens of thousands of sessions are held.
 	mu     sync.Mutex
@@ -120,7 +122,7 @@ func newWSSession(t websocketTransport, c *wsconn.Conn, exec graphql.GraphExecut
 ) *wsSession {
 	s := &wsSession{t: t, c: c, exec: exec, headers: headers, ctx: ctx, cancel: cancel}
 	s.out.ShareArrays(&t.cfg.Streams.wsQueues)
-	socket.WriterFor(&c.Conn, &s.out, t.cfg.Streams.writers, s, &s.wg)
+	s.w.Init(&c.Conn, &s.out, t.cfg.Streams.writers, s, &s.wg)
 	return s
 }
 
@@ -491,7 +493,7 @@ func (op *wsOperation) frame(payload []byte) []byte {
 
 // Deliver queues one result of op's subscription.
 func (op *wsOperation) Deliver(m *fanout.Member, r *fanout.Result) bool {
-	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, op.s.t.fanout.Buffer())
+	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, m.Buffer())
 }
 
 // End sends the last word of op's subscription and how it ended.

@@ -178,9 +178,6 @@ type Member struct {
 	// Guarded by g.mu.
 	counted bool
 	left    bool
-	// pos is the position after the last result queued for the member: where it resumes if it
-	// is ended.
-	pos string
 	// gone is set once the member's client left it: its results still queued are not worth
 	// writing (the client may already reuse its operation's id).
 	gone atomic.Bool
@@ -241,7 +238,6 @@ func (g *group) join(m *Member) bool {
 		return false
 	}
 	m.g = g
-	m.pos = g.pos
 	g.members[m] = struct{}{}
 	if g.dispatched {
 		m.counted = true
@@ -249,6 +245,12 @@ func (g *group) join(m *Member) bool {
 	}
 	return true
 }
+
+// Buffer is how many of m's results may wait to be written before it is ended as a slow
+// consumer: its fanout's Buffer, reached through its group, which a delivery to m has in cache
+// already, where its connection's copy of the fanout would be one more line to fetch per
+// delivery.
+func (m *Member) Buffer() int { return m.g.f.buffer }
 
 // Gone reports whether m's client left it: its results still queued are not worth writing
 // (the client may already reuse its operation's id).
@@ -311,7 +313,6 @@ func (g *group) run(ctx context.Context, exec graphql.GraphExecutor, opCtx *grap
 	g.dispatched = true
 	g.pos = feed.Position()
 	for m := range g.members {
-		m.pos = g.pos
 		if !m.counted {
 			m.counted = true
 			g.f.counts.subscriptions.Add(1)
@@ -354,18 +355,19 @@ func (g *group) end(ctx context.Context, exec graphql.GraphExecutor, feed Feed) 
 func (g *group) broadcast(r *Result) {
 	var slow []*Member
 	g.mu.Lock()
+	// Every member was handed every result before this one (one that could not take one was
+	// ended then), so the group's position is each member's: where one ended now resumes.
+	prev := g.pos
 	g.pos = r.Pos
 	for m := range g.members {
-		if m.sink.Deliver(m, r) {
-			m.pos = r.Pos
-			continue
+		if !m.sink.Deliver(m, r) {
+			slow = append(slow, m)
 		}
-		slow = append(slow, m)
 	}
 	empty := false
 	for _, m := range slow {
 		empty = g.remove(m) || empty
-		m.sink.End(m, slowConsumer(g.f.buffer, m.pos), Failed)
+		m.sink.End(m, slowConsumer(g.f.buffer, prev), Failed)
 	}
 	g.mu.Unlock()
 	if empty {

@@ -43,7 +43,7 @@ func (c *Conn) WriteNow(b []byte) (int, error) {
 	}
 	n := 0
 	for n < len(b) {
-		m, err := syscall.Write(c.fd, b[n:])
+		m, err := writeFD(c.fd, b[n:])
 		if m > 0 {
 			n += m
 		}

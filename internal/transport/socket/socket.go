@@ -18,10 +18,22 @@ import (
 // syscall.RawConn, where the system has it), and it is written to by one writer at a time,
 // within writeTimeout.
 type Conn struct {
+	// What a write touches comes first, together: a fan-out writes to tens of thousands of
+	// connections, each out of the processor's caches, and every line a write touches is one
+	// more to fetch.
+	writeMu sync.Mutex
+	// fd is the socket's descriptor, which WriteNow writes to with one system call, skipping
+	// the poller's bookkeeping that net.Conn's writes pay; -1 once closed, or without the raw
+	// socket. Guarded by writeMu, which Close takes before closing: a descriptor the kernel has
+	// given to another connection is never written.
+	fd  int
+	raw syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
+	// closing is set once Close has begun: a write that waits gives up.
+	closing atomic.Bool
+
 	nc net.Conn
 	// writeTimeout bounds each write that waits for the peer to read.
 	writeTimeout time.Duration
-	raw          syscall.RawConn // nil when nc offers none: reads then wait holding their buffer
 	// readable is the readiness probe given to raw.Read, made once.
 	readable func(fd uintptr) bool
 	// peeked is what the probe saw: data (or the end of the stream) to read.
@@ -29,15 +41,6 @@ type Conn struct {
 	// waiting is set while the reader waits in WaitReadable: what arrives is then unread
 	// only while it is in the socket (Unread).
 	waiting atomic.Bool
-
-	writeMu sync.Mutex
-	// fd is the socket's descriptor, which WriteNow writes to with one system call, skipping
-	// the poller's bookkeeping that net.Conn's writes pay; -1 once closed, or without the raw
-	// socket. Guarded by writeMu, which Close takes before closing: a descriptor the kernel has
-	// given to another connection is never written.
-	fd int
-	// closing is set once Close has begun: a write that waits gives up.
-	closing atomic.Bool
 
 	// sysfd is the socket's descriptor while it is open, for the Watcher; set once, by Init.
 	sysfd int

@@ -24,11 +24,15 @@ import (
 // from whoever has something to send). gobwas/ws does the handshake and the header layouts;
 // the rest is here, since its helpers read through buffers of their own.
 type Conn struct {
-	socket.Conn
-	maxMessage int64
+	// closeSent is set once the close frame is on its way; nothing is written after it.
+	closeSent atomic.Bool
 	// deflate is set when permessage-deflate was negotiated: messages with RSV1 set are
 	// inflated, and large ones sent compressed.
 	deflate bool
+	// The connection's write path begins with these and goes on into the socket's first fields:
+	// beside them, they are fetched with them.
+	socket.Conn
+	maxMessage int64
 	// messageTimeout bounds how long a message may take to arrive once it has begun to.
 	messageTimeout time.Duration
 
@@ -41,8 +45,6 @@ type Conn struct {
 	// message over the limit, or anything arriving after the close frame was sent.
 	skip int64
 
-	// closeSent is set once the close frame is on its way; nothing is written after it.
-	closeSent atomic.Bool
 	// lastSeen is when a frame last arrived (Unix nanoseconds): the keep-alive's evidence that
 	// the peer is there.
 	lastSeen atomic.Int64
