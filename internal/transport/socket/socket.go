@@ -6,6 +6,7 @@
 package socket
 
 import (
+	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -55,9 +56,13 @@ type Conn struct {
 // peer. It is a method, not a constructor, so that a connection type can embed Conn by value.
 func (c *Conn) Init(nc net.Conn, writeTimeout time.Duration) {
 	c.nc, c.writeTimeout, c.fd = nc, writeTimeout, -1
-	// A listener that bounds connections wraps them; the socket is the one it wraps.
+	// A listener that bounds connections wraps them; the socket is the one it wraps. A TLS
+	// connection wraps one too, but its bytes on the socket are records: writing frames to the
+	// socket would send them in the clear, so it keeps to its own reads and writes.
 	sock := nc
-	if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
+	if _, isTLS := nc.(*tls.Conn); isTLS {
+		sock = nil
+	} else if u, ok := nc.(interface{ NetConn() net.Conn }); ok {
 		sock = u.NetConn()
 	}
 	if sc, ok := sock.(syscall.Conn); ok && canProbe {

@@ -1,6 +1,7 @@
 package socket
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"testing"
@@ -89,5 +90,25 @@ func TestCloseEndsAWriteThatWaits(t *testing.T) {
 	}
 	if err := <-waited; err == nil {
 		t.Fatal("the waiting write succeeded; want it ended by Close")
+	}
+}
+
+// A TLS connection is never written or probed through the socket it wraps: the bytes there are
+// its records, and a frame written to it would go out in the clear.
+func TestATLSConnectionKeepsToItsOwnWrites(t *testing.T) {
+	c, _ := loopback(t, time.Minute)
+	if !c.Probes() {
+		t.Skip("no raw socket here")
+	}
+	var tc Conn
+	tc.Init(tls.Server(c.NetConn(), &tls.Config{}), time.Minute)
+	if tc.Probes() {
+		t.Error("a TLS connection is probed through its socket")
+	}
+	tc.LockWrite()
+	n, err := tc.WriteNow([]byte("hello"))
+	tc.UnlockWrite()
+	if n != 0 || err != nil {
+		t.Errorf("WriteNow on a TLS connection wrote %d bytes, %v; want none, for the caller to write through TLS", n, err)
 	}
 }
