@@ -96,9 +96,14 @@ func newRoster(cards []Contact) *roster {
 // encodeIDs encodes the cards' global ids into one buffer, each once. It runs before the
 // roster is shared, so no card's id is written while another goroutine reads it.
 func encodeIDs(cards []Contact) {
-	// Room for ids of two UUIDs (a top account's card); a longer one moves the rest to a larger
-	// buffer, which leaves the ids before it where they are.
-	buf := make([]byte, 0, 48*len(cards))
+	// Sized exactly: a buffer that grew would leave the ids before it in the old one, which
+	// then stays alive beside it.
+	n := 0
+	for _, c := range cards {
+		id := c.card().NodeID()
+		n += id.Len()
+	}
+	buf := make([]byte, 0, n)
 	for _, c := range cards {
 		card := c.card()
 		id := card.NodeID()
