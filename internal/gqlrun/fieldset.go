@@ -85,8 +85,14 @@ type chunks[T any] struct {
 	full []*[]T
 }
 
+// chunkPool is where chunks go once a response is written: a *sync.Pool.
+type chunkPool interface {
+	Get() any
+	Put(any)
+}
+
 // take is n zeroed elements, of a chunk of size elements, from pool when it has one.
-func (c *chunks[T]) take(n, size int, pool *sync.Pool) []T {
+func (c *chunks[T]) take(n, size int, pool chunkPool) []T {
 	if n == 0 {
 		return nil
 	}
@@ -111,7 +117,7 @@ func (c *chunks[T]) take(n, size int, pool *sync.Pool) []T {
 
 // reset lets the chunk being taken from go, and gives pool the chunks if keep. Only what was
 // handed out is cleared: a small response uses little of its one chunk.
-func (c *chunks[T]) reset(keep bool, pool *sync.Pool) {
+func (c *chunks[T]) reset(keep bool, pool chunkPool) {
 	if keep {
 		for i, p := range c.full {
 			used := *p

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -286,21 +284,18 @@ func TestChunksOfAWrittenResponseAreReusedEmptyUnlessAFieldWasDeferred(t *testin
 // A small response takes a chunk of full size from the pool rather than growing its own, and
 // gives it back with what it used cleared, and the rest left as the pool gave it: zeroed.
 func TestASmallResponseBorrowsAPooledChunkAndGivesItBackEmpty(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection would empty the pool
 	for _, n := range []int{1, 3, 16} {
-		var pool sync.Pool
 		chunk := make([]int, 64)
-		pool.Put(&chunk)
+		pool := &onePool{p: &chunk}
 		var c chunks[int]
 		for i := range n {
-			c.take(1, 64, &pool)[0] = i + 1
+			c.take(1, 64, pool)[0] = i + 1
 		}
 		if len(c.full) != 1 || c.full[0] != &chunk {
-			t.Fatalf("%d elements: took %d chunks of full size, want the pooled one", n, len(c.full))
+			t.Fatalf("%d elements: took %d chunks, want the pooled one", n, len(c.full))
 		}
-		c.reset(true, &pool)
-		back, _ := pool.Get().(*[]int)
-		if back != &chunk {
+		c.reset(true, pool)
+		if pool.p != &chunk {
 			t.Fatalf("%d elements: the chunk did not go back to the pool", n)
 		}
 		if i := slices.IndexFunc(chunk, func(v int) bool { return v != 0 }); i >= 0 {
@@ -308,3 +303,15 @@ func TestASmallResponseBorrowsAPooledChunkAndGivesItBackEmpty(t *testing.T) {
 		}
 	}
 }
+
+// onePool holds at most one chunk, and keeps it: a sync.Pool may drop what it is given (under
+// the race detector it does, at random).
+type onePool struct{ p any }
+
+func (o *onePool) Get() any {
+	p := o.p
+	o.p = nil
+	return p
+}
+
+func (o *onePool) Put(p any) { o.p = p }
