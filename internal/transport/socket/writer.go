@@ -89,15 +89,8 @@ type Framer[R any] interface {
 	WriteFailed()
 }
 
-// WriterFor has pool write out to conn, each batch framed by proto, and returns the writer. A
-// write that waits runs on a goroutine that wg tracks.
-func WriterFor[R any](conn *Conn, out *Outbox[R], pool *Writers, proto Framer[R], wg *sync.WaitGroup) *Writer[R] {
-	cw := &Writer[R]{}
-	cw.Init(conn, out, pool, proto, wg)
-	return cw
-}
-
-// Init makes cw the writer WriterFor returns, before anything is queued. It is a method so
+// Init has pool write out to conn through cw, each batch framed by proto, before anything is
+// queued; a write that waits runs on a goroutine that wg tracks. It is a method so
 // that a connection can hold its writer by value, beside its outbox: each delivery to an idle
 // connection touches both, from two goroutines, and tens of thousands of connections' worth of
 // them is more than the processor's caches hold.
