@@ -2,13 +2,10 @@ package transport
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -101,81 +98,4 @@ func (s *rawSocket) message() wsMessage {
 			return m
 		}
 	}
-}
-
-// A graphql-transport-ws stream that results keep busy still gets its keep-alives, each with a
-// result rather than in a write of its own; and a busy peer that stops answering the WebSocket
-// pings is closed as a quiet one is, before the stream would have ended.
-func TestABusyStreamKeepsItsKeepAlivesAndItsPeerCheck(t *testing.T) {
-	for _, answer := range []bool{true, false} {
-		t.Run(fmt.Sprintf("answering pings %v", answer), func(t *testing.T) {
-			srv := probeServer(t, Config{KeepAlive: 100 * time.Millisecond})
-			s := dialRaw(t, srv, protocolTransportWS)
-			defer s.conn.Close()
-			s.sendJSON(wsMessage{Type: "connection_init"})
-			s.receiveType("connection_ack")
-			// A tick every 10 ms for 2 s: busier than the keep-alive throughout.
-			s.sendJSON(map[string]any{"id": "t", "type": "subscribe", "payload": map[string]any{
-				"query": `subscription { ticks(n: 200, size: 10, every: 10) }`}})
-			var pings, messages, ticks int
-			for {
-				op, payload, ok := s.tryReceive()
-				if !ok || op == 0x8 {
-					break // closed, with a close frame or without
-				}
-				if op == 0x9 {
-					pings++
-					if answer {
-						s.send(0xA, payload)
-					}
-					continue
-				}
-				var m wsMessage
-				_ = json.Unmarshal(payload, &m)
-				if m.Type == "ping" {
-					messages++
-				}
-				if m.Type == "next" {
-					ticks++
-				}
-				if m.Type == "complete" {
-					break
-				}
-			}
-			if answer && (ticks != 200 || pings < 5 || messages < 5) {
-				t.Errorf("got %d ticks, %d WebSocket pings and %d ping messages over 2 s; want 200 ticks and a keep-alive about every 100 ms", ticks, pings, messages)
-			}
-			if !answer && ticks >= 200 {
-				t.Errorf("a peer that answered no ping got all %d ticks: it was never found gone", ticks)
-			}
-		})
-	}
-}
-
-// tryReceive reads one unfragmented server frame; ok is false once the connection has ended.
-func (s *rawSocket) tryReceive() (opcode byte, payload []byte, ok bool) {
-	var hdr [2]byte
-	if _, err := io.ReadFull(s.br, hdr[:]); err != nil {
-		return 0, nil, false
-	}
-	n := uint64(hdr[1] & 0x7f)
-	switch n {
-	case 126:
-		var b [2]byte
-		if _, err := io.ReadFull(s.br, b[:]); err != nil {
-			return 0, nil, false
-		}
-		n = uint64(binary.BigEndian.Uint16(b[:]))
-	case 127:
-		var b [8]byte
-		if _, err := io.ReadFull(s.br, b[:]); err != nil {
-			return 0, nil, false
-		}
-		n = binary.BigEndian.Uint64(b[:])
-	}
-	payload = make([]byte, n)
-	if _, err := io.ReadFull(s.br, payload); err != nil {
-		return 0, nil, false
-	}
-	return hdr[0] & 0x0f, payload, true
 }

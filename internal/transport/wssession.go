@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -105,11 +103,7 @@ type wsSession struct {
 	// keepAliveType is the type of the protocol's keep-alive message.
 	keepAliveType string
 	initTimer     *time.Timer // running until connection_init arrives
-	// lastPing is when the last keep-alive went out (Unix nanoseconds).
-	lastPing atomic.Int64
-	// delivered says a result was framed since the last keep-alive tick; pingDue, that the
-	// keep-alive waits to go out with the next result (Frame).
-	delivered, pingDue atomic.Bool
+	lastPing      int64       // when the last keep-alive ping went out (Unix nanoseconds)
 	// stops undoes what waits on the connection: timers and context callbacks.
 	stops []func() bool
 }
@@ -335,18 +329,13 @@ func (s *wsSession) authenticate(raw json.RawMessage, forbid func(reason string)
 }
 
 // acknowledged notes that connection_ack went out: operations may start, and the keep-alive,
-// a message of keepAliveType and a ping, runs. Its first tick comes at a random point of the
-// interval's second half: sockets opened together (every screen reconnecting after a deploy)
-// would otherwise be pinged together for as long as they live, and answer together, thousands
-// of pongs read while the same event is written to all of them.
+// a message of keepAliveType and a ping, runs.
 func (s *wsSession) acknowledged(keepAliveType string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.acked = true
 	s.keepAliveType = keepAliveType
-	first := s.t.cfg.KeepAlive / 2
-	first += rand.N(first + 1)
-	s.keepAlive = time.AfterFunc(first, s.ping)
+	s.keepAlive = time.AfterFunc(s.t.cfg.KeepAlive, s.ping)
 }
 
 func (s *wsSession) isAcked() bool {
@@ -360,33 +349,23 @@ func (s *wsSession) isAcked() bool {
 // which browsers answer by themselves, finds a peer that is gone without closing (a sleeping
 // laptop, a dropped network): a peer from which nothing arrived since the last ping is gone,
 // and its subscriptions end now rather than when TCP gives up minutes later.
-//
-// On a socket that results kept busy since the last tick, the keep-alive goes out with the next
-// result, in its write, rather than in a write of its own: at thousands of subscribers a
-// keep-alive and its answer cost the gateway as much as six deliveries, its own write a sixth of
-// that. If no result comes by the next tick, it goes out then.
 func (s *wsSession) ping() {
 	now := time.Now().UnixNano()
 	s.mu.Lock()
+	last := s.lastPing
+	s.lastPing = now
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
-	interval := s.t.cfg.KeepAlive
-	s.keepAlive.Reset(interval)
+	s.keepAlive.Reset(s.t.cfg.KeepAlive)
 	kind := s.keepAliveType
 	s.mu.Unlock()
-	// A keep-alive that went out with a result only just now has not had its answer's time.
-	if last := s.lastPing.Load(); last != 0 && now-last >= int64(interval/2) && s.c.LastSeen() < last {
+	if last != 0 && s.c.LastSeen() < last {
 		s.t.cfg.Log.Debug("websocket peer did not answer a ping; closing")
 		_ = s.c.Close() // the reader ends, and the session with it
 		return
 	}
-	if !s.pingDue.CompareAndSwap(true, false) && s.delivered.Swap(false) {
-		s.pingDue.Store(true) // Frame sends it with the next result
-		return
-	}
-	s.lastPing.Store(now)
 	s.out.Push(socket.Item[wsResult]{Frame: keepAliveFrames[kind]})
 }
 
@@ -614,9 +593,6 @@ func (s *wsSession) Frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []
 			if it.Res.m.Gone() {
 				continue
 			}
-			if !s.delivered.Load() {
-				s.delivered.Store(true) // a load first: most batches find it set, and leave its line shared
-			}
 			next, res := it.Res.op.next, it.Res.res
 			if deflate && len(next)+len(res.JSON)+1 >= wsconn.DeflateMinBytes {
 				if len(next) > wsconn.MaxStored {
@@ -642,10 +618,6 @@ func (s *wsSession) Frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []
 		if it.Then != nil {
 			thens = append(thens, it.Then)
 		}
-	}
-	if s.pingDue.Load() && s.pingDue.CompareAndSwap(true, false) {
-		s.lastPing.Store(time.Now().UnixNano())
-		buf = append(buf, keepAliveFrames[s.keepAliveType]...)
 	}
 	return buf, thens
 }
