@@ -2,7 +2,11 @@ package gateway_test
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -76,4 +80,106 @@ func TestAWebSocketWhosePeerStopsAnsweringIsClosed(t *testing.T) {
 	waitSubscribers(t, gw, 1)
 	// From here the client reads nothing, so it answers no WebSocket ping.
 	waitSubscribers(t, gw, 0)
+}
+
+// A stream that results keep busy gets no keep-alive: graphql-transport-ws no ping (whose pong
+// would wake the gateway's reader for each socket, costing as much as thirty deliveries), SSE no
+// comment. The legacy protocol's ka goes on, since its clients close a socket on which none
+// arrives for a while. A vanished peer of a busy socket is left to TCP_USER_TIMEOUT (socket).
+func TestBusyStreamsGetNoKeepAlivesButTheLegacyKa(t *testing.T) {
+	t.Parallel()
+	const (
+		interval = 500 * time.Millisecond
+		events   = 120
+		every    = 25 * time.Millisecond // 3 s of results: six keep-alive intervals
+	)
+	// A quiet stream would get six keep-alives; a busy one at most the first, before the
+	// results begin, and one more should the machine stall the results for an interval.
+	const atMost = 2
+	gw := newGateway(t, newUpstream(t, false), map[string]string{"STREAM_KEEPALIVE": interval.String()})
+	var serial sync.Mutex // one subtest's results at a time: each counts only its own
+	deliverAll := func(t *testing.T, stream string) {
+		for i := range events {
+			// Each distinct: the same event twice is stored once.
+			body, _ := json.Marshal(progress(fmt.Sprintf("c-busy-%s-%d", stream, i), 50))
+			if status, out := gw.deliver(t, webhookKey, body); status != http.StatusOK {
+				t.Errorf("deliver: status %d: %v", status, out)
+				return
+			}
+			time.Sleep(every)
+		}
+	}
+	for _, tt := range []struct {
+		protocol, keepAlive string
+		min, max            int
+	}{
+		{"graphql-transport-ws", "ping", 0, atMost},
+		{"graphql-ws", "ka", 4, events},
+	} {
+		t.Run(tt.protocol, func(t *testing.T) {
+			serial.Lock()
+			defer serial.Unlock()
+			c := dialWS(t, gw, tt.protocol, nil)
+			c.send(map[string]any{"type": "connection_init"})
+			subscribe := "subscribe"
+			if tt.protocol == "graphql-ws" {
+				subscribe = "start"
+			}
+			c.send(map[string]any{"id": "1", "type": subscribe, "payload": map[string]any{"query": progressSubscription}})
+			waitSubscribers(t, gw, 1)
+			done := make(chan struct{})
+			go func() { defer close(done); deliverAll(t, tt.protocol) }()
+			defer func() { <-done }()
+			results, keepAlives := 0, 0
+			deadline := time.Now().Add(30 * time.Second) // keep-alives alone would go on for ever
+			for results < events && time.Now().Before(deadline) {
+				m, err := c.next(5 * time.Second)
+				if err != nil {
+					t.Fatalf("after %d results: %v", results, err)
+				}
+				switch m["type"] {
+				case tt.keepAlive:
+					keepAlives++
+				case "next", "data":
+					results++
+				}
+			}
+			if results < events {
+				t.Fatalf("%d results of %d within 30 s", results, events)
+			}
+			if keepAlives < tt.min || keepAlives > tt.max {
+				t.Fatalf("%d %s messages among %d results over %v, want %d to %d", keepAlives, tt.keepAlive, events,
+					time.Duration(events)*every, tt.min, tt.max)
+			}
+			c.conn.CloseNow()
+			waitSubscribers(t, gw, 0)
+		})
+	}
+	t.Run("sse", func(t *testing.T) {
+		serial.Lock()
+		defer serial.Unlock()
+		resp := postSSE(t, gw, progressSubscription, nil)
+		waitSubscribers(t, gw, 1)
+		done := make(chan struct{})
+		go func() { defer close(done); deliverAll(t, "sse") }()
+		defer func() { <-done }()
+		stop := time.AfterFunc(30*time.Second, func() { resp.Body.Close() }) // keep-alives alone would go on for ever
+		defer stop.Stop()
+		results, comments := 0, 0
+		sc := bufio.NewScanner(resp.Body)
+		for results < events && sc.Scan() {
+			switch line := sc.Text(); {
+			case strings.HasPrefix(line, ": keep-alive"):
+				comments++
+			case line == "event: next":
+				results++
+			}
+		}
+		if results < events {
+			t.Fatalf("%d results of %d within 30 s: %v", results, events, sc.Err())
+		}
+		if comments > atMost {
+			t.Fatalf("%d keep-alive comments among %d results, want at most %d", comments, events, atMost)
+		}
+	})
 }

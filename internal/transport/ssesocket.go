@@ -84,6 +84,11 @@ func (st *sseSocket) start(header http.Header, exec graphql.GraphExecutor, opCtx
 	if err := st.writeHead(header); err != nil {
 		return nil
 	}
+	// A client that vanished leaves what is written unacknowledged: TCP ends the stream two
+	// keep-alive intervals later, rather than after minutes of retransmissions.
+	if err := st.SetUserTimeout(2 * st.t.cfg.KeepAlive); err != nil {
+		st.t.cfg.Log.Debug("sse: set TCP_USER_TIMEOUT", "err", err)
+	}
 	member := st.t.fanout.Subscribe(st.ctx, exec, opCtx, st)
 	st.mu.Lock()
 	st.keepAlive = time.AfterFunc(st.t.cfg.KeepAlive, st.ping)
@@ -132,14 +137,18 @@ func (st *sseSocket) discard() bool {
 	return err == nil
 }
 
-// ping keeps proxies from closing a quiet stream.
+// ping keeps proxies from closing a quiet stream; one that results kept busy since the last
+// ping needs no comment.
 func (st *sseSocket) ping() {
+	busy := st.out.HadResults()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.ending || st.keepAlive == nil {
 		return
 	}
-	st.out.Push(socket.Item[*fanout.Result]{Msg: sseKeepAlive})
+	if !busy {
+		st.out.Push(socket.Item[*fanout.Result]{Msg: sseKeepAlive})
+	}
 	st.keepAlive.Reset(st.t.cfg.KeepAlive)
 }
 

@@ -329,8 +329,13 @@ func (s *wsSession) authenticate(raw json.RawMessage, forbid func(reason string)
 }
 
 // acknowledged notes that connection_ack went out: operations may start, and the keep-alive,
-// a message of keepAliveType and a ping, runs.
+// a message of keepAliveType and a ping, runs. From here TCP ends the connection when what was
+// written waits longer than two keep-alive intervals for the peer's acknowledgement: that finds
+// a vanished peer of a socket that results keep busy, which gets no ping (see ping).
 func (s *wsSession) acknowledged(keepAliveType string) {
+	if err := s.c.SetUserTimeout(2 * s.t.cfg.KeepAlive); err != nil {
+		s.t.cfg.Log.Debug("websocket: set TCP_USER_TIMEOUT", "err", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.acked = true
@@ -344,16 +349,27 @@ func (s *wsSession) isAcked() bool {
 	return s.acked
 }
 
-// ping is the keep-alive, every keepAlive once the connection is acknowledged. The protocol's
-// message (ping, or the legacy ka) keeps proxies from closing a quiet socket; a WebSocket ping,
-// which browsers answer by themselves, finds a peer that is gone without closing (a sleeping
-// laptop, a dropped network): a peer from which nothing arrived since the last ping is gone,
-// and its subscriptions end now rather than when TCP gives up minutes later.
+// ping is the keep-alive, every keepAlive once the connection is acknowledged. On a quiet
+// socket, the protocol's message (ping, or the legacy ka) keeps proxies from closing it, and a
+// WebSocket ping, which browsers answer by themselves, finds a peer that is gone without
+// closing (a sleeping laptop, a dropped network): a peer from which nothing arrived since the
+// last ping is gone, and its subscriptions end now rather than when TCP gives up minutes later.
+//
+// A socket that results kept busy since the last keep-alive needs neither: no proxy closes it,
+// and a vanished peer leaves the results unacknowledged, which TCP_USER_TIMEOUT (acknowledged)
+// ends it for. Pinging it anyway cost as much as delivering to it thirty times over (the pong
+// wakes its reader). Only the legacy protocol's ka goes out still, without the WebSocket ping:
+// its clients close a socket on which no ka arrived for a while, results or not.
 func (s *wsSession) ping() {
 	now := time.Now().UnixNano()
+	busy := s.out.HadResults()
 	s.mu.Lock()
 	last := s.lastPing
-	s.lastPing = now
+	if busy {
+		s.lastPing = 0
+	} else {
+		s.lastPing = now
+	}
 	if s.closed {
 		s.mu.Unlock()
 		return
@@ -366,15 +382,22 @@ func (s *wsSession) ping() {
 		_ = s.c.Close() // the reader ends, and the session with it
 		return
 	}
-	s.out.Push(socket.Item[wsResult]{Frame: keepAliveFrames[kind]})
+	frames := keepAliveFrames[kind]
+	switch {
+	case !busy:
+		s.out.Push(socket.Item[wsResult]{Frame: frames.quiet})
+	case frames.busy != nil:
+		s.out.Push(socket.Item[wsResult]{Frame: frames.busy})
+	}
 }
 
-// keepAliveFrames are each protocol's keep-alive message followed by a WebSocket ping with no
-// payload, framed once for every connection, and written together. (Too short for
-// permessage-deflate to compress.)
-var keepAliveFrames = map[string][]byte{
-	"ping": keepAliveFrame("ping"),
-	"ka":   keepAliveFrame("ka"),
+// keepAliveFrames are each protocol's keep-alive, framed once for every connection: for a quiet
+// socket its message followed by a WebSocket ping with no payload, written together; for a busy
+// one what the protocol's clients need still, if anything. (Too short for permessage-deflate to
+// compress.)
+var keepAliveFrames = map[string]struct{ quiet, busy []byte }{
+	"ping": {quiet: keepAliveFrame("ping")},
+	"ka":   {quiet: keepAliveFrame("ka"), busy: wsconn.AppendFrame(nil, ws.OpText, mustJSON(wsMessage{Type: "ka"}))},
 }
 
 func keepAliveFrame(kind string) []byte {

@@ -19,6 +19,9 @@ type Outbox[R any] struct {
 	spare  []Item[R] // the last batch's array, reused while the connection is busy
 	busy   bool      // a writer has been kicked and has not found the queue empty since
 	closed bool
+	// resulted is set when a result is queued, and cleared by HadResults: a keep-alive has
+	// nothing to do on a connection that results keep busy.
+	resulted bool
 }
 
 // Item is one thing to write: bytes made for this connection, a shared result, which the
@@ -119,8 +122,19 @@ func (o *Outbox[R]) PushResult(q *Quota, r R, limit int) bool {
 		return false
 	}
 	q.pending++
+	o.resulted = true
 	o.append(Item[R]{Res: r, quota: q})
 	return true
+}
+
+// HadResults reports whether a result was queued since its last call (or since the outbox
+// began), and starts over.
+func (o *Outbox[R]) HadResults() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	had := o.resulted
+	o.resulted = false
+	return had
 }
 
 // Take returns what is waiting to be written, or nil once nothing is, when the writer stops;

@@ -119,3 +119,30 @@ func TestOutboxesSharingArraysGiveOnlyTheirOwnItems(t *testing.T) {
 		}
 	}
 }
+
+// HadResults tells a keep-alive whether results kept the connection busy since it last asked:
+// messages of the connection's own (a keep-alive among them) do not count, nor does a result
+// refused past its quota.
+func TestHadResultsCountsOnlyResultsQueuedSinceItLastAsked(t *testing.T) {
+	var o Outbox[string]
+	o.SetKick(func() {})
+	var q Quota
+	steps := []struct {
+		name string
+		do   func()
+		want bool
+	}{
+		{"nothing queued yet", func() {}, false},
+		{"a message of the connection's own", func() { o.Push(Item[string]{Msg: []byte("ka")}) }, false},
+		{"a result", func() { o.PushResult(&q, "r1", 1) }, true},
+		{"nothing since it was asked", func() {}, false},
+		{"a result refused past its quota", func() { o.PushResult(&q, "r2", 1) }, false},
+		{"a result once the quota is free", func() { o.Written(o.Take()); o.PushResult(&q, "r3", 1) }, true},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := o.HadResults(); got != s.want {
+			t.Fatalf("%s: HadResults is %v, want %v", s.name, got, s.want)
+		}
+	}
+}
