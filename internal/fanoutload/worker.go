@@ -395,6 +395,9 @@ func (c *wsConn) start(initSent bool, probe *initProbe, n int) error {
 	return nil
 }
 
+// pingMsg and pongMsg are graphql-transport-ws's keep-alive and its answer.
+var pingMsg, pongMsg = []byte(`{"type":"ping"}`), []byte(`{"type":"pong"}`)
+
 // readWS reads the socket's messages into mine until it closes; an end before the run's is
 // recorded on every subscription.
 func readWS(ctx context.Context, c *wsConn, prefix string, mine []*sub) {
@@ -416,13 +419,17 @@ func readWS(ctx context.Context, c *wsConn, prefix string, mine []*sub) {
 			}
 			continue
 		}
+		if bytes.Equal(data, pingMsg) { // the keep-alive: every socket's, at once
+			_ = c.writeFrame(opText, pongMsg)
+			continue
+		}
 		var m frame
 		if err := json.Unmarshal(data, &m); err != nil {
 			continue
 		}
 		switch m.Type {
 		case "ping":
-			_ = c.writeJSON(map[string]any{"type": "pong"})
+			_ = c.writeFrame(opText, pongMsg)
 			continue
 		case "next", "error", "complete":
 		default:
