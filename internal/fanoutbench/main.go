@@ -155,10 +155,15 @@ type comparison struct {
 	// P99, P50 are the latencies' ratios.
 	P99 float64 `json:"p99"`
 	P50 float64 `json:"p50"`
+	// ClientsUSPerFrame and ReaderUSPerFrame are the CPU per frame of the gateway's clients and
+	// of the floor's reader: the clients share the cores with the gateway, so its latency is
+	// compared fairly only when they cost about what the reader does.
+	ClientsUSPerFrame float64 `json:"clientsCpuMicrosecondsPerFrame"`
+	ReaderUSPerFrame  float64 `json:"readerCpuMicrosecondsPerFrame"`
 }
 
 func compare(floor *floorResult, gw *fanoutload.Result) *comparison {
-	c := &comparison{}
+	c := &comparison{ClientsUSPerFrame: gw.WorkersCPUMsPer1000Dlvr, ReaderUSPerFrame: floor.Reader.CPUUSPerFrame} // ms per 1,000 is µs per one
 	if floor.WriterUSPerFrame > 0 {
 		c.CPU = gw.CPUMsPer1000Dlvr / floor.WriterUSPerFrame // ms per 1,000 is µs per one
 	}
@@ -173,6 +178,7 @@ func compare(floor *floorResult, gw *fanoutload.Result) *comparison {
 
 func (c *comparison) print(w io.Writer) {
 	fmt.Fprintf(w, "gateway / floor: CPU per delivery %.2f×, p50 %.2f×, p99 %.2f×\n", c.CPU, c.P50, c.P99)
+	fmt.Fprintf(w, "clients: %.1f µs CPU per frame; the floor's reader %.1f µs\n", c.ClientsUSPerFrame, c.ReaderUSPerFrame)
 }
 
 // gateway is a gateway process the tool started.

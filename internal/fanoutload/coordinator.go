@@ -295,7 +295,7 @@ func startWorkers(ctx context.Context, cfg Config, run string) ([]*worker, error
 		if i < cfg.Subscribers%n {
 			share++
 		}
-		wc := workerConfig{gateway: cfg.Gateway, sockets: share, perSocket: cfg.PerSocket, sse: cfg.SSE, initWithUpgrade: cfg.InitWithUpgrade, run: run, dial: cfg.Dial, timeout: cfg.Setup}
+		wc := workerConfig{gateway: cfg.Gateway, sockets: share, perSocket: cfg.PerSocket, sse: cfg.SSE, initWithUpgrade: cfg.InitWithUpgrade, run: run, dial: cfg.Dial, timeout: cfg.Setup, events: cfg.events()}
 		p, err := cfg.Spawn(ctx, wc.args())
 		if err != nil {
 			return workers, fmt.Errorf("start a worker: %w", err)
@@ -307,13 +307,21 @@ func startWorkers(ctx context.Context, cfg Config, run string) ([]*worker, error
 	return workers, nil
 }
 
+// events is how many webhooks the run posts.
+func (cfg *Config) events() int {
+	if cfg.Burst > 0 {
+		return cfg.Burst
+	}
+	return int(cfg.Rate * cfg.Duration.Seconds())
+}
+
 // post sends the webhooks, at cfg.Rate for cfg.Duration or cfg.Burst of them within a second,
 // each from its own goroutine, at most cfg.Posters at once, so a slow answer does not hold the
 // next one back. Refusals are counted by status (or error) in refused.
 func post(ctx context.Context, cfg Config, run string) (out []sent, refused map[string]int) {
-	n, every := int(cfg.Rate*cfg.Duration.Seconds()), time.Duration(float64(time.Second)/cfg.Rate)
+	n, every := cfg.events(), time.Duration(float64(time.Second)/cfg.Rate)
 	if cfg.Burst > 0 {
-		n, every = cfg.Burst, time.Second/time.Duration(cfg.Burst)
+		every = time.Second / time.Duration(cfg.Burst)
 	}
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Posters}}
 	defer client.CloseIdleConnections()

@@ -1,11 +1,9 @@
 package fanoutload
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -31,42 +29,19 @@ type initProbe struct {
 	unreadBefore, unreadAfter int
 }
 
-type initProbeKey struct{}
-
-// withInitProbe has the dial that ctx makes (through probingClient) watched by p.
-func withInitProbe(ctx context.Context, p *initProbe) context.Context {
-	return context.WithValue(ctx, initProbeKey{}, p)
-}
-
-// probingClient dials sockets that an initProbe in the request's context watches, sending
-// connection_init with the upgrade request where the probe asks it.
-var probingClient = &http.Client{Transport: &http.Transport{
-	DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		pc := &probedConn{Conn: c}
-		if p, ok := ctx.Value(initProbeKey{}).(*initProbe); ok {
-			pc.probe, p.conn = p, pc
-		}
-		return pc, nil
-	},
-	DisableCompression: true,
-}}
-
-// probedConn notes when bytes were last read from its socket, and appends connection_init to
-// the upgrade request when its probe sends it so.
+// probedConn notes when bytes were last read from its socket while watching (until the socket
+// is open), and appends connection_init to the upgrade request when its probe sends it so.
 type probedConn struct {
 	net.Conn
 	probe    *initProbe
 	sent     bool
+	watching bool         // the reader's: cleared once the socket is open
 	lastRead atomic.Int64 // Unix nanoseconds
 }
 
 func (c *probedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 {
+	if n > 0 && c.watching {
 		c.lastRead.Store(time.Now().UnixNano())
 	}
 	return n, err

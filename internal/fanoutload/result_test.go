@@ -2,6 +2,7 @@ package fanoutload
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -49,9 +50,9 @@ func TestFailureKindCountsClosesByCode(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"an init timeout", errors.New(`connection_init: failed to read: received close frame: status = StatusCode(4408) and reason = "Connection initialisation timeout"`), "closed 4408"},
-		{"a named code", errors.New(`connection_init: failed to read: received close frame: status = StatusTryAgainLater and reason = ""`), "closed StatusTryAgainLater"},
-		{"a dial error", errors.New(`failed to WebSocket dial: dial tcp 127.0.0.1:41234: connect: connection refused`), "failed to WebSocket dial: dial tcp ADDR: connect: connection refused"},
+		{"an init timeout", &initClosed{fmt.Errorf("connection_init: %w", &closeError{4408, "Connection initialisation timeout"}), nil}, "closed 4408"},
+		{"a close without a code", fmt.Errorf("connection_init: %w", &closeError{1005, ""}), "closed 1005"},
+		{"a dial error", errors.New(`dial: dial tcp 127.0.0.1:41234: connect: connection refused`), "dial: dial tcp ADDR: connect: connection refused"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

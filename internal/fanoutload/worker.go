@@ -12,13 +12,12 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // WorkerFlag, as a process's first argument, makes the load tool a worker: it opens its share of
@@ -36,12 +35,15 @@ type workerConfig struct {
 	run             string
 	dial            int // sockets being opened at once
 	timeout         time.Duration
+	// events is how many events the run posts: each subscription's record is made that large
+	// at once, so that recording an event does not allocate.
+	events int
 }
 
 func (c *workerConfig) args() []string {
 	return []string{WorkerFlag,
 		"-gateway", c.gateway, "-sockets", strconv.Itoa(c.sockets), "-per-socket", strconv.Itoa(c.perSocket),
-		"-sse=" + strconv.FormatBool(c.sse), "-init-with-upgrade=" + strconv.FormatBool(c.initWithUpgrade), "-run", c.run, "-dial", strconv.Itoa(c.dial), "-timeout", c.timeout.String()}
+		"-sse=" + strconv.FormatBool(c.sse), "-init-with-upgrade=" + strconv.FormatBool(c.initWithUpgrade), "-run", c.run, "-dial", strconv.Itoa(c.dial), "-timeout", c.timeout.String(), "-events", strconv.Itoa(c.events)}
 }
 
 func parseWorker(args []string) (*workerConfig, error) {
@@ -55,6 +57,7 @@ func parseWorker(args []string) (*workerConfig, error) {
 	fs.StringVar(&c.run, "run", "", "")
 	fs.IntVar(&c.dial, "dial", 64, "")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "")
+	fs.IntVar(&c.events, "events", 0, "")
 	if len(args) > 0 && args[0] == WorkerFlag {
 		args = args[1:]
 	}
@@ -134,13 +137,17 @@ func RunWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	defer cancel()
 	enc := json.NewEncoder(stdout)
 	subs := make([]*sub, cfg.sockets*cfg.perSocket)
+	room := min(cfg.events, 1<<16) // a hint: more are appended
 	for i := range subs {
-		subs[i] = &sub{}
+		subs[i] = &sub{res: subResult{Seq: make([]int32, 0, room), At: make([]int64, 0, room)}}
 	}
 	var readers sync.WaitGroup
 	defer readers.Wait()
 	defer cancel() // runs before readers.Wait: the readers stop with ctx
 	open, failed, firstErr, failures, inits := openAll(ctx, cfg, subs, &readers)
+	// The opening's garbage is collected now, before the events, rather than while the
+	// clients' CPU per frame is measured and the gateway waits for the cores they share.
+	runtime.GC()
 	if err := enc.Encode(workerMsg{Kind: "ready", Open: open, Failed: failed, Error: firstErr, Failures: failures, Inits: inits, CPUSeconds: OwnCPU()}); err != nil {
 		return err
 	}
@@ -254,18 +261,15 @@ func openAll(ctx context.Context, cfg *workerConfig, subs []*sub, readers *sync.
 	return open, failed, firstErr, failures, inits
 }
 
-// closeStatus finds the close code in a client's error for a close frame received.
-var closeStatus = regexp.MustCompile(`status = (?:StatusCode\((\d+)\)|(\w+))`)
-
 // failureKind names why a socket failed to open, so that failures can be counted: the close
 // code the gateway sent ("closed 4408"), or the error without what differs from socket to
 // socket (addresses, ports).
 func failureKind(err error) string {
-	msg := err.Error()
-	if m := closeStatus.FindStringSubmatch(msg); m != nil {
-		return "closed " + m[1] + m[2]
+	var ce *closeError
+	if errors.As(err, &ce) {
+		return "closed " + strconv.Itoa(ce.code)
 	}
-	return addrs.ReplaceAllString(msg, "ADDR")
+	return addrs.ReplaceAllString(err.Error(), "ADDR")
 }
 
 var addrs = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+:\d+`)
@@ -342,32 +346,48 @@ func (r *result) record(s *sub, prefix string, at int64) {
 }
 
 // openWS opens a graphql-transport-ws socket carrying a subscription for each of mine, sending
-// connection_init right after the upgrade, or with it when initWithUpgrade is set.
+// connection_init right after the upgrade, or with it when initWithUpgrade is set. dctx bounds
+// the opening; ctx, the run, the socket's life.
 func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, readers *sync.WaitGroup, initWithUpgrade bool) error {
-	url := "ws" + strings.TrimPrefix(gateway, "http") + "/graphql"
-	opts := &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: probingClient}
 	probe := &initProbe{withRequest: initWithUpgrade}
-	conn, _, err := websocket.Dial(withInitProbe(dctx, probe), url, opts)
+	c, err := dialWS(dctx, gateway, probe)
 	if err != nil {
 		return err
 	}
-	send := func(c context.Context, v any) error {
-		data, _ := json.Marshal(v)
-		return conn.Write(c, websocket.MessageText, data)
+	stop := context.AfterFunc(dctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
+	err = c.start(initWithUpgrade, probe, len(mine))
+	if !stop() {
+		err = fmt.Errorf("open: %w", context.Cause(dctx))
 	}
-	if !initWithUpgrade {
+	if err != nil {
+		c.conn.Close()
+		return err
+	}
+	_ = c.conn.SetDeadline(time.Time{})
+	c.opened()
+	readers.Go(func() {
+		defer c.conn.Close()
+		stop := context.AfterFunc(ctx, func() { c.closeWith(closeNormal) })
+		defer stop()
+		readWS(ctx, c, prefix, mine)
+	})
+	return nil
+}
+
+// start sends connection_init (unless the upgrade request carried it), waits for the gateway's
+// connection_ack and subscribes n times.
+func (c *wsConn) start(initSent bool, probe *initProbe, n int) error {
+	if !initSent {
 		probe.beforeInit()
-		err := send(dctx, map[string]any{"type": "connection_init"})
+		err := c.writeJSON(map[string]any{"type": "connection_init"})
 		probe.afterInit()
 		if err != nil {
-			conn.CloseNow()
-			return err
+			return fmt.Errorf("connection_init: %w", err)
 		}
 	}
 	for {
-		_, data, err := conn.Read(dctx)
+		data, err := c.readMessage()
 		if err != nil {
-			conn.CloseNow()
 			return &initClosed{fmt.Errorf("connection_init: %w", err), probe}
 		}
 		var m frame
@@ -376,33 +396,25 @@ func openWS(dctx, ctx context.Context, gateway, prefix string, mine []*sub, read
 			break
 		}
 	}
-	for i := range mine {
-		if err := send(dctx, map[string]any{"id": strconv.Itoa(i + 1), "type": "subscribe", "payload": map[string]any{"query": Query}}); err != nil {
-			conn.CloseNow()
-			return err
+	for i := range n {
+		if err := c.writeJSON(map[string]any{"id": strconv.Itoa(i + 1), "type": "subscribe", "payload": map[string]any{"query": Query}}); err != nil {
+			return fmt.Errorf("subscribe: %w", err)
 		}
 	}
-	readers.Go(func() {
-		defer conn.CloseNow()
-		stop := context.AfterFunc(ctx, func() { conn.Close(websocket.StatusNormalClosure, "") })
-		defer stop()
-		readWS(ctx, conn, prefix, mine, send)
-	})
 	return nil
 }
 
-func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*sub, send func(context.Context, any) error) {
-	var buf bytes.Buffer
+// pingMsg and pongMsg are graphql-transport-ws's keep-alive and its answer.
+var pingMsg, pongMsg = []byte(`{"type":"ping"}`), []byte(`{"type":"pong"}`)
+
+// readWS reads the socket's messages into mine until it closes; an end before the run's is
+// recorded on every subscription.
+func readWS(ctx context.Context, c *wsConn, prefix string, mine []*sub) {
 	for {
-		// One buffer for every message, read whole: the clients share the machine with the
-		// gateway, and what they spend is taken from it.
-		_, r, err := conn.Reader(context.Background()) // ended by closing conn
-		if err == nil {
-			buf.Reset()
-			_, err = buf.ReadFrom(r)
-		}
+		data, err := c.readMessage() // ended by closing the socket
 		at := time.Now().UnixNano()
 		if err != nil {
+			c.closeFor(err)
 			if ctx.Err() == nil {
 				for _, s := range mine {
 					s.end("socket: " + err.Error())
@@ -410,11 +422,14 @@ func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*su
 			}
 			return
 		}
-		data := buf.Bytes()
 		if i, seq, ok := quickNext(data, prefix); ok {
 			if i >= 1 && i <= len(mine) {
 				mine[i-1].add(seq, at)
 			}
+			continue
+		}
+		if bytes.Equal(data, pingMsg) { // the keep-alive: every socket's, at once
+			_ = c.writeFrame(opText, pongMsg)
 			continue
 		}
 		var m frame
@@ -423,9 +438,7 @@ func readWS(ctx context.Context, conn *websocket.Conn, prefix string, mine []*su
 		}
 		switch m.Type {
 		case "ping":
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_ = send(wctx, map[string]any{"type": "pong"})
-			cancel()
+			_ = c.writeFrame(opText, pongMsg)
 			continue
 		case "next", "error", "complete":
 		default:
