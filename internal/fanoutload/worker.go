@@ -555,7 +555,6 @@ func readSSE(ctx context.Context, body io.Reader, prefix string, s *sub) {
 	}
 }
 
-// raiseFileLimit lifts the soft open-file limit to the hard one: each socket is a file.
 // RaiseFileLimit lifts the soft open-file limit to the hard one: a load process holds many
 // sockets.
 func RaiseFileLimit() {
