@@ -99,7 +99,12 @@ func TestRequestsInFlightAreCappedForTheWholeClient(t *testing.T) {
 				defer inFlight.Add(-1)
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
-				time.Sleep(10 * time.Millisecond)
+				// Held until the cap's worth is in flight (or half a second has passed): a
+				// fixed pause let a starved machine (CI under -race) dial too few
+				// connections within it to reach half the cap.
+				for held := time.Now(); inFlight.Load() < tc.want && time.Since(held) < 500*time.Millisecond; {
+					time.Sleep(time.Millisecond)
+				}
 				_, _ = w.Write([]byte(`{"contacts":[]}`))
 			}))
 			defer srv.Close()

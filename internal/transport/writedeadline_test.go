@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -77,6 +78,14 @@ func TestClientsThatNeverReadAreCutOffAfterTheWriteTimeout(t *testing.T) {
 		{"an SSE stream over HTTP/1.1, which takes its connection over", false, func(t *testing.T, srv *lifetimeServer) func() {
 			c := dialSmall(t, srv.Listener.Addr().String())
 			postRaw(t, c, "text/event-stream", subscribe(ticks))
+			// The status line's first bytes, and nothing more: the stream is open on the
+			// server before the test waits for the streams to end (a WaitGroup's Add must
+			// not race its Wait).
+			head := make([]byte, len("HTTP/1.1 200"))
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.ReadFull(c, head); err != nil || string(head) != "HTTP/1.1 200" {
+				t.Fatalf("the stream began %q, %v; want HTTP/1.1 200", head, err)
+			}
 			return func() { c.Close() }
 		}},
 		{"an SSE stream over HTTP/2", true, func(t *testing.T, srv *lifetimeServer) func() {
