@@ -357,8 +357,8 @@ func (s *wsSession) isAcked() bool {
 //
 // A socket that results kept busy since the last keep-alive needs neither: no proxy closes it,
 // and a vanished peer leaves the results unacknowledged, which TCP_USER_TIMEOUT (acknowledged)
-// ends it for. Pinging it anyway cost as much as delivering to it thirty times over (the pong
-// wakes its reader). Only the legacy protocol's ka goes out still, without the WebSocket ping:
+// ends it for. Pinging it anyway cost as much as five deliveries to it (above all the pong,
+// which wakes its reader). Only the legacy protocol's ka goes out still, without the WebSocket ping:
 // its clients close a socket on which no ka arrived for a while, results or not.
 func (s *wsSession) ping() {
 	now := time.Now().UnixNano()
