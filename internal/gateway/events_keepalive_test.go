@@ -83,7 +83,7 @@ func TestAWebSocketWhosePeerStopsAnsweringIsClosed(t *testing.T) {
 }
 
 // A stream that results keep busy gets no keep-alive: graphql-transport-ws no ping (whose pong
-// would wake the gateway's reader for each socket, costing as much as thirty deliveries), SSE no
+// would wake the gateway's reader for each socket, costing as much as five deliveries), SSE no
 // comment. The legacy protocol's ka goes on, since its clients close a socket on which none
 // arrives for a while. A vanished peer of a busy socket is left to TCP_USER_TIMEOUT (socket).
 func TestBusyStreamsGetNoKeepAlivesButTheLegacyKa(t *testing.T) {
