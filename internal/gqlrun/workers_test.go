@@ -43,8 +43,9 @@ func TestConcurrentFieldsRunOnKeptWorkersUntilTheyAreClosed(t *testing.T) {
 		}
 	}
 	w.Close()
-	if left := waitForGoroutines(before, 5*time.Second); left != before {
-		t.Errorf("%d goroutines once the workers were closed, want the %d before", left, before)
+	// At most: a goroutine the test began with (the runtime's, or another test's) may end too.
+	if left := waitForGoroutines(before, 5*time.Second); left > before {
+		t.Errorf("%d goroutines once the workers were closed, want at most the %d before", left, before)
 	}
 	// Fields given after Close still run, on goroutines that end.
 	m := &FieldSet{Values: make([]graphql.Marshaler, 2)}
@@ -55,8 +56,8 @@ func TestConcurrentFieldsRunOnKeptWorkersUntilTheyAreClosed(t *testing.T) {
 	if got := marshalled(m.Values[1]); got != "1" {
 		t.Errorf("after Close, the second field is %s, want 1", got)
 	}
-	if left := waitForGoroutines(before, 5*time.Second); left != before {
-		t.Errorf("%d goroutines after a field resolved once the workers were closed, want %d", left, before)
+	if left := waitForGoroutines(before, 5*time.Second); left > before {
+		t.Errorf("%d goroutines after a field resolved once the workers were closed, want at most %d", left, before)
 	}
 }
 
