@@ -208,7 +208,7 @@ func settings(cfg *Gateway) []section {
 			{name: "SUBSCRIBER_BUFFER", value: "256", parse: intSetting(&cfg.SubscriberBuffer),
 				meaning: "events a subscriber may fall behind before its subscription ends (`SLOW_CONSUMER`)"},
 			{name: "STREAM_KEEPALIVE", value: "15s", parse: durationSetting(&cfg.KeepAlive),
-				meaning: "keep-alive interval on WebSocket and SSE streams"},
+				meaning: "keep-alive interval on quiet WebSocket and SSE streams; a busy one whose peer vanished is ended by TCP after twice it"},
 			{name: "EVENTS_OUTAGE_GRACE", unset: "`30s`", parse: durationSetting(&cfg.EventsOutageGrace),
 				meaning: "how long open subscriptions wait through an outage of the event store before ending with `EVENTS_UNAVAILABLE`"},
 		},
