@@ -5,7 +5,6 @@
 package httpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -320,12 +319,7 @@ func (d Deps) limits(next http.Handler) http.Handler {
 			refuse(http.StatusRequestEntityTooLarge, transport.TooLarge(limit))
 			return
 		}
-		var buf bytes.Buffer
-		if r.ContentLength > 0 {
-			buf.Grow(int(r.ContentLength) + bytes.MinRead) // one buffer: ReadFrom wants room to see the end
-		}
-		_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
-		body := buf.Bytes()
+		body, err := transport.ReadWhole(io.LimitReader(r.Body, limit+1), r.ContentLength, limit)
 		if errors.Is(err, errBodyTimeout) {
 			refuse(http.StatusRequestTimeout, "The request body did not arrive in time")
 			return

@@ -65,17 +65,12 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 	if maxBytes > 0 {
 		src = io.NopCloser(io.LimitReader(r.Body, maxBytes+1))
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		presize := int64(maxPresized)
-		if maxBytes > 0 {
-			presize = maxBytes
-		}
-		// bytes.MinRead more: ReadFrom grows the buffer unless that much is free when it
-		// looks for the end.
-		buf.Grow(int(min(r.ContentLength, presize+1)) + bytes.MinRead)
+	presize := int64(maxPresized)
+	if maxBytes > 0 {
+		presize = maxBytes
 	}
-	if _, err := buf.ReadFrom(src); err != nil {
+	body, err := ReadWhole(src, r.ContentLength, presize)
+	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, errBodyLate
 		}
@@ -85,10 +80,25 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 		}
 		return nil, errBodyUnread
 	}
-	if maxBytes > 0 && int64(buf.Len()) > maxBytes {
+	if maxBytes > 0 && int64(len(body)) > maxBytes {
 		return nil, &tooLargeError{maxBytes}
 	}
-	return buf.Bytes(), nil
+	return body, nil
+}
+
+// ReadWhole reads src to its end into one buffer, sized once from declared (a Content-Length;
+// 0 or less for none) up to presize, so that reading costs one copy of the body rather than
+// io.ReadAll's doublings, which hold three times its size for a while. Its error is src's,
+// unwrapped: the caller tells a deadline from a broken connection.
+func ReadWhole(src io.Reader, declared, presize int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if declared > 0 {
+		// bytes.MinRead more: ReadFrom grows the buffer unless that much is free when it
+		// looks for the end.
+		buf.Grow(int(min(declared, presize+1)) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(src)
+	return buf.Bytes(), err
 }
 
 // bodyStatus is the status that answers a body readBody refused.

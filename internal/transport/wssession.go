@@ -396,13 +396,17 @@ func (s *wsSession) ping() {
 // one what the protocol's clients need still, if anything. (Too short for permessage-deflate to
 // compress.)
 var keepAliveFrames = map[string]struct{ quiet, busy []byte }{
-	"ping": {quiet: keepAliveFrame("ping")},
-	"ka":   {quiet: keepAliveFrame("ka"), busy: wsconn.AppendFrame(nil, ws.OpText, mustJSON(wsMessage{Type: "ka"}))},
+	"ping": {quiet: withPing(keepAliveMessage("ping"))},
+	"ka":   {quiet: withPing(keepAliveMessage("ka")), busy: keepAliveMessage("ka")},
 }
 
-func keepAliveFrame(kind string) []byte {
-	return wsconn.AppendFrame(wsconn.AppendFrame(nil, ws.OpText, mustJSON(wsMessage{Type: kind})), ws.OpPing)
+// keepAliveMessage is the protocol's keep-alive message of type kind, framed.
+func keepAliveMessage(kind string) []byte {
+	return wsconn.AppendFrame(nil, ws.OpText, mustJSON(wsMessage{Type: kind}))
 }
+
+// withPing is frames followed by a WebSocket ping with no payload.
+func withPing(frames []byte) []byte { return wsconn.AppendFrame(frames, ws.OpPing) }
 
 // Refusals of start, which each protocol answers in its own way.
 var errOperationTaken = errors.New("an operation with this id is already running")
