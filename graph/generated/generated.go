@@ -4286,7 +4286,15 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 type executionContext struct {
 	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
-	run gqlrun.State
+	run *gqlrun.Lane
+}
+
+// on is ec on lane run: a field resolved beside others runs on a lane of its own.
+func (ec *executionContext) on(run *gqlrun.Lane) *executionContext {
+	if run == ec.run {
+		return ec
+	}
+	return &executionContext{ExecutionContextState: ec.ExecutionContextState, run: run}
 }
 
 // fieldDoesIO reports whether a field is resolved by a resolver or a method that takes a
@@ -4379,6 +4387,7 @@ func newExecutionContext(
 			parsedSchema,
 			deferredResults,
 		),
+		run: gqlrun.New(),
 	}
 }
 
@@ -17629,7 +17638,7 @@ func (ec *executionContext) _AssetAdded(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -17702,7 +17711,7 @@ func (ec *executionContext) _AssetBeneficiaryAdded(ctx context.Context, sel ast.
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -17775,7 +17784,7 @@ func (ec *executionContext) _AssetBeneficiaryDeleted(ctx context.Context, sel as
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -17843,7 +17852,7 @@ func (ec *executionContext) _AssetDeleted(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -17921,7 +17930,7 @@ func (ec *executionContext) _AssetOwnershipAdded(ctx context.Context, sel ast.Se
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -17994,7 +18003,7 @@ func (ec *executionContext) _AssetOwnershipDeleted(ctx context.Context, sel ast.
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18075,7 +18084,7 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -18096,7 +18105,9 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18113,7 +18124,9 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "sourceDocument":
 			out.Values[i] = ec._AssistantJobCompleted_sourceDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -18133,7 +18146,7 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18214,7 +18227,7 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -18235,7 +18248,9 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18252,7 +18267,9 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "reason":
 			out.Values[i] = ec._AssistantJobFailed_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -18267,7 +18284,7 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18348,7 +18365,7 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -18369,7 +18386,9 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18386,7 +18405,9 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "vaultLink":
 			out.Values[i] = ec._AssistantMultiDocumentRequiresReview_vaultLink(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -18401,7 +18422,7 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18449,7 +18470,7 @@ func (ec *executionContext) _AssistantSession(ctx context.Context, sel ast.Selec
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18522,7 +18543,7 @@ func (ec *executionContext) _BulkFileReport(ctx context.Context, sel ast.Selecti
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18580,7 +18601,7 @@ func (ec *executionContext) _BulkLineError(ctx context.Context, sel ast.Selectio
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18638,7 +18659,7 @@ func (ec *executionContext) _BulkReport(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18721,7 +18742,7 @@ func (ec *executionContext) _BulkResult(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18814,7 +18835,7 @@ func (ec *executionContext) _BulkUpload(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18912,7 +18933,7 @@ func (ec *executionContext) _Charity(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -18995,7 +19016,7 @@ func (ec *executionContext) _Class(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19048,7 +19069,7 @@ func (ec *executionContext) _ClassParties(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19106,7 +19127,7 @@ func (ec *executionContext) _ClassParty(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19162,7 +19183,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "contacts":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19183,7 +19204,9 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -19200,10 +19223,12 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "contact":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -19224,7 +19249,9 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -19241,7 +19268,9 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "added":
 			out.Values[i] = ec._Client_added(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -19256,7 +19285,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19339,7 +19368,7 @@ func (ec *executionContext) _ClientAcceptedInvitation(ctx context.Context, sel a
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19402,7 +19431,7 @@ func (ec *executionContext) _ClientAddress(ctx context.Context, sel ast.Selectio
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19485,7 +19514,7 @@ func (ec *executionContext) _ClientDeclinedInvitation(ctx context.Context, sel a
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19638,7 +19667,7 @@ func (ec *executionContext) _ClientDetails(ctx context.Context, sel ast.Selectio
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19716,7 +19745,7 @@ func (ec *executionContext) _ClientProgressChanged(ctx context.Context, sel ast.
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19774,7 +19803,7 @@ func (ec *executionContext) _ContactConnection(ctx context.Context, sel ast.Sele
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19822,7 +19851,7 @@ func (ec *executionContext) _ContactEdge(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19875,7 +19904,7 @@ func (ec *executionContext) _ContactRef(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19928,7 +19957,7 @@ func (ec *executionContext) _DeleteClientPayload(ctx context.Context, sel ast.Se
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -19976,7 +20005,7 @@ func (ec *executionContext) _DeleteDocumentPayload(ctx context.Context, sel ast.
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20072,7 +20101,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "fileStatus":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20093,7 +20122,9 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20110,10 +20141,12 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "downloadUri":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20134,7 +20167,9 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20151,10 +20186,12 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "analyses":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20175,7 +20212,9 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20192,12 +20231,14 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20258,7 +20299,7 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20279,7 +20320,9 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20296,7 +20339,9 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "events":
 			out.Values[i] = ec._DocumentAnalysis_events(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -20304,7 +20349,7 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 			}
 		case "taxArtifact":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -20325,7 +20370,9 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20342,12 +20389,14 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20395,7 +20444,7 @@ func (ec *executionContext) _DocumentCategoryOption(ctx context.Context, sel ast
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20488,7 +20537,7 @@ func (ec *executionContext) _DocumentCompleted(ctx context.Context, sel ast.Sele
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20546,7 +20595,7 @@ func (ec *executionContext) _DocumentConnection(ctx context.Context, sel ast.Sel
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20594,7 +20643,7 @@ func (ec *executionContext) _DocumentEdge(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20662,7 +20711,7 @@ func (ec *executionContext) _DocumentOwnerInfo(ctx context.Context, sel ast.Sele
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20710,7 +20759,7 @@ func (ec *executionContext) _DocumentPayload(ctx context.Context, sel ast.Select
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20803,7 +20852,7 @@ func (ec *executionContext) _DocumentPendingValidation(ctx context.Context, sel 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20901,7 +20950,7 @@ func (ec *executionContext) _DocumentStarted(ctx context.Context, sel ast.Select
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -20949,7 +20998,7 @@ func (ec *executionContext) _DocumentSubCategoryOption(ctx context.Context, sel 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21037,7 +21086,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet, o
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21090,7 +21139,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21138,7 +21187,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21186,7 +21235,7 @@ func (ec *executionContext) _Fraction(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21242,7 +21291,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21263,7 +21312,9 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -21280,12 +21331,14 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21373,7 +21426,7 @@ func (ec *executionContext) _Individual(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21531,7 +21584,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21574,7 +21627,7 @@ func (ec *executionContext) _Name(ctx context.Context, sel ast.SelectionSet, obj
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21652,7 +21705,7 @@ func (ec *executionContext) _OffsetPageInfo(ctx context.Context, sel ast.Selecti
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21715,7 +21768,7 @@ func (ec *executionContext) _Ownership(ctx context.Context, sel ast.SelectionSet
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21773,7 +21826,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -21817,7 +21870,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			out.Values[i] = graphql.MarshalString("Query")
 		case "version":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21830,15 +21883,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "bulkUpload":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21851,15 +21904,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "viewer":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21872,15 +21925,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "contact":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21893,15 +21946,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "client":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21914,15 +21967,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21935,15 +21988,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "documentTaxonomy":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21956,15 +22009,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "recentEvents":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21977,15 +22030,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "eventHistory":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -21998,15 +22051,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "_entities":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22019,15 +22072,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "_service":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22040,15 +22093,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "node":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22061,15 +22114,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "nodes":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22082,15 +22135,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "topAccounts":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22103,15 +22156,15 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "topAccount":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22124,12 +22177,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				return res
 			}
 
-			rrm := func(ctx context.Context) graphql.Marshaler {
+			rrm := func(ctx context.Context, ec *executionContext) graphql.Marshaler {
 				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, ec, &out.Invalids) })
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler { return rrm(innerCtx, ec.on(run)) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -22148,7 +22201,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22216,7 +22269,7 @@ func (ec *executionContext) _Referral(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22279,7 +22332,7 @@ func (ec *executionContext) _ReferralAddress(ctx context.Context, sel ast.Select
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22347,7 +22400,7 @@ func (ec *executionContext) _ReferralUser(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22410,7 +22463,7 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22466,7 +22519,7 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22487,7 +22540,9 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22504,12 +22559,14 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22612,7 +22669,7 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22633,7 +22690,9 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22650,7 +22709,9 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "sourceDocument":
 			out.Values[i] = ec._TaxJobCompleted_sourceDocument(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -22675,7 +22736,7 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22756,7 +22817,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 			}
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22777,7 +22838,9 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22794,7 +22857,9 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "reason":
 			out.Values[i] = ec._TaxJobFailed_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -22809,7 +22874,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -22865,7 +22930,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 			}
 		case "contacts":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22886,7 +22951,9 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22903,10 +22970,12 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "contactsConnection":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22927,7 +22996,9 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22944,10 +23015,12 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "contact":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -22968,7 +23041,9 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22985,10 +23060,12 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "documents":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -23009,7 +23086,9 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23026,10 +23105,12 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "document":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -23050,7 +23131,9 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23067,10 +23150,12 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		case "relationships":
 			field := field
-			innerFunc := func(ctx context.Context, invalids *uint32) (res graphql.Marshaler) {
+			innerFunc := func(ctx context.Context, ec *executionContext, invalids *uint32) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -23091,7 +23176,9 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, &deferredFieldSet.Invalids)
+					run := ec.run.Fork()
+					defer run.Join()
+					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23108,12 +23195,14 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, &out.Invalids) })
+			out.Concurrently(i, func(ctx context.Context, run *gqlrun.Lane) graphql.Marshaler {
+				return innerFunc(ctx, ec.on(run), &out.Invalids)
+			})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23166,7 +23255,7 @@ func (ec *executionContext) _TopAccountConnection(ctx context.Context, sel ast.S
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23214,7 +23303,7 @@ func (ec *executionContext) _TopAccountEdge(ctx context.Context, sel ast.Selecti
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23322,7 +23411,7 @@ func (ec *executionContext) _Trust(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23395,7 +23484,7 @@ func (ec *executionContext) _UnknownEvent(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23463,7 +23552,7 @@ func (ec *executionContext) _UserSubscriptionCanceled(ctx context.Context, sel a
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23536,7 +23625,7 @@ func (ec *executionContext) _UserSubscriptionChanged(ctx context.Context, sel as
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23604,7 +23693,7 @@ func (ec *executionContext) _UserSubscriptionCreated(ctx context.Context, sel as
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23672,7 +23761,7 @@ func (ec *executionContext) _UserSubscriptionReactivated(ctx context.Context, se
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23720,7 +23809,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23828,7 +23917,7 @@ func (ec *executionContext) _Will(ctx context.Context, sel ast.SelectionSet, obj
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23871,7 +23960,7 @@ func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23934,7 +24023,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -23992,7 +24081,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -24060,7 +24149,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -24128,7 +24217,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -24196,7 +24285,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -24289,7 +24378,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	out.Dispatch(ctx, ec.run)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -24328,6 +24417,9 @@ func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "AnalysisEvent") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEvent(ctx, sel, v[i])
@@ -24417,6 +24509,9 @@ func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhq
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkLineError") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
@@ -24511,6 +24606,9 @@ func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ClassParty") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
@@ -24609,6 +24707,9 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Contact") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
@@ -24663,6 +24764,9 @@ func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx, sel, v[i])
@@ -24727,6 +24831,9 @@ func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactRef") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
@@ -24837,6 +24944,9 @@ func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋga
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Document") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
@@ -24891,6 +25001,9 @@ func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadviso
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentAnalysis") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx, sel, v[i])
@@ -24975,6 +25088,9 @@ func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentCategoryOption") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
@@ -25039,6 +25155,9 @@ func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx, sel, v[i])
@@ -25123,6 +25242,9 @@ func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcom
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentSubCategoryOption") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
@@ -25201,6 +25323,9 @@ func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentType") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
@@ -25265,6 +25390,9 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Event") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
@@ -25319,6 +25447,9 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx, sel, v[i])
@@ -25423,6 +25554,9 @@ func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvis
 	var ret graphql.Array
 	if ec.reachesIO(sel, "GeneratedDocument") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
@@ -25545,6 +25679,9 @@ func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewa
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Name") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
@@ -25599,6 +25736,9 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Node") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
@@ -25641,6 +25781,9 @@ func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Ownership") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
@@ -25738,6 +25881,9 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhq�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Relationship") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
@@ -25850,6 +25996,9 @@ func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccount") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
@@ -25914,6 +26063,9 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorh
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccountEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx, sel, v[i])
@@ -26039,6 +26191,9 @@ func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 	var ret graphql.Array
 	if ec.reachesIO(sel, "_Entity") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
@@ -26085,6 +26240,9 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Directive") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -26152,6 +26310,9 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__DirectiveLocation") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -26208,6 +26369,9 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -26256,6 +26420,9 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -26400,6 +26567,9 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkResult") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
@@ -26554,6 +26724,9 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactType") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
@@ -26754,6 +26927,9 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventGroup") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
@@ -26818,6 +26994,9 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventType") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
@@ -27261,6 +27440,9 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__EnumValue") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -27308,6 +27490,9 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Field") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -27355,6 +27540,9 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -27409,6 +27597,9 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			run := ec.run.Fork()
+			defer run.Join()
+			ec := ec.on(run)
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
 			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])

@@ -191,7 +191,7 @@ func nodeID(f *codegen.Field) bool {
 
 // writerOf is the gqlrun writer (see inPlaceWriters) of the values of scalar type t, which
 // its marshaller refuses none of, for values that are not a struct's fields: "" when t has
-// none. A pointer is written where it points; a string is kept by State.StringValue, and a
+// none. A pointer is written where it points; a string is kept by Lane.StringValue, and a
 // Boolean is one of gqlrun.BooleanOf's two.
 func writerOf(t *config.TypeReference) string {
 	if t.Marshaler == nil || t.IsSlice() || t.IsContext || t.IsTargetNilable() || t.HasEnumValues() || t.CastType != nil {

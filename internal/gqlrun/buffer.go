@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// A response is written to one buffer, presized to what its fields charged (State.Size): the
+// A response is written to one buffer, presized to what its fields charged (Lane.Size): the
 // family query's is 170 KB, a third of what the query allocates, and garbage collection
 // follows bytes allocated. A transport that writes the response and then holds nothing of it
 // lends the response a buffer from a pool and takes it back after (WithResponseBuffer).

@@ -6,7 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// A list whose elements reach no I/O (State.ReachesIO) is marshalled on one goroutine, and
+// A list whose elements reach no I/O (Lane.ReachesIO) is marshalled on one goroutine, and
 // the field contexts of its elements and of the object-valued fields below them are read
 // only when something goes wrong: an error's path, a panic, a client gone. A family query
 // made nearly 3,000 of them at 200 contacts, 470 KB. Below such a list the executor keeps

@@ -26,50 +26,13 @@ type FieldSet struct {
 
 type delayed struct {
 	i int
-	f func(context.Context) graphql.Marshaler
+	f func(context.Context, *Lane) graphql.Marshaler
 }
 
 // NewFieldSet is an object with the fields CollectFields gave for it.
 func NewFieldSet(fields []graphql.CollectedField) *FieldSet {
 	fields = written(fields)
 	return &FieldSet{fields: fields, Values: make([]graphql.Marshaler, len(fields))}
-}
-
-// maxChunk is how many field sets State.NewFieldSet allocates at once.
-const maxChunk = 256
-
-// NewFieldSet is an object with the fields CollectFields gave for it. The execution's objects
-// are allocated in chunks of maxChunk, and so are their values, each object's as many as it has
-// fields: a response's objects all live until it is written, so one allocation may as well hold
-// many. Once it is written, End gives the chunks to the next responses.
-func (s *State) NewFieldSet(fields []graphql.CollectedField) *FieldSet {
-	s.mu.Lock()
-	fs := &s.sets.take(1, maxChunk, &setChunks)[0]
-	values := s.values.take(len(fields), 4*maxChunk, &valueChunks)
-	s.mu.Unlock()
-	if s.repeats {
-		fields = written(fields)
-	}
-	fs.fields, fs.Values = fields, values
-	return fs
-}
-
-// Array is a list's values, n of them, zeroed, from the chunk the objects' values come from.
-func (s *State) Array(n int) graphql.Array {
-	s.mu.Lock()
-	values := s.values.take(n, 4*maxChunk, &valueChunks)
-	s.mu.Unlock()
-	return values
-}
-
-// List is a as a graphql.Marshaler, its slice header taken from a chunk: a slice in an
-// interface is an allocation of its own.
-func (s *State) List(a graphql.Array) graphql.Marshaler {
-	s.mu.Lock()
-	l := &s.lists.take(1, maxChunk/4, &listChunks)[0]
-	s.mu.Unlock()
-	*l = a
-	return l
 }
 
 // Chunks of the responses written, for the next ones: a family query of 200
@@ -131,69 +94,36 @@ func (c *chunks[T]) reset(keep bool, pool chunkPool) {
 	*c = chunks[T]{}
 }
 
-// End says the response is written: the rest of the chunk of field sets is let go, so that an
-// idle subscription holds nothing of its last event, and the guard sees the last charges. The
-// chunks go to the next responses, unless a field was deferred: its fragment is
-// resolved and written after this response, and holds objects of it.
-func (s *State) End() {
-	s.forward(s.size.Load())
+// End says the response is written: the rest of the lanes' chunks is let go, so that an idle
+// subscription holds nothing of its last event, and the guard sees the last charges. The
+// chunks go to the next responses, unless a field was deferred: its fragment is resolved and
+// written after this response, and holds objects of it. It is called on the root lane, once
+// the lanes forked for the response have been joined; a deferred fragment's, which may still
+// run, keep theirs until the End after they are.
+func (l *Lane) End() {
+	s := l.s
+	l.flush()
 	if s.sizes != nil {
-		s.mu.Lock()
-		s.sizes.note(s.fields.n, s.io.n)
-		s.mu.Unlock()
+		s.sizes.note(l.fields.n, l.io.n)
 	}
 	// A query's deferred fragments are written after it, each sized by what was charged since.
 	s.size.Store(0)
 	s.forwarded.Store(0)
 	s.mu.Lock()
 	keep := !s.deferred
-	s.sets.reset(keep, &setChunks)
-	s.values.reset(keep, &valueChunks)
-	s.lists.reset(keep, &listChunks)
-	s.strs.reset(keep, &strChunks)
+	l.reset(keep)
+	for _, f := range s.idle {
+		f.reset(keep)
+	}
 	s.mu.Unlock()
 }
 
-// Concurrently has Dispatch resolve field i with f.
-func (m *FieldSet) Concurrently(i int, f func(context.Context) graphql.Marshaler) {
+// Concurrently has Dispatch resolve field i with f, on the lane Dispatch gives it.
+func (m *FieldSet) Concurrently(i int, f func(context.Context, *Lane) graphql.Marshaler) {
 	if m.delayed == nil {
 		m.delayed = new([]delayed)
 	}
 	*m.delayed = append(*m.delayed, delayed{i, f})
-}
-
-// Dispatch resolves the fields given to Concurrently and returns when all are resolved: the
-// first on this goroutine, the others each on one of its own, as gqlgen does, or of the
-// Workers of ctx (WithWorkers) when it has them.
-func (m *FieldSet) Dispatch(ctx context.Context) {
-	if m.delayed == nil {
-		return
-	}
-	ds := *m.delayed
-	m.delayed = nil // the closures are of no use once they have run
-	switch len(ds) {
-	case 0:
-		return
-	case 1:
-		m.Values[ds[0].i] = ds[0].f(ctx)
-		return
-	}
-	var wg sync.WaitGroup
-	if w := workersOf(ctx); w != nil {
-		wg.Add(len(ds) - 1)
-		for _, d := range ds[1:] {
-			w.Go(func() {
-				defer wg.Done()
-				m.Values[d.i] = d.f(ctx)
-			})
-		}
-	} else {
-		for _, d := range ds[1:] {
-			wg.Go(func() { m.Values[d.i] = d.f(ctx) })
-		}
-	}
-	m.Values[ds[0].i] = ds[0].f(ctx)
-	wg.Wait()
 }
 
 // MarshalGQL writes the object. Field aliases are GraphQL names, which JSON needs no escapes
@@ -250,7 +180,8 @@ func WithDeferredPlaceholders(ctx context.Context) context.Context {
 
 // DeferredField is what the executor puts in place of a deferred field in the response being
 // resolved.
-func (s *State) DeferredField() graphql.Marshaler {
+func (l *Lane) DeferredField() graphql.Marshaler {
+	s := l.s
 	s.mu.Lock()
 	s.deferred = true
 	s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -48,7 +49,7 @@ func TestReachesIOFindsFieldsThatDoIOAtAnyDepth(t *testing.T) {
 			}
 			// The selection set of the list: query → account → its only field.
 			list := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet[0].(*ast.Field)
-			var st State
+			st := New()
 			for range 2 { // the second answer comes from the cache
 				if got := st.ReachesIO(s, list.SelectionSet, tc.on, urlDoesIO); got != tc.want {
 					t.Fatalf("ReachesIO = %v, want %v", got, tc.want)
@@ -80,7 +81,7 @@ func TestFieldSetWritesTheObject(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Alone, and twice from an execution's state, which remembers how the fields are written.
-			var state State
+			state := New()
 			state.Begin(context.Background()) // no operation to tell it that no alias repeats
 			for _, fs := range []*FieldSet{NewFieldSet(tc.fields), state.NewFieldSet(tc.fields), state.NewFieldSet(tc.fields)} {
 				for i := range fs.Values {
@@ -105,14 +106,55 @@ func TestFieldSetDispatchResolvesEveryDelayedField(t *testing.T) {
 	for _, n := range []int{0, 1, 5} {
 		fs := NewFieldSet(make([]graphql.CollectedField, n))
 		for i := range n {
-			fs.Concurrently(i, func(context.Context) graphql.Marshaler { return graphql.MarshalInt(i) })
+			fs.Concurrently(i, func(context.Context, *Lane) graphql.Marshaler { return graphql.MarshalInt(i) })
 		}
-		fs.Dispatch(context.Background())
+		fs.Dispatch(context.Background(), New())
 		for i, v := range fs.Values {
 			if v == nil {
 				t.Fatalf("%d fields: field %d was not resolved", n, i)
 			}
 		}
+	}
+}
+
+// The first delayed field runs on the caller's lane, each other on one no other field uses
+// meanwhile; what they charged counts once they are joined, and their lanes serve again.
+func TestFieldsDispatchedAtOnceEachHaveALaneOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	root := New()
+	root.Begin(context.Background())
+	const n = 6
+	for round := range 2 {
+		fs := NewFieldSet(make([]graphql.CollectedField, n))
+		lanes := make([]*Lane, n)
+		var started sync.WaitGroup
+		started.Add(n)
+		for i := range n {
+			fs.Concurrently(i, func(_ context.Context, l *Lane) graphql.Marshaler {
+				lanes[i] = l
+				started.Done()
+				started.Wait() // every field runs at once
+				l.Charge(10)
+				return l.StringValue("v")
+			})
+		}
+		fs.Dispatch(context.Background(), root)
+		if lanes[0] != root {
+			t.Fatalf("round %d: the first field ran on another lane than its caller's", round)
+		}
+		seen := map[*Lane]bool{}
+		for i, l := range lanes {
+			if seen[l] {
+				t.Fatalf("round %d: field %d shared a lane with another field", round, i)
+			}
+			seen[l] = true
+		}
+		if got, want := root.Size(), 10*n*(round+1); got != want {
+			t.Fatalf("round %d: the response counts %d bytes, want %d", round, got, want)
+		}
+	}
+	if forked := len(root.s.idle); forked != n-1 {
+		t.Errorf("%d lanes forked for two rounds of %d fields at once, want %d: joined lanes serve again", forked, n, n-1)
 	}
 }
 
@@ -133,7 +175,7 @@ func TestStopEndsAResponseWhoseContextEnded(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		g := &guard{}
 		ctx = graphql.WithResponseContext(WithGuard(ctx, g), graphql.DefaultErrorPresenter, nil)
-		var st State
+		st := New()
 		st.Begin(ctx)
 		st.Charge(7)
 		if st.Stop(ctx) {
@@ -151,7 +193,7 @@ func TestStopEndsAResponseWhoseContextEnded(t *testing.T) {
 	t.Run("without a guard, one error", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, nil)
-		var st State
+		st := New()
 		st.Begin(ctx)
 		st.Charge(7) // nobody to charge: no panic
 		cancel()
@@ -181,7 +223,7 @@ func TestElementContextGivesTheElementsPath(t *testing.T) {
 func TestChargesReachTheGuardInSteps(t *testing.T) {
 	t.Parallel()
 	g := &guard{}
-	var st State
+	st := New()
 	st.Begin(WithGuard(context.Background(), g))
 	st.Charge(100)
 	if g.charged != 0 {
@@ -208,7 +250,7 @@ func TestObjectsAndListsKeepTheirValuesApart(t *testing.T) {
 	for _, a := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		fields = append(fields, graphql.CollectedField{Field: &ast.Field{Alias: a, Name: a}})
 	}
-	var state State
+	state := New()
 	state.Begin(context.Background())
 	sets := []*FieldSet{state.NewFieldSet(fields), state.NewFieldSet(fields[:1]), state.NewFieldSet(fields[:7])}
 	list := state.Array(3)
@@ -251,7 +293,7 @@ func TestObjectsAndListsKeepTheirValuesApart(t *testing.T) {
 func TestChunksOfAWrittenResponseAreReusedEmptyUnlessAFieldWasDeferred(t *testing.T) {
 	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "a", Name: "a"}}}
 	for _, deferred := range []bool{false, true} {
-		var st State
+		st := New()
 		st.Begin(context.Background())
 		if deferred {
 			st.DeferredField()
@@ -270,7 +312,7 @@ func TestChunksOfAWrittenResponseAreReusedEmptyUnlessAFieldWasDeferred(t *testin
 		if kept := *lastString.(*String) == "x"; kept != deferred {
 			t.Errorf("with a field deferred %v, the last string was kept as it was %v, want %v", deferred, kept, deferred)
 		}
-		var next State
+		next := New()
 		next.Begin(context.Background())
 		for range 2000 {
 			if fs := next.NewFieldSet(fields); fs.Values[0] != nil {

@@ -2,7 +2,7 @@ package gqlrun
 
 import "unsafe"
 
-// memo is what one execution remembers by selection set (State.Fields, State.ReachesIO): a
+// memo is what one lane remembers by selection set (Lane.Fields, Lane.ReachesIO): a
 // small table addressed by a hash of the selection's address, probed in order. An operation has
 // a few dozen selection sets and asks about one per object it writes, so a map's general
 // hashing and growth were a twentieth of a 20-contact family query.

@@ -12,8 +12,8 @@ import (
 )
 
 // Plans keeps, for the executions of a document that follow the first, what State works out
-// about the document's selection sets: the fields collected for each (State.Fields), whether
-// each reaches a field that does I/O (State.ReachesIO), and whether an alias may repeat
+// about the document's selection sets: the fields collected for each (Lane.Fields), whether
+// each reaches a field that does I/O (Lane.ReachesIO), and whether an alias may repeat
 // (mayRepeat). A family query costs a third less to plan than to run at 20 contacts, and
 // clients send the same few documents again and again. One Plans serves a whole gateway; it
 // is safe for concurrent use.

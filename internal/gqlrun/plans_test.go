@@ -41,7 +41,7 @@ func TestPlansCollectWhatEachExecutionWould(t *testing.T) {
 			for _, vars := range tc.vars {
 				want := aliases(graphql.CollectFields(&graphql.OperationContext{Doc: doc, Variables: vars}, people.SelectionSet, []string{"Person"}))
 				op := &graphql.OperationContext{Doc: doc, Variables: vars}
-				var st State // a new execution
+				st := New() // a new execution
 				st.Begin(WithPlans(graphql.WithOperationContext(context.Background(), op), plans))
 				if got := aliases(st.Fields(op, people.SelectionSet, []string{"Person"})); !slices.Equal(got, want) {
 					t.Fatalf("variables %v: collected %v, want %v", vars, got, want)
@@ -75,7 +75,7 @@ func TestPlansKeepWhetherASelectionReachesIO(t *testing.T) {
 	people := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet[0].(*ast.Field)
 	plans := &Plans{}
 	for range 2 {
-		var st State
+		st := New()
 		st.Begin(WithPlans(context.Background(), plans))
 		// Each execution collects a selection set anew: the same nodes in another slice.
 		if !st.ReachesIO(s, slices.Clone(people.SelectionSet), "Person", urlDoesIO) {

@@ -42,19 +42,6 @@ func (n NodeID[N]) MarshalGQL(w io.Writer) {
 	writeQuoted(w, id.String()) // base64url has nothing to escape
 }
 
-// StringValue is v written as graphql.MarshalString writes it. A string a method or resolver
-// returns has no place of its own to be written from, and gqlgen's closure is an allocation
-// per string: v is kept in the execution's chunk of strings instead, taken as its field sets
-// are (NewFieldSet) and given to the next responses by End, since a response's strings all
-// live until it is written.
-func (s *State) StringValue(v string) graphql.Marshaler {
-	s.mu.Lock()
-	p := &s.strs.take(1, maxChunk, &strChunks)[0]
-	s.mu.Unlock()
-	*p = String(v)
-	return p
-}
-
 // Float writes a Float as graphql.MarshalFloatContext does. A value JSON cannot hold (NaN,
 // infinity) is written as null: gqlgen reports an error there, but the executor reads values
 // decoded from JSON, which holds none.

@@ -96,7 +96,7 @@ func TestANodeIDIsWrittenAsGqlgenWritesTheIdAndAllocatesNothing(t *testing.T) {
 // A string a method returns (a card's displayName) is kept with the execution's strings, a
 // chunk at a time, and written as gqlgen writes it.
 func TestStringValuesAreWrittenAsGqlgenWritesThemAndAllocatedTogether(t *testing.T) {
-	var s State
+	s := New()
 	values := []string{"Eleanor Hartwell", "a\"b\\c\nd", ""}
 	var ms []graphql.Marshaler
 	for _, v := range values {

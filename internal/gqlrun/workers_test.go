@@ -25,13 +25,13 @@ func TestConcurrentFieldsRunOnKeptWorkersUntilTheyAreClosed(t *testing.T) {
 		var started sync.WaitGroup
 		started.Add(fields)
 		for i := range fields {
-			m.Concurrently(i, func(context.Context) graphql.Marshaler {
+			m.Concurrently(i, func(context.Context, *Lane) graphql.Marshaler {
 				started.Done()
 				started.Wait() // every field runs at once, or this never returns
 				return graphql.MarshalInt(10*round + i)
 			})
 		}
-		m.Dispatch(ctx)
+		m.Dispatch(ctx, New())
 		for i, v := range m.Values {
 			if got, want := marshalled(v), strconv.Itoa(10*round+i); got != want {
 				t.Fatalf("round %d: field %d is %s, want %s", round, i, got, want)
@@ -50,9 +50,9 @@ func TestConcurrentFieldsRunOnKeptWorkersUntilTheyAreClosed(t *testing.T) {
 	// Fields given after Close still run, on goroutines that end.
 	m := &FieldSet{Values: make([]graphql.Marshaler, 2)}
 	for i := range 2 {
-		m.Concurrently(i, func(context.Context) graphql.Marshaler { return graphql.MarshalInt(i) })
+		m.Concurrently(i, func(context.Context, *Lane) graphql.Marshaler { return graphql.MarshalInt(i) })
 	}
-	m.Dispatch(ctx)
+	m.Dispatch(ctx, New())
 	if got := marshalled(m.Values[1]); got != "1" {
 		t.Errorf("after Close, the second field is %s, want 1", got)
 	}
