@@ -144,3 +144,39 @@ func TestDecodeOfAContactListAllocatesPerAnswerNotPerString(t *testing.T) {
 		})
 	}
 }
+
+// The contacts of a list are read into a scratch the next list reuses: what a list holds once
+// read is its own, and lists of every length, those the scratch grows for too, read whole.
+func TestAContactListReadIsNotChangedByTheNextOneRead(t *testing.T) {
+	list := func(n int, name string) []byte {
+		var b strings.Builder
+		b.WriteString(`{"contacts":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"id":"%s%d","type":"Individual","first_name":%q}`, name, i, name)
+		}
+		b.WriteString(`]}`)
+		return []byte(b.String())
+	}
+	var read []advisorspec.ContactList
+	for _, tc := range []struct {
+		n    int
+		name string
+	}{{3, "a"}, {0, "b"}, {maxScratchContacts + 1, "c"}, {5, "d"}, {1, "e"}} {
+		var l advisorspec.ContactList
+		if err := decode(list(tc.n, tc.name), &l); err != nil {
+			t.Fatalf("%d contacts: %v", tc.n, err)
+		}
+		read = append(read, l)
+	}
+	for k, l := range read {
+		name := string(rune('a' + k))
+		for i, c := range l.Contacts {
+			if c.ID != fmt.Sprintf("%s%d", name, i) || c.FirstName == nil || *c.FirstName != name {
+				t.Fatalf("list %s, contact %d: %+v, once the lists after it were read", name, i, c)
+			}
+		}
+	}
+}
