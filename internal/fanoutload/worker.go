@@ -428,6 +428,9 @@ var pingMsg, pongMsg = []byte(`{"type":"ping"}`), []byte(`{"type":"pong"}`)
 // readWS reads the socket's messages into mine until it closes; an end before the run's is
 // recorded on every subscription.
 func readWS(ctx context.Context, c *wsConn, prefix string, mine []*sub) {
+	// The first subscription, usually the only one, is kept on the goroutine's stack, which each
+	// frame touches anyway, rather than fetched from mine's array, one more line per frame.
+	first := mine[0]
 	for {
 		data, err := c.readMessage() // ended by closing the socket
 		at := time.Now().UnixNano()
@@ -441,7 +444,10 @@ func readWS(ctx context.Context, c *wsConn, prefix string, mine []*sub) {
 			return
 		}
 		if i, seq, ok := quickNext(data, prefix); ok {
-			if i >= 1 && i <= len(mine) {
+			switch {
+			case i == 1:
+				first.add(seq, at)
+			case i >= 1 && i <= len(mine):
 				mine[i-1].add(seq, at)
 			}
 			continue

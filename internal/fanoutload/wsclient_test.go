@@ -321,7 +321,8 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 // In steady state a next frame is read, and its event found, without allocating: the clients
 // should cost what the floor's reader does.
 func TestReadingANextFrameDoesNotAllocate(t *testing.T) {
-	c := &wsConn{br: bufio.NewReader(&repeatReader{data: serverFrame(true, opText, nextMsg("1", 42, 0))})}
+	c := &wsConn{}
+	c.br.Reset(&repeatReader{data: serverFrame(true, opText, nextMsg("1", 42, 0))})
 	read := func() {
 		data, err := c.readMessage()
 		if err != nil {
@@ -352,7 +353,8 @@ func TestOpenedReadsTheSocketDirectlyAndKeepsWhatWaits(t *testing.T) {
 			defer server.Close()
 			defer client.Close()
 			pc := &probedConn{Conn: client, watching: true}
-			c := &wsConn{conn: pc, br: bufio.NewReader(pc)}
+			c := &wsConn{conn: pc}
+			c.br.Reset(pc)
 			first, second := serverFrame(true, opText, nextMsg("1", 1, 0)), serverFrame(true, opText, nextMsg("1", 2, 0))
 			go func() {
 				if tc.waiting {
