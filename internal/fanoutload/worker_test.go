@@ -76,7 +76,7 @@ func TestWorkerReadsWhatEndsASubscription(t *testing.T) {
 		seqs  int
 		ended string
 	}{{2, "SLOW_CONSUMER fell behind"}, {1, "EVENTS_UNAVAILABLE store down"}, {2, ""}} {
-		got := subs[i].res
+		got := subs[i].result()
 		if len(got.Seq) != want.seqs || !strings.Contains(got.Ended, want.ended) || want.ended == "" && got.Ended != "" {
 			t.Errorf("subscription %d: got %d events, ended %q; want %d, %q", i+1, len(got.Seq), got.Ended, want.seqs, want.ended)
 		}

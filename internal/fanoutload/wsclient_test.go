@@ -271,8 +271,8 @@ func TestTheClientReadsTheFramesAServerSends(t *testing.T) {
 			cancel()
 			readers.Wait()
 			<-done
-			if len(s.res.Seq) != c.events || s.res.Ended != c.ended {
-				t.Errorf("got %d events, ended %q; want %d, %q", len(s.res.Seq), s.res.Ended, c.events, c.ended)
+			if len(s.got) != c.events || s.ended != c.ended {
+				t.Errorf("got %d events, ended %q; want %d, %q", len(s.got), s.ended, c.events, c.ended)
 			}
 		})
 	}
@@ -321,7 +321,8 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 // In steady state a next frame is read, and its event found, without allocating: the clients
 // should cost what the floor's reader does.
 func TestReadingANextFrameDoesNotAllocate(t *testing.T) {
-	c := &wsConn{br: bufio.NewReader(&repeatReader{data: serverFrame(true, opText, nextMsg("1", 42, 0))})}
+	c := &wsConn{}
+	c.br.Reset(&repeatReader{data: serverFrame(true, opText, nextMsg("1", 42, 0))})
 	read := func() {
 		data, err := c.readMessage()
 		if err != nil {
@@ -334,5 +335,53 @@ func TestReadingANextFrameDoesNotAllocate(t *testing.T) {
 	read() // the message buffer grows once
 	if allocs := testing.AllocsPerRun(1000, read); allocs != 0 {
 		t.Errorf("%.1f allocations per frame, want none", allocs)
+	}
+}
+
+// Once the socket is open it is read directly, not through the probe; a frame that already
+// waits in the buffer when it opens is not lost by the switch.
+func TestOpenedReadsTheSocketDirectlyAndKeepsWhatWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		waiting bool // the second frame arrived with the first, before opened
+	}{
+		{"nothing waiting", false},
+		{"a frame waiting", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server, client := net.Pipe()
+			defer server.Close()
+			defer client.Close()
+			pc := &probedConn{Conn: client, watching: true}
+			c := &wsConn{conn: pc}
+			c.br.Reset(pc)
+			first, second := serverFrame(true, opText, nextMsg("1", 1, 0)), serverFrame(true, opText, nextMsg("1", 2, 0))
+			go func() {
+				if tc.waiting {
+					_, _ = server.Write(append(append([]byte(nil), first...), second...))
+					return
+				}
+				_, _ = server.Write(first)
+				_, _ = server.Write(second)
+			}()
+			for i, seq := range []int32{1, 2} {
+				data, err := c.readMessage()
+				if err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+				if _, got, ok := quickNext(data, testPrefix); !ok || got != seq {
+					t.Fatalf("frame %d: got %s, want event %d", i, data, seq)
+				}
+				if i == 0 {
+					if got := c.br.Buffered() > 0; got != tc.waiting {
+						t.Fatalf("bytes waiting after the first frame: %v, want %v", got, tc.waiting)
+					}
+					c.opened()
+				}
+			}
+			if pc.lastRead.Load() == 0 {
+				t.Error("the probe saw no read before the socket opened")
+			}
+		})
 	}
 }

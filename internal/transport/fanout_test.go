@@ -99,3 +99,76 @@ func (s *rawSocket) message() wsMessage {
 		}
 	}
 }
+
+// Members of one execution whose messages begin alike share one frame of each result; every
+// member still gets its own operation's id and message type, in order, however many different
+// ids there are (more than a result keeps frames for), on either protocol, compressed or not.
+func TestASharedFrameCarriesEachMembersOwnIDAndType(t *testing.T) {
+	type member struct {
+		proto   string
+		id      string
+		deflate bool
+	}
+	m := func(id string) member { return member{protocolTransportWS, id, false} }
+	tests := []struct {
+		name    string
+		members []member
+	}{
+		{"one id", []member{m("1"), m("1"), m("1")}},
+		{"more ids than a result keeps", []member{m("1"), m("2"), m("3"), m("4"), m("5"), m("6"), m("1")}},
+		{"both protocols, the same id", []member{m("1"), {protocolLegacy, "1", false}, m("1")}},
+		{"compressed and not", []member{m("1"), {protocolTransportWS, "1", true}, m("1")}},
+	}
+	const n = 20
+	query := fmt.Sprintf(`subscription { ticks(n: %d, size: 100, every: 10) }`, n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := probeServer(t, Config{Share: shareAll})
+			socks := make([]*rawSocket, len(tt.members))
+			for i, mb := range tt.members {
+				var s *rawSocket
+				if mb.deflate {
+					s, _ = dialDeflate(t, srv, "permessage-deflate")
+				} else {
+					s = dialRaw(t, srv, mb.proto)
+				}
+				s.sendJSON(wsMessage{Type: "connection_init"})
+				s.receiveType("connection_ack")
+				typ := "subscribe"
+				if mb.proto == protocolLegacy {
+					typ = "start"
+				}
+				s.sendJSON(map[string]any{"id": mb.id, "type": typ, "payload": map[string]any{"query": query}})
+				socks[i] = s
+			}
+			for i, mb := range tt.members {
+				want := "next"
+				if mb.proto == protocolLegacy {
+					want = "data"
+				}
+				got, last := 0, -1
+				for {
+					msg := socks[i].message()
+					if msg.Type == "ka" {
+						continue
+					}
+					if msg.Type == "complete" {
+						break
+					}
+					var payload struct{ Data struct{ Ticks string } }
+					_ = json.Unmarshal(msg.Payload, &payload)
+					var tick int
+					fmt.Sscanf(payload.Data.Ticks, "%d:", &tick)
+					if msg.ID != mb.id || msg.Type != want || (last >= 0 && tick != last+1) {
+						t.Fatalf("member %d (%s %q): got %s %q tick %d after %d, want %s %q, the next tick", i, mb.proto, mb.id, msg.Type, msg.ID, tick, last, want, mb.id)
+					}
+					last = tick
+					got++
+				}
+				if got == 0 || last != n-1 {
+					t.Fatalf("member %d: got %d ticks, the last %d; want every tick from its first to %d", i, got, last, n-1)
+				}
+			}
+		})
+	}
+}

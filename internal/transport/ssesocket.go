@@ -178,6 +178,9 @@ func (st *sseSocket) finish(last []byte) {
 	st.out.Push(socket.Item[*fanout.Result]{Frame: lastChunk, Then: func() { _ = st.Close() }})
 }
 
+// Whole is the writer's: every batch is framed as a chunk.
+func (st *sseSocket) Whole([]socket.Item[*fanout.Result]) ([]byte, bool) { return nil, false }
+
 // WriteClosed is the writer's: the last chunk closes the socket, and nothing follows it.
 func (st *sseSocket) WriteClosed() bool { return false }
 

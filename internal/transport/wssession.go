@@ -134,6 +134,9 @@ type wsOperation struct {
 	stop func()
 	// next starts a message carrying one of this operation's results, up to its payload.
 	next []byte
+	// plain is set when its connection sends messages uncompressed: a result's frame is then
+	// the same for every operation whose next is, and is made once for all (Result.Framed).
+	plain bool
 	// quota counts the operation's results waiting to be written.
 	quota socket.Quota
 }
@@ -446,7 +449,8 @@ func (s *wsSession) start(m wsMessage) error {
 	if s.authed != nil {
 		ctx = s.authed
 	}
-	op := &wsOperation{s: s, id: m.ID, next: fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, mustJSON(m.ID), s.proto.nextType())}
+	op := &wsOperation{s: s, id: m.ID, next: fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, mustJSON(m.ID), s.proto.nextType()),
+		plain: !s.c.Deflate()}
 	s.mu.Lock()
 	if s.opIndex(m.ID) >= 0 {
 		s.mu.Unlock()
@@ -518,9 +522,21 @@ func (op *wsOperation) frame(payload []byte) []byte {
 	return append(b, '}')
 }
 
-// Deliver queues one result of op's subscription.
+// Deliver queues one result of op's subscription, framed once for every operation whose
+// messages begin as op's (most clients number their first subscription "1").
 func (op *wsOperation) Deliver(m *fanout.Member, r *fanout.Result) bool {
-	return op.s.out.PushResult(&op.quota, wsResult{op, m, r}, m.Buffer())
+	var frame []byte
+	if op.plain {
+		frame = r.Framed.For(op.next, func() []byte { return appendNext(nil, op.next, r.JSON) })
+	}
+	return op.s.out.PushFramed(&op.quota, wsResult{op, m, r}, frame, m.Buffer())
+}
+
+// appendNext appends a text frame carrying the message that begins with next and carries the
+// result res.
+func appendNext(buf, next, res []byte) []byte {
+	buf = wsconn.AppendHeader(buf, ws.OpText, len(next)+len(res)+1)
+	return append(append(append(buf, next...), res...), '}')
 }
 
 // End sends the last word of op's subscription and how it ended.
@@ -610,6 +626,18 @@ func (s *wsSession) WriteClosed() bool { return s.c.CloseSent() }
 // WriteFailed is the writer's: the reader ends, and the session with it.
 func (s *wsSession) WriteFailed() { _ = s.c.Close() }
 
+// Whole is the writer's: a result queued framed, alone in its batch, is written as it is, unless
+// its subscriber is gone.
+func (s *wsSession) Whole(batch []socket.Item[wsResult]) ([]byte, bool) {
+	if len(batch) != 1 || !batch[0].IsResult() || batch[0].Frame == nil {
+		return nil, false
+	}
+	if batch[0].Res.m.Gone() {
+		return nil, true
+	}
+	return batch[0].Frame, true
+}
+
 // Frame is the writer's: each message and result as a text frame, control frames as they are.
 func (s *wsSession) Frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []func()) {
 	var thens []func()
@@ -619,6 +647,10 @@ func (s *wsSession) Frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []
 		case it.IsResult():
 			if it.Res.m.Gone() {
 				continue
+			}
+			if it.Frame != nil {
+				buf = append(buf, it.Frame...)
+				break
 			}
 			next, res := it.Res.op.next, it.Res.res
 			if deflate && len(next)+len(res.JSON)+1 >= wsconn.DeflateMinBytes {
@@ -631,8 +663,7 @@ func (s *wsSession) Frame(buf []byte, batch []socket.Item[wsResult]) ([]byte, []
 				buf = wsconn.AppendDeflatedNext(buf, next, res.Deflated.Of(res.JSON, wsconn.Deflate))
 				break
 			}
-			buf = wsconn.AppendHeader(buf, ws.OpText, len(next)+len(res.JSON)+1)
-			buf = append(append(append(buf, next...), res.JSON...), '}')
+			buf = appendNext(buf, next, res.JSON)
 		case it.Msg != nil:
 			if deflate && len(it.Msg) >= wsconn.DeflateMinBytes {
 				buf = wsconn.AppendDeflatedFrame(buf, it.Msg)

@@ -5,6 +5,7 @@
 package fanout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -126,6 +127,44 @@ type Result struct {
 	// The result as the transports write it, each made once for all the members written so:
 	// a graphql-sse event, and the JSON compressed for WebSockets with permessage-deflate.
 	SSE, Deflated Encoded
+	// Framed is the result as a transport frames it for members whose frames differ only in a
+	// prefix: WebSocket clients number their subscriptions alike (most call their first "1"),
+	// so thousands of members of one execution get the same bytes, framed once.
+	Framed Framings
+}
+
+// Framings holds a result's frames, each made once for every member whose frame begins with the
+// same key. It keeps at most maxFramings, so that members that all choose different keys
+// cost no more memory than framing each member's for it.
+type Framings struct {
+	mu   sync.Mutex
+	n    int
+	keys [maxFramings][]byte
+	vals [maxFramings][]byte
+}
+
+// maxFramings is how many different frames a result keeps: a client or two numbering its
+// subscriptions its own way among thousands that agree.
+const maxFramings = 4
+
+// For returns frame(), made only the first time For is asked for key; nil once maxFramings other
+// keys have theirs: the caller then frames the result itself. key is kept, and must not change;
+// the frame returned is shared, never to be modified.
+func (f *Framings) For(key []byte, frame func() []byte) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.n {
+		if bytes.Equal(f.keys[i], key) {
+			return f.vals[i]
+		}
+	}
+	if f.n == maxFramings {
+		return nil
+	}
+	b := frame()
+	f.keys[f.n], f.vals[f.n] = key, b
+	f.n++
+	return b
 }
 
 // Encoded is one form of a result, made on first use for every member that writes it so.

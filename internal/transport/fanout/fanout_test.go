@@ -268,3 +268,34 @@ func TestTheFeedGivesPositionsAndTheReasonTheStreamEnded(t *testing.T) {
 		})
 	}
 }
+
+func TestFramingsFrameOncePerKeyAndKeepAFew(t *testing.T) {
+	type ask struct {
+		key  string
+		want string // "" for nil: too many keys, the caller frames
+		made bool   // frame was called
+	}
+	tests := []struct {
+		name string
+		asks []ask
+	}{
+		{"one key, many members", []ask{{"1", "f1", true}, {"1", "f1", false}, {"1", "f1", false}}},
+		{"a few keys", []ask{{"1", "f1", true}, {"2", "f2", true}, {"1", "f1", false}, {"2", "f2", false}}},
+		{"more keys than kept", []ask{
+			{"1", "f1", true}, {"2", "f2", true}, {"3", "f3", true}, {"4", "f4", true},
+			{"5", "", false}, {"1", "f1", false}, {"6", "", false},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f Framings
+			for i, a := range tt.asks {
+				made := false
+				got := f.For([]byte(a.key), func() []byte { made = true; return []byte("f" + a.key) })
+				if string(got) != a.want || (got == nil) != (a.want == "") || made != a.made {
+					t.Errorf("ask %d (%q): got %q, made %v; want %q, made %v", i, a.key, got, made, a.want, a.made)
+				}
+			}
+		})
+	}
+}

@@ -28,7 +28,8 @@ type Outbox[R any] struct {
 // writer frames for the connection, or a whole frame (a WebSocket control frame, the chunked
 // encoding's last chunk).
 type Item[R any] struct {
-	Msg   []byte
+	Msg []byte
+	// Frame is a whole frame; for a result, the result already framed (PushFramed), or nil.
 	Frame []byte
 	// Res is a result queued with PushResult; IsResult tells whether the item is one.
 	Res R
@@ -112,6 +113,13 @@ func (o *Outbox[R]) append(it Item[R]) {
 // false then, and the caller ends q's producer as a slow consumer. A closed connection takes
 // anything, to drop it: its producers are leaving.
 func (o *Outbox[R]) PushResult(q *Quota, r R, limit int) bool {
+	return o.PushFramed(q, r, nil, limit)
+}
+
+// PushFramed is PushResult for a result already framed for this connection, as frame (nil: the
+// writer frames it): bytes shared with other connections, never to be modified. A batch of it
+// alone is written from those bytes (Framer.Whole).
+func (o *Outbox[R]) PushFramed(q *Quota, r R, frame []byte, limit int) bool {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
@@ -123,7 +131,7 @@ func (o *Outbox[R]) PushResult(q *Quota, r R, limit int) bool {
 	}
 	q.pending++
 	o.resulted = true
-	o.append(Item[R]{Res: r, quota: q})
+	o.append(Item[R]{Res: r, Frame: frame, quota: q})
 	return true
 }
 

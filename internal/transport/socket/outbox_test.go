@@ -146,3 +146,32 @@ func TestHadResultsCountsOnlyResultsQueuedSinceItLastAsked(t *testing.T) {
 		}
 	}
 }
+
+// A result queued framed carries its frame to the writer, counts against its quota as any
+// result does, and is still a result.
+func TestPushFramedQueuesTheFrameWithTheResult(t *testing.T) {
+	tests := []struct {
+		name  string
+		frame []byte
+	}{
+		{"framed", []byte("\x81\x03abc")},
+		{"for the writer to frame", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o Outbox[string]
+			o.SetKick(func() {})
+			var q Quota
+			if !o.PushFramed(&q, "r1", tt.frame, 1) {
+				t.Fatal("refused the first result")
+			}
+			if o.PushFramed(&q, "r2", tt.frame, 1) {
+				t.Fatal("a second result went past a quota of one")
+			}
+			batch := o.Take()
+			if len(batch) != 1 || !batch[0].IsResult() || batch[0].Res != "r1" || string(batch[0].Frame) != string(tt.frame) {
+				t.Fatalf("got %+v, want r1 as a result with frame %q", batch, tt.frame)
+			}
+		})
+	}
+}

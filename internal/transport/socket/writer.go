@@ -82,6 +82,11 @@ type Framer[R any] interface {
 	// Frame appends the batch, framed as the protocol has it, to buf; it returns what to run
 	// once the batch is written.
 	Frame(buf []byte, batch []Item[R]) ([]byte, []func())
+	// Whole returns the bytes to write for a batch of one item that needs no framing for this
+	// connection (a result it was queued framed, PushFramed), and true; nil and true when that
+	// item is not to be written after all; false for any other batch, which Frame frames. The
+	// bytes are written as they are, without being copied.
+	Whole(batch []Item[R]) ([]byte, bool)
 	// WriteClosed reports whether nothing may be written any more; asked with the write lock
 	// held.
 	WriteClosed() bool
@@ -110,8 +115,15 @@ func (cw *Writer[R]) flush(mayBlock bool) { cw.write(cw.out.Take(), mayBlock) }
 // write writes batch, and the batches that follow it, as flush.
 func (cw *Writer[R]) write(batch []Item[R], mayBlock bool) {
 	for batch != nil {
-		bp := writeBuffers.Get().(*[]byte)
-		buf, thens := cw.proto.Frame((*bp)[:0], batch)
+		// Most deliveries find their connection idle: one result, framed already, is written
+		// from the bytes every connection shares, with no buffer to copy it into.
+		var bp *[]byte
+		var thens []func()
+		buf, whole := cw.proto.Whole(batch)
+		if !whole {
+			bp = writeBuffers.Get().(*[]byte)
+			buf, thens = cw.proto.Frame((*bp)[:0], batch)
+		}
 		cw.conn.LockWrite()
 		if cw.proto.WriteClosed() {
 			cw.conn.UnlockWrite()
@@ -143,10 +155,11 @@ func (cw *Writer[R]) write(batch []Item[R], mayBlock bool) {
 	}
 }
 
-// done returns a written batch and its buffer, runs what follows it, and returns the next batch
-// to write; nil when there is none, or when the connection is over.
+// done returns a written batch and its buffer (bp, nil for bytes Whole gave), runs what follows
+// it, and returns the next batch to write; nil when there is none, or when the connection is
+// over.
 func (cw *Writer[R]) done(bp *[]byte, buf []byte, batch []Item[R], thens []func(), err error) []Item[R] {
-	if cap(buf) <= maxPooledWrite {
+	if bp != nil && cap(buf) <= maxPooledWrite {
 		*bp = buf[:0]
 		writeBuffers.Put(bp)
 	}
