@@ -4297,6 +4297,13 @@ func (ec *executionContext) on(run *gqlrun.Lane) *executionContext {
 	return &executionContext{ExecutionContextState: ec.ExecutionContextState, run: run}
 }
 
+// forked is f run on a lane of its own, for a field resolved on a goroutine beside others'.
+func (ec *executionContext) forked(f func(*executionContext) graphql.Marshaler) graphql.Marshaler {
+	run := ec.run.Fork()
+	defer run.Join()
+	return f(ec.on(run))
+}
+
 // fieldDoesIO reports whether a field is resolved by a resolver or a method that takes a
 // context.
 func fieldDoesIO(object, field string) bool {
@@ -18105,9 +18112,7 @@ func (ec *executionContext) _AssistantJobCompleted(ctx context.Context, sel ast.
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18248,9 +18253,7 @@ func (ec *executionContext) _AssistantJobFailed(ctx context.Context, sel ast.Sel
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -18386,9 +18389,7 @@ func (ec *executionContext) _AssistantMultiDocumentRequiresReview(ctx context.Co
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -19204,9 +19205,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -19249,9 +19248,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20122,9 +20119,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20167,9 +20162,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20212,9 +20205,7 @@ func (ec *executionContext) _Document(ctx context.Context, sel ast.SelectionSet,
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20320,9 +20311,7 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -20370,9 +20359,7 @@ func (ec *executionContext) _DocumentAnalysis(ctx context.Context, sel ast.Selec
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -21312,9 +21299,7 @@ func (ec *executionContext) _GeneratedDocument(ctx context.Context, sel ast.Sele
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22540,9 +22525,7 @@ func (ec *executionContext) _SourceDocument(ctx context.Context, sel ast.Selecti
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22690,9 +22673,7 @@ func (ec *executionContext) _TaxJobCompleted(ctx context.Context, sel ast.Select
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22838,9 +22819,7 @@ func (ec *executionContext) _TaxJobFailed(ctx context.Context, sel ast.Selection
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22951,9 +22930,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -22996,9 +22973,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23041,9 +23016,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23086,9 +23059,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23131,9 +23102,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -23176,9 +23145,7 @@ func (ec *executionContext) _TopAccount(ctx context.Context, sel ast.SelectionSe
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					run := ec.run.Fork()
-					defer run.Join()
-					return innerFunc(ctx, ec.on(run), &deferredFieldSet.Invalids)
+					return ec.forked(func(ec *executionContext) graphql.Marshaler { return innerFunc(ctx, ec, &deferredFieldSet.Invalids) })
 				})
 
 				for _, deferrable := range field.Deferrables {
@@ -24417,12 +24384,11 @@ func (ec *executionContext) marshalNAnalysisEvent2ᚕgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "AnalysisEvent") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEvent(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNAnalysisEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐAnalysisEvent(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -24509,12 +24475,11 @@ func (ec *executionContext) marshalNBulkLineError2ᚕᚖgithubᚗcomᚋadvisorhq
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkLineError") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNBulkLineError2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkLineError(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -24606,12 +24571,11 @@ func (ec *executionContext) marshalNClassParty2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ClassParty") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNClassParty2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐClassParty(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -24707,12 +24671,11 @@ func (ec *executionContext) marshalNContact2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Contact") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNContact2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContact(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -24764,12 +24727,11 @@ func (ec *executionContext) marshalNContactEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNContactEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactEdge(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -24831,12 +24793,11 @@ func (ec *executionContext) marshalNContactRef2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactRef") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNContactRef2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactRef(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -24944,12 +24905,11 @@ func (ec *executionContext) marshalNDocument2ᚕᚖgithubᚗcomᚋadvisorhqᚋga
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Document") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocument(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25001,12 +24961,11 @@ func (ec *executionContext) marshalNDocumentAnalysis2ᚕᚖgithubᚗcomᚋadviso
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentAnalysis") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNDocumentAnalysis2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋanalysisᚐDocumentAnalysis(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25088,12 +25047,11 @@ func (ec *executionContext) marshalNDocumentCategoryOption2ᚕᚖgithubᚗcomᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentCategoryOption") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNDocumentCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentCategoryOption(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25155,12 +25113,11 @@ func (ec *executionContext) marshalNDocumentEdge2ᚕᚖgithubᚗcomᚋadvisorhq�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNDocumentEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentEdge(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25242,12 +25199,11 @@ func (ec *executionContext) marshalNDocumentSubCategoryOption2ᚕᚖgithubᚗcom
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentSubCategoryOption") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNDocumentSubCategoryOption2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentSubCategoryOption(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25323,12 +25279,11 @@ func (ec *executionContext) marshalNDocumentType2ᚕgithubᚗcomᚋadvisorhqᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "DocumentType") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNDocumentType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋvaultᚐDocumentType(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25390,12 +25345,11 @@ func (ec *executionContext) marshalNEvent2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Event") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNEvent2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEvent(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25447,12 +25401,11 @@ func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNEventEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEdge(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25554,12 +25507,11 @@ func (ec *executionContext) marshalNGeneratedDocument2ᚕᚖgithubᚗcomᚋadvis
 	var ret graphql.Array
 	if ec.reachesIO(sel, "GeneratedDocument") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNGeneratedDocument2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐGeneratedDocument(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25679,12 +25631,11 @@ func (ec *executionContext) marshalNName2ᚕᚖgithubᚗcomᚋadvisorhqᚋgatewa
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Name") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNName2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐName(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25736,12 +25687,11 @@ func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋadvisorhqᚋgateway�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Node") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalONode2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25781,12 +25731,11 @@ func (ec *executionContext) marshalNOwnership2ᚕᚖgithubᚗcomᚋadvisorhqᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Ownership") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNOwnership2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐOwnership(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25881,12 +25830,11 @@ func (ec *executionContext) marshalNRelationship2ᚕᚖgithubᚗcomᚋadvisorhq�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "Relationship") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNRelationship2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐRelationship(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -25996,12 +25944,11 @@ func (ec *executionContext) marshalNTopAccount2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccount") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNTopAccount2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccount(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26063,12 +26010,11 @@ func (ec *executionContext) marshalNTopAccountEdge2ᚕᚖgithubᚗcomᚋadvisorh
 	var ret graphql.Array
 	if ec.reachesIO(sel, "TopAccountEdge") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNTopAccountEdge2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐTopAccountEdge(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26191,12 +26137,11 @@ func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋadvisorhqᚋgatewa
 	var ret graphql.Array
 	if ec.reachesIO(sel, "_Entity") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalO_Entity2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋnodeidᚐNode(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26240,12 +26185,11 @@ func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgq
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Directive") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26310,12 +26254,11 @@ func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__DirectiveLocation") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26369,12 +26312,11 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26420,12 +26362,11 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26567,12 +26508,11 @@ func (ec *executionContext) marshalOBulkResult2ᚕᚖgithubᚗcomᚋadvisorhqᚋ
 	var ret graphql.Array
 	if ec.reachesIO(sel, "BulkResult") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNBulkResult2ᚖgithubᚗcomᚋadvisorhqᚋgatewayᚋgraphᚋmodelᚐBulkResult(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26724,12 +26664,11 @@ func (ec *executionContext) marshalOContactType2ᚕgithubᚗcomᚋadvisorhqᚋga
 	var ret graphql.Array
 	if ec.reachesIO(sel, "ContactType") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNContactType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋfamilyᚐContactType(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26927,12 +26866,11 @@ func (ec *executionContext) marshalOEventGroup2ᚕgithubᚗcomᚋadvisorhqᚋgat
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventGroup") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNEventGroup2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventGroup(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -26994,12 +26932,11 @@ func (ec *executionContext) marshalOEventType2ᚕgithubᚗcomᚋadvisorhqᚋgate
 	var ret graphql.Array
 	if ec.reachesIO(sel, "EventType") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalNEventType2githubᚗcomᚋadvisorhqᚋgatewayᚋinternalᚋeventᚐEventType(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -27440,12 +27377,11 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__EnumValue") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -27490,12 +27426,11 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Field") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -27540,12 +27475,11 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__InputValue") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))
@@ -27597,12 +27531,11 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	var ret graphql.Array
 	if ec.reachesIO(sel, "__Type") {
 		ret = graphql.MarshalSliceConcurrently(gqlrun.Real(ctx), len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			run := ec.run.Fork()
-			defer run.Join()
-			ec := ec.on(run)
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+			return ec.forked(func(ec *executionContext) graphql.Marshaler {
+				fc := graphql.GetFieldContext(ctx)
+				fc.Result = &v[i]
+				return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+			})
 		})
 	} else {
 		ret = ec.run.Array(len(v))

@@ -447,7 +447,7 @@ func readWS(ctx context.Context, c *wsConn, prefix string, mine []*sub) {
 			switch {
 			case i == 1:
 				first.add(seq, at)
-			case i >= 1 && i <= len(mine):
+			case i >= 2 && i <= len(mine):
 				mine[i-1].add(seq, at)
 			}
 			continue

@@ -126,6 +126,45 @@ func (m *FieldSet) Concurrently(i int, f func(context.Context, *Lane) graphql.Ma
 	*m.delayed = append(*m.delayed, delayed{i, f})
 }
 
+// Dispatch resolves the fields given to Concurrently and returns when all are resolved: the
+// first on this goroutine and lane, the others each on one of its own and a forked lane, as
+// gqlgen does, or of the Workers of ctx (WithWorkers) when it has them.
+func (m *FieldSet) Dispatch(ctx context.Context, l *Lane) {
+	if m.delayed == nil {
+		return
+	}
+	ds := *m.delayed
+	m.delayed = nil // the closures are of no use once they have run
+	switch len(ds) {
+	case 0:
+		return
+	case 1:
+		m.Values[ds[0].i] = ds[0].f(ctx, l)
+		return
+	}
+	var wg sync.WaitGroup
+	run := func(d delayed) {
+		f := l.Fork()
+		defer f.Join()
+		m.Values[d.i] = d.f(ctx, f)
+	}
+	if w := workersOf(ctx); w != nil {
+		wg.Add(len(ds) - 1)
+		for _, d := range ds[1:] {
+			w.Go(func() {
+				defer wg.Done()
+				run(d)
+			})
+		}
+	} else {
+		for _, d := range ds[1:] {
+			wg.Go(func() { run(d) })
+		}
+	}
+	m.Values[ds[0].i] = ds[0].f(ctx, l)
+	wg.Wait()
+}
+
 // MarshalGQL writes the object. Field aliases are GraphQL names, which JSON needs no escapes
 // for. A field whose alias an earlier field has is left out, as gqlgen leaves it out (see
 // written); so is a deferred field: it comes in a later part. The executor writes to a

@@ -1,11 +1,6 @@
 package gqlrun
 
-import (
-	"context"
-	"sync"
-
-	"github.com/99designs/gqlgen/graphql"
-)
+import "github.com/99designs/gqlgen/graphql"
 
 // Lane is where one goroutine of an execution takes its objects, values and strings from,
 // charges its fields to and remembers what it collected, none of it shared: the executor runs
@@ -100,43 +95,4 @@ func (l *Lane) reset(keep bool) {
 	l.values.reset(keep, &valueChunks)
 	l.lists.reset(keep, &listChunks)
 	l.strs.reset(keep, &strChunks)
-}
-
-// Dispatch resolves the fields given to Concurrently and returns when all are resolved: the
-// first on this goroutine and lane, the others each on one of its own and a forked lane, as
-// gqlgen does, or of the Workers of ctx (WithWorkers) when it has them.
-func (m *FieldSet) Dispatch(ctx context.Context, l *Lane) {
-	if m.delayed == nil {
-		return
-	}
-	ds := *m.delayed
-	m.delayed = nil // the closures are of no use once they have run
-	switch len(ds) {
-	case 0:
-		return
-	case 1:
-		m.Values[ds[0].i] = ds[0].f(ctx, l)
-		return
-	}
-	var wg sync.WaitGroup
-	run := func(d delayed) {
-		f := l.Fork()
-		defer f.Join()
-		m.Values[d.i] = d.f(ctx, f)
-	}
-	if w := workersOf(ctx); w != nil {
-		wg.Add(len(ds) - 1)
-		for _, d := range ds[1:] {
-			w.Go(func() {
-				defer wg.Done()
-				run(d)
-			})
-		}
-	} else {
-		for _, d := range ds[1:] {
-			wg.Go(func() { run(d) })
-		}
-	}
-	m.Values[ds[0].i] = ds[0].f(ctx, l)
-	wg.Wait()
 }

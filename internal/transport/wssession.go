@@ -136,6 +136,7 @@ type wsOperation struct {
 	next []byte
 	// plain is set when its connection sends messages uncompressed: a result's frame is then
 	// the same for every operation whose next is, and is made once for all (Result.Framed).
+	// Kept here, beside next, so that a delivery reads nothing more of the connection.
 	plain bool
 	// quota counts the operation's results waiting to be written.
 	quota socket.Quota
