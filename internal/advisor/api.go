@@ -148,6 +148,19 @@ func (c *Client) listContacts(ctx context.Context, cc contactCalls) ([]advisorsp
 	return out.Contacts, nil
 }
 
+// lendContacts lists an owner's contact cards into the pooled scratch and lends them to use
+// (contactLoan): valid until use returns.
+func (c *Client) lendContacts(ctx context.Context, cc contactCalls, use func([]advisorspec.Contact) error) error {
+	if err := cc.check(nil); err != nil {
+		return err
+	}
+	loan := contactLoan{use: use}
+	if err := c.do(ctx, cc.call("list_contacts", http.MethodGet, nil, nil), &loan); err != nil {
+		return fmt.Errorf("list contacts of %s: %w", cc, err)
+	}
+	return loan.err
+}
+
 func (c *Client) getContact(ctx context.Context, cc contactCalls, id string) (advisorspec.Contact, error) {
 	var out advisorspec.Contact
 	if err := cc.check(&id); err != nil {
@@ -179,6 +192,16 @@ func (c *Client) Contacts(ctx context.Context, wid string) ([]advisorspec.Contac
 	return c.listContacts(ctx, contactCalls{owner: wid})
 }
 
+// LendContacts lists the contact cards of a top account, as Contacts, and lends the list to
+// use rather than returning it: the list's array is the decoder's, and is reused once use
+// returns, so use must not keep the list itself. What its contacts hold (strings, lists,
+// pointers) stays valid. A caller that maps the list into something of its own at once (the
+// family graph's cards) so spares the list's copy, 300 bytes a contact. use's error is
+// returned as it is.
+func (c *Client) LendContacts(ctx context.Context, wid string, use func([]advisorspec.Contact) error) error {
+	return c.lendContacts(ctx, contactCalls{owner: wid}, use)
+}
+
 // Contact gets one contact card of a top account.
 func (c *Client) Contact(ctx context.Context, wid, id string) (advisorspec.Contact, error) {
 	return c.getContact(ctx, contactCalls{owner: wid}, id)
@@ -197,6 +220,12 @@ func (c *Client) UpdateContact(ctx context.Context, wid, id string, body []byte)
 // ClientContacts lists the contact cards of a v1 client.
 func (c *Client) ClientContacts(ctx context.Context, ref ClientRef) ([]advisorspec.Contact, error) {
 	return c.listContacts(ctx, contactCalls{ref: &ref})
+}
+
+// LendClientContacts lists the contact cards of a v1 client and lends them to use, as
+// LendContacts does.
+func (c *Client) LendClientContacts(ctx context.Context, ref ClientRef, use func([]advisorspec.Contact) error) error {
+	return c.lendContacts(ctx, contactCalls{ref: &ref}, use)
 }
 
 // ClientContact gets one contact card of a v1 client.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -322,5 +324,41 @@ func TestNewRefusesABadBaseURL(t *testing.T) {
 		if _, err := advisor.New(advisor.Options{BaseURL: u}); err == nil {
 			t.Errorf("New(%q) succeeded, want an error", u)
 		}
+	}
+}
+
+// A lent list is the list Contacts returns, read from the same answer in the request's cache;
+// use's own error comes back as it is, and a failed read never calls use.
+func TestALentContactListIsTheListedOneAndUsesErrorIsItsOwn(t *testing.T) {
+	t.Parallel()
+	c, hits := againstSandbox(t)
+	ctx := advisor.WithCache(context.Background())
+	page, err := c.TopAccounts(ctx, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wid := page.TopAccounts[0].WID
+	listed, err := c.Contacts(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lent []advisorspec.Contact
+	if err := c.LendContacts(ctx, wid, func(l []advisorspec.Contact) error { lent = slices.Clone(l); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(lent, listed) || len(listed) == 0 {
+		t.Errorf("lent %d contacts, listed %d: want the same, and some", len(lent), len(listed))
+	}
+	if got := count(hits, "GET /v2/top-accounts/"+wid+"/contacts/"); got != 1 {
+		t.Errorf("%d list requests for a list and a loan of it, want 1", got)
+	}
+	mine := errors.New("the caller's own")
+	if err := c.LendContacts(ctx, wid, func([]advisorspec.Contact) error { return mine }); err != mine {
+		t.Errorf("use failed: error %v, want use's own, unwrapped", err)
+	}
+	called := false
+	err = c.LendContacts(ctx, "no such wid", func([]advisorspec.Contact) error { called = true; return nil })
+	if apperr.CodeOf(err) != apperr.NotFound || called {
+		t.Errorf("an unknown top account: error %v, use called %t; want NOT_FOUND, not called", err, called)
 	}
 }

@@ -35,6 +35,8 @@ func decode(body []byte, out any) error {
 			return nil
 		}
 		*v = advisorspec.TopAccount{}
+	case *contactLoan:
+		return lendContacts(body, v)
 	}
 	return json.Unmarshal(body, out)
 }
@@ -63,6 +65,10 @@ type wireDecoder struct {
 	bools     slab[bool]
 	shareList []advisorspec.Ownership // scratch: the shares being read
 	partyList []advisorspec.Party     // scratch: the parties being read
+	// lending makes contactList leave its list in the pooled scratch, lent, rather than copy
+	// it (contactLoan).
+	lending bool
+	lent    *[]advisorspec.Contact
 }
 
 // slab hands out values of arrays allocated a chunk at a time, each chunk twice the last (up
@@ -518,6 +524,9 @@ func (d *wireDecoder) contactList(l *advisorspec.ContactList) bool {
 			l.Contacts = nil
 			return 1, true
 		}
+		if d.lent != nil { // a second "contacts": encoding/json's to settle
+			return 1, false
+		}
 		scratch := contactScratch.Get().(*[]advisorspec.Contact)
 		out := (*scratch)[:0]
 		ok := d.elements(func() bool {
@@ -525,13 +534,50 @@ func (d *wireDecoder) contactList(l *advisorspec.ContactList) bool {
 			// null would leave the element zero in encoding/json; too rare to take on.
 			return d.peek() == '{' && d.contact(&out[len(out)-1])
 		})
-		if ok {
+		switch {
+		case ok && d.lending:
+			l.Contacts, d.lent = out, scratch
+			return 1, true
+		case ok:
 			l.Contacts = make([]advisorspec.Contact, len(out))
 			copy(l.Contacts, out)
 		}
 		putContactScratch(scratch, out)
 		return 1, ok
 	})
+}
+
+// contactLoan is a contact list decode lends to use rather than returns: read into the pooled
+// scratch, handed to use, and given back when use returns, so that a list mapped at once into
+// something else (a family query's cards) is never copied. What its contacts hold (strings,
+// lists, pointers) is not in the scratch and stays valid after use; the list's own array does
+// not. use's error is err, apart from decode's, which is the answer's.
+type contactLoan struct {
+	use func([]advisorspec.Contact) error
+	err error
+}
+
+// lendContacts is decode for a contactLoan.
+func lendContacts(body []byte, loan *contactLoan) error {
+	d := newWireDecoder(body)
+	d.lending = true
+	var l advisorspec.ContactList
+	ok := document(d, d.contactList, &l)
+	if d.lent != nil {
+		if ok {
+			loan.err = loan.use(l.Contacts)
+		}
+		putContactScratch(d.lent, l.Contacts)
+	}
+	if ok {
+		return nil
+	}
+	l = advisorspec.ContactList{}
+	if err := json.Unmarshal(body, &l); err != nil {
+		return err
+	}
+	loan.err = loan.use(l.Contacts)
+	return nil
 }
 
 // contactScratch holds the contacts of a list while it is read, so that the list is then

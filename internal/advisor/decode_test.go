@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,7 +82,31 @@ func decodeDiff(body []byte) string {
 			return fmt.Sprintf("%T: got %s, want %s", got, g, w)
 		}
 	}
+	// A lent list is the list decode reads, handed to use, with the same error.
+	var want advisorspec.ContactList
+	wantErr := json.Unmarshal(body, &want)
+	lent, err := lentCopy(body)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		return fmt.Sprintf("a lent contact list: error %v, want %v", err, wantErr)
+	}
+	if wantErr == nil && !reflect.DeepEqual(lent, want.Contacts) {
+		g, _ := json.Marshal(lent)
+		w, _ := json.Marshal(want.Contacts)
+		return fmt.Sprintf("a lent contact list: got %s, want %s", g, w)
+	}
 	return ""
+}
+
+// lentCopy is what use keeps of a contact list lent to it: a copy of the list, pointing at
+// what its contacts hold.
+func lentCopy(body []byte) ([]advisorspec.Contact, error) {
+	var kept []advisorspec.Contact
+	loan := contactLoan{use: func(list []advisorspec.Contact) error {
+		kept = slices.Clone(list)
+		return nil
+	}}
+	err := decode(body, &loan)
+	return kept, err
 }
 
 func TestDecodeReadsAnswersAsEncodingJSONDoes(t *testing.T) {
@@ -160,13 +185,21 @@ func TestAContactListReadIsNotChangedByTheNextOneRead(t *testing.T) {
 		b.WriteString(`]}`)
 		return []byte(b.String())
 	}
+	// Read in turn, copied and lent: a lent list's array is the next one's, and what its
+	// contacts hold is not.
 	var read []advisorspec.ContactList
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		n    int
 		name string
-	}{{3, "a"}, {0, "b"}, {maxScratchContacts + 1, "c"}, {5, "d"}, {1, "e"}} {
+	}{{3, "a"}, {0, "b"}, {maxScratchContacts + 1, "c"}, {5, "d"}, {1, "e"}, {4, "f"}, {2, "g"}} {
 		var l advisorspec.ContactList
-		if err := decode(list(tc.n, tc.name), &l); err != nil {
+		var err error
+		if i%2 == 0 {
+			err = decode(list(tc.n, tc.name), &l)
+		} else {
+			l.Contacts, err = lentCopy(list(tc.n, tc.name))
+		}
+		if err != nil {
 			t.Fatalf("%d contacts: %v", tc.n, err)
 		}
 		read = append(read, l)

@@ -28,8 +28,8 @@ func (f *fakeAPI) Contact(_ context.Context, _, id string) (advisorspec.Contact,
 	return advisorspec.Contact{ID: id, Type: "Individual", ExternalID: "x"}, nil
 }
 
-func (f *fakeAPI) Contacts(context.Context, string) ([]advisorspec.Contact, error) {
-	return nil, nil
+func (f *fakeAPI) LendContacts(_ context.Context, _ string, use func([]advisorspec.Contact) error) error {
+	return use(nil)
 }
 
 func strs(s ...string) []string { return s }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/advisorhq/gateway/internal/advisor"
+	"github.com/advisorhq/gateway/internal/advisorspec"
 )
 
 // rosterKey is an owner's roster in the request's cache (advisor.Cache), beside the raw reads
@@ -16,13 +17,14 @@ func (s *Service) roster(ctx context.Context, owner Owner) (*roster, error) {
 	return advisor.Memo(ctx, rosterKey{owner}, func() (*roster, error) { return s.listRoster(ctx, owner) })
 }
 
-// listRoster lists an owner's cards from the upstream.
+// listRoster lists an owner's cards from the upstream. The list is lent (advisor's
+// LendContacts): the cards made of it are all that is kept.
 func (s *Service) listRoster(ctx context.Context, owner Owner) (*roster, error) {
-	list, err := s.listContacts(ctx, owner)
-	if err != nil {
-		return nil, err
-	}
-	cards, err := s.contactsFrom(owner, list)
+	var cards []Contact
+	err := s.lendContacts(ctx, owner, func(list []advisorspec.Contact) (err error) {
+		cards, err = s.contactsFrom(owner, list)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -23,14 +23,21 @@ type rosterAPI struct {
 	gets  int
 }
 
-func (f *rosterAPI) Contacts(_ context.Context, wid string) ([]advisorspec.Contact, error) {
+func (f *rosterAPI) LendContacts(_ context.Context, wid string, use func([]advisorspec.Contact) error) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.lists++
+	f.mu.Unlock()
 	if wid != "w" {
-		return nil, apperr.New(apperr.NotFound, "Top account not found")
+		return apperr.New(apperr.NotFound, "Top account not found")
 	}
-	return f.cards, nil
+	// As the client's pooled scratch, the list's array is reused once use returns: cards that
+	// kept it would change with it.
+	lent := slices.Clone(f.cards)
+	err := use(lent)
+	for i := range lent {
+		lent[i] = advisorspec.Contact{ID: "reused", Type: "Individual"}
+	}
+	return err
 }
 
 func (f *rosterAPI) Contact(_ context.Context, _, id string) (advisorspec.Contact, error) {

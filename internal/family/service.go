@@ -16,11 +16,11 @@ type API interface {
 	TopAccounts(ctx context.Context, page, limit int) (advisorspec.TopAccountPage, error)
 	CreateTopAccount(ctx context.Context, externalID, name string) (advisorspec.TopAccount, error)
 	UpdateTopAccount(ctx context.Context, wid string, externalID, name *string) (advisorspec.TopAccount, error)
-	Contacts(ctx context.Context, wid string) ([]advisorspec.Contact, error)
+	LendContacts(ctx context.Context, wid string, use func([]advisorspec.Contact) error) error
 	Contact(ctx context.Context, wid, id string) (advisorspec.Contact, error)
 	CreateContact(ctx context.Context, wid string, body []byte) (string, error)
 	UpdateContact(ctx context.Context, wid, id string, body []byte) (string, error)
-	ClientContacts(ctx context.Context, ref advisor.ClientRef) ([]advisorspec.Contact, error)
+	LendClientContacts(ctx context.Context, ref advisor.ClientRef, use func([]advisorspec.Contact) error) error
 	ClientContact(ctx context.Context, ref advisor.ClientRef, id string) (advisorspec.Contact, error)
 	CreateClientContact(ctx context.Context, ref advisor.ClientRef, body []byte) (string, error)
 	UpdateClientContact(ctx context.Context, ref advisor.ClientRef, id string, body []byte) (string, error)
@@ -181,11 +181,11 @@ func (s *Service) ClientContact(ctx context.Context, c *Client, id string, graph
 	return s.ContactByID(ctx, c.owner(), id, graph)
 }
 
-func (s *Service) listContacts(ctx context.Context, owner Owner) ([]advisorspec.Contact, error) {
+func (s *Service) lendContacts(ctx context.Context, owner Owner, use func([]advisorspec.Contact) error) error {
 	if owner.isClient() {
-		return s.api.ClientContacts(ctx, owner.Client)
+		return s.api.LendClientContacts(ctx, owner.Client, use)
 	}
-	return s.api.Contacts(ctx, owner.TopAccount)
+	return s.api.LendContacts(ctx, owner.TopAccount, use)
 }
 
 // CreateTopAccount adds a top account.
