@@ -49,7 +49,7 @@ func newRoster(cards []Contact) *roster {
 			continue
 		}
 		source := &sources[i]
-		*source = ContactRef{Owner: card.Owner, ExternalID: deref(card.ExternalID), Contact: c}
+		*source = ContactRef{owner: &card.Owner, ExternalID: deref(card.ExternalID), Contact: c}
 		first := at
 		eachRef(c, func(role RelationshipRole, target string, pct *float64) {
 			nth := 0 // the card's earlier references to the same target in the same role
@@ -58,7 +58,7 @@ func newRoster(cards []Contact) *roster {
 					nth++
 				}
 			}
-			targets[at] = ContactRef{Owner: card.Owner, ExternalID: target, Contact: r.lookup(target)}
+			targets[at] = ContactRef{owner: &card.Owner, ExternalID: target, Contact: r.lookup(target)}
 			rels[at] = Relationship{Role: role, Source: source, Target: &targets[at], Percentage: pct, nth: nth}
 			r.refs[at], r.edges[at] = &targets[at], &rels[at]
 			at++
@@ -213,7 +213,7 @@ func (r *roster) refsOf(c *Card, from int, ids []string) []*ContactRef {
 		start := int(r.refsAt[c.at-1]) + from
 		return r.refs[start : start+len(ids) : start+len(ids)]
 	}
-	return r.refsFor(c.Owner, ids)
+	return r.refsFor(&c.Owner, ids)
 }
 
 // refOf is the reference of id, c's reference at from among all those it holds (as refsOf).
@@ -221,15 +221,15 @@ func (r *roster) refOf(c *Card, from int, id string) *ContactRef {
 	if r != nil && c.at != 0 && r.cards[c.at-1].card() == c {
 		return r.refs[int(r.refsAt[c.at-1])+from]
 	}
-	return &ContactRef{Owner: c.Owner, ExternalID: id, Contact: r.lookup(id)}
+	return &ContactRef{owner: &c.Owner, ExternalID: id, Contact: r.lookup(id)}
 }
 
 // refsFor are references to cards of owner, each with the card it names when the roster has it.
-func (r *roster) refsFor(owner Owner, externalIDs []string) []*ContactRef {
+func (r *roster) refsFor(owner *Owner, externalIDs []string) []*ContactRef {
 	refs := make([]ContactRef, len(externalIDs))
 	out := make([]*ContactRef, len(externalIDs))
 	for i, id := range externalIDs {
-		refs[i] = ContactRef{Owner: owner, ExternalID: id, Contact: r.lookup(id)}
+		refs[i] = ContactRef{owner: owner, ExternalID: id, Contact: r.lookup(id)}
 		out[i] = &refs[i]
 	}
 	return out

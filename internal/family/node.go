@@ -161,12 +161,12 @@ func (s *Service) ContactRefNode(ctx context.Context, k ContactRefKey) (*Contact
 	if k.ContactID != "" {
 		for _, c := range r.cards {
 			if cc := c.card(); cc.ContactID == k.ContactID && deref(cc.ExternalID) == "" {
-				return &ContactRef{Owner: k.Owner, Contact: c}, nil
+				return &ContactRef{owner: &k.Owner, Contact: c}, nil
 			}
 		}
 		return nil, nil
 	}
-	ref := &ContactRef{Owner: k.Owner, ExternalID: k.ExternalID, Contact: r.lookup(k.ExternalID)}
+	ref := &ContactRef{owner: &k.Owner, ExternalID: k.ExternalID, Contact: r.lookup(k.ExternalID)}
 	if ref.Contact != nil {
 		return ref, nil
 	}

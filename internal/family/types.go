@@ -350,7 +350,10 @@ type Fraction struct {
 
 // ContactRef is a reference by external id to a card of the same owner.
 type ContactRef struct {
-	Owner      Owner
+	// owner is the owner of the card that holds the reference (and so of the one it names):
+	// that card's own Owner, shared, since a roster makes a reference for every edge and a
+	// copy of an Owner is four strings.
+	owner      *Owner
 	ExternalID string
 	// Contact is the card referred to, found in the owner's roster when the reference was made;
 	// nil when it dangles (or the card was read without its graph). A field, not a resolver: it
@@ -367,7 +370,7 @@ func (r *ContactRef) ID() string {
 	if r.ExternalID == "" && r.Contact != nil {
 		contactID = r.Contact.card().ContactID
 	}
-	return nodeid.Encode(NodeContactRef, append(r.Owner.keyParts(), r.ExternalID, contactID)...)
+	return nodeid.Encode(NodeContactRef, append(r.owner.keyParts(), r.ExternalID, contactID)...)
 }
 
 // Relationship is an edge of the family graph: Source holds the reference, Target is named by it.
@@ -384,7 +387,7 @@ type Relationship struct {
 // ID is the relationship's global id (nodeid): its source card, role, target external id and
 // nth, which name it within its owner's graph.
 func (r *Relationship) ID() string {
-	key := append(r.Source.Owner.keyParts(), r.Source.Contact.card().ContactID, string(r.Role), r.Target.ExternalID, strconv.Itoa(r.nth))
+	key := append(r.Source.owner.keyParts(), r.Source.Contact.card().ContactID, string(r.Role), r.Target.ExternalID, strconv.Itoa(r.nth))
 	return nodeid.Encode(NodeRelationship, key...)
 }
 
