@@ -1,10 +1,12 @@
 // Command familybench is issue 28's load test of the running server: it starts the sandbox
 // as a process of its own, seeds a family of each size asked for, starts each gateway binary
 // against it pinned to one core with GOMAXPROCS=1, and measures the family query from a closed
-// loop of keep-alive connections (internal/familyload), taking turns between the binaries
-// round after round. It reports queries/s, the gateway's CPU per query from /proc, p50 and p99
-// latency and memory, and, given two binaries or more, each one's CPU per query over the
-// first's. See docs/performance.md, "The running server".
+// loop of keep-alive connections (internal/familyload). In each round the binaries send in
+// turns of a second (-turn), in order and then in reverse, until each has had its window, so
+// that what else the machine does falls on all of them alike. It reports queries/s, the
+// gateway's CPU per query from /proc, p50 and p99 latency and memory, and, given two binaries
+// or more, each one's CPU per query over the first's. See docs/performance.md, "The running
+// server".
 //
 //	go run ./internal/familybench -contacts 20,200
 //	go run ./internal/familybench -compare /tmp/gateway-33e3fdb -contacts 20,200 -rounds 5
@@ -63,6 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	var compare, contactsList, cpus string
 	var cfg familyload.Config
 	var rounds int
+	var turn time.Duration
 	var asJSON bool
 	fs.Var(&binaries, "binary", "a gateway binary to measure (repeatable; the first is the one the others are compared with); none: the module's, built")
 	fs.StringVar(&compare, "compare", "", "a gateway binary (such as an older commit's) to compare the module's, built, with: the same as -binary PATH -binary <the module's>")
@@ -72,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "each run's measured window")
 	fs.IntVar(&cfg.Queries, "queries", 0, "measure this many queries instead of -duration")
 	fs.IntVar(&rounds, "rounds", 3, "runs of each binary at each size, taking turns")
+	fs.DurationVar(&turn, "turn", time.Second, "within a round, the binaries send in turns this long (in order, then in reverse) until each has had -duration; 0: each its whole window in one, one after the other")
 	fs.StringVar(&cpus, "cpus", "0", "the cores the gateway may run on (taskset -c); empty: any. The sandbox gets the others")
 	fs.BoolVar(&asJSON, "json", false, "print every run's figures as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -87,6 +91,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	if rounds < 1 {
 		return errors.New("-rounds: at least 1")
+	}
+	switch {
+	case turn < 0:
+		return errors.New("-turn: zero or more")
+	case cfg.Queries > 0 && flagSet(fs, "turn") && turn > 0:
+		return errors.New("-turn shares out -duration: give it zero with -queries, or leave it out")
+	case cfg.Queries > 0:
+		turn = 0
 	}
 
 	dir, err := os.MkdirTemp("", "familybench-")
@@ -146,13 +158,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	var runs []runResult
 	for _, n := range sizes {
 		for r := range rounds {
+			cfgs := make([]familyload.Config, len(gateways))
 			for i, gw := range gateways {
-				c := cfg
-				c.Gateway, c.GatewayPID, c.WID, c.Contacts = gw.URL, gw.PID(), wids[n], n
-				res, err := familyload.Run(ctx, c)
-				if err != nil {
-					return fmt.Errorf("%s, %d contacts: %w (its log: %s)", binaries[i], n, err, gw.Log)
-				}
+				cfgs[i] = cfg
+				cfgs[i].Gateway, cfgs[i].GatewayPID, cfgs[i].WID, cfgs[i].Contacts = gw.URL, gw.PID(), wids[n], n
+			}
+			results, err := measureRound(ctx, cfgs, turn)
+			if err != nil {
+				return fmt.Errorf("%d contacts, round %d: %w (the gateways' logs are in %s)", n, r+1, err, dir)
+			}
+			for i, res := range results {
 				fmt.Fprintf(stderr, "%d contacts, round %d, gateway %d: %.0f queries/s, %.0f µs CPU a query\n", n, r+1, i, res.QPS, res.CPUPerQueryUS)
 				runs = append(runs, runResult{Binary: binaries[i], Index: i, Round: r + 1, Result: res})
 			}
@@ -171,6 +186,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	printSummary(stdout, names, sizes, runs)
 	return nil
+}
+
+// measureRound measures each gateway once: in turns of turn, or, with no turn, each its whole
+// window in one, one after the other.
+func measureRound(ctx context.Context, cfgs []familyload.Config, turn time.Duration) ([]*familyload.Result, error) {
+	if turn > 0 {
+		return familyload.RunTurns(ctx, cfgs, turn)
+	}
+	out := make([]*familyload.Result, len(cfgs))
+	for i, c := range cfgs {
+		res, err := familyload.Run(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Gateway, err)
+		}
+		out[i] = res
+	}
+	return out, nil
 }
 
 // startGateway runs bin against the sandbox at upstream, pinned to cpus with GOMAXPROCS=1,
@@ -214,7 +246,7 @@ type runResult struct {
 
 // printSummary prints each binary's medians at each size and, for the second binary on, its
 // median CPU per query over the first's, with the range of the rounds' own ratios (each
-// round's runs are next to each other in time, so a round's ratio shares its machine load).
+// round's runs take turns, so a round's ratio shares its machine load).
 func printSummary(w io.Writer, binaries []string, sizes []int, runs []runResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "contacts\tgateway\truns\tqueries/s\tCPU µs/query\tp50 ms\tp99 ms\tRSS MiB\tCPU/query vs gateway 0\tper round\t")
@@ -250,6 +282,13 @@ func printSummary(w io.Writer, binaries []string, sizes []int, runs []runResult)
 	for i, b := range binaries {
 		fmt.Fprintf(w, "gateway %d: %s\n", i, b)
 	}
+}
+
+// flagSet reports whether the command line gave the flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // median is the median of f over runs.

@@ -66,50 +66,146 @@ type Result struct {
 
 // Run warms the gateway up, then measures one window.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.Connections == 0 {
-		cfg.Connections = 8
-	}
 	if cfg.Duration <= 0 && cfg.Queries <= 0 {
 		return nil, errors.New("familyload: give a Duration or a number of Queries")
+	}
+	g, err := newGateway(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer g.close()
+	var until time.Time
+	if cfg.Queries <= 0 {
+		until = time.Now().Add(cfg.Duration)
+	}
+	if err := g.window(ctx, until, cfg.Queries); err != nil {
+		return nil, err
+	}
+	return g.result()
+}
+
+// RunTurns measures several gateways in turns of turn each, until each has had its Duration
+// (Queries are not taken): every one is warmed up, then they send in turn, in the order
+// given and then in the reverse order (ABBA), so that the machine's changes while they run
+// fall on all of them alike. Turns of a second or two make gateways measured on a busy
+// machine comparable, where windows of ten seconds one after the other are not.
+func RunTurns(ctx context.Context, cfgs []Config, turn time.Duration) ([]*Result, error) {
+	if turn <= 0 {
+		return nil, errors.New("familyload: a turn must be longer than zero")
+	}
+	gs := make([]*gateway, len(cfgs))
+	for i, cfg := range cfgs {
+		if cfg.Duration <= 0 {
+			return nil, fmt.Errorf("familyload: %s: turns need a Duration", cfg.Gateway)
+		}
+		g, err := newGateway(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer g.close()
+		gs[i] = g
+	}
+	for k := 0; ; k++ {
+		order := slices.Clone(gs)
+		if k%2 == 1 {
+			slices.Reverse(order)
+		}
+		left := false
+		for _, g := range order {
+			remaining := g.cfg.Duration - g.elapsed
+			if remaining <= 0 {
+				continue
+			}
+			left = true
+			if err := g.window(ctx, time.Now().Add(min(turn, remaining)), 0); err != nil {
+				return nil, fmt.Errorf("%s: %w", g.cfg.Gateway, err)
+			}
+		}
+		if !left {
+			break
+		}
+	}
+	out := make([]*Result, len(gs))
+	for i, g := range gs {
+		r, err := g.result()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// gateway is one gateway's clients, warmed up, and what its windows have measured so far.
+type gateway struct {
+	cfg     Config
+	clients []*client
+	lat     []time.Duration
+	elapsed time.Duration
+	ticks   int64 // its CPU over the windows, -1 when unknown
+}
+
+func newGateway(ctx context.Context, cfg Config) (*gateway, error) {
+	if cfg.Connections == 0 {
+		cfg.Connections = 8
 	}
 	body, err := json.Marshal(map[string]any{"operationName": "Family", "query": Query, "variables": map[string]any{"wid": cfg.WID}})
 	if err != nil {
 		return nil, err
 	}
-	clients := make([]*client, cfg.Connections)
-	for i := range clients {
-		clients[i] = &client{http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}},
+	g := &gateway{cfg: cfg, clients: make([]*client, cfg.Connections)}
+	for i := range g.clients {
+		g.clients[i] = &client{http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}},
 			url: cfg.Gateway + "/graphql", body: body, want: cfg.Contacts}
-		defer clients[i].http.CloseIdleConnections()
 	}
 	if cfg.Warmup > 0 {
-		if _, err := loop(ctx, clients, time.Now().Add(cfg.Warmup), 0); err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
+		if _, err := loop(ctx, g.clients, time.Now().Add(cfg.Warmup), 0); err != nil {
+			g.close()
+			return nil, fmt.Errorf("%s: warm-up: %w", cfg.Gateway, err)
 		}
 	}
-	// Between the phases no query is in flight, so the CPU read on each side is the window's.
-	cpu0 := gatewayproc.CPUTicks(cfg.GatewayPID)
+	return g, nil
+}
+
+func (g *gateway) close() {
+	for _, c := range g.clients {
+		c.http.CloseIdleConnections()
+	}
+}
+
+// window measures one window, until the deadline or n queries, and adds it to g's.
+func (g *gateway) window(ctx context.Context, until time.Time, n int) error {
+	// Between windows no query is in flight, so the CPU read on each side is the window's.
+	cpu0 := gatewayproc.CPUTicks(g.cfg.GatewayPID)
 	start := time.Now()
-	var until time.Time
-	if cfg.Queries <= 0 {
-		until = start.Add(cfg.Duration)
-	}
-	lat, err := loop(ctx, clients, until, cfg.Queries)
+	lat, err := loop(ctx, g.clients, until, n)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	elapsed := time.Since(start)
-	cpu1 := gatewayproc.CPUTicks(cfg.GatewayPID)
-	res := &Result{Contacts: cfg.Contacts, Connections: cfg.Connections, Queries: len(lat), Seconds: elapsed.Seconds(),
-		RSSKB: gatewayproc.RSSKB(cfg.GatewayPID), AnswerBytes: clients[0].answerBytes, Encoding: clients[0].encoding}
-	if len(lat) == 0 {
-		return nil, errors.New("familyload: no query in the window")
+	g.elapsed += time.Since(start)
+	cpu1 := gatewayproc.CPUTicks(g.cfg.GatewayPID)
+	if cpu0 < 0 || cpu1 < 0 || g.ticks < 0 {
+		g.ticks = -1
+	} else {
+		g.ticks += cpu1 - cpu0
 	}
-	res.QPS = float64(len(lat)) / elapsed.Seconds()
-	if cpu0 >= 0 && cpu1 >= 0 {
-		res.CPUSeconds = float64(cpu1-cpu0) / gatewayproc.ClockTicks
-		res.CPUPerQueryUS = res.CPUSeconds * 1e6 / float64(len(lat))
+	g.lat = append(g.lat, lat...)
+	return nil
+}
+
+// result is the figures of g's windows together.
+func (g *gateway) result() (*Result, error) {
+	if len(g.lat) == 0 {
+		return nil, fmt.Errorf("familyload: %s: no query in the window", g.cfg.Gateway)
 	}
+	res := &Result{Contacts: g.cfg.Contacts, Connections: g.cfg.Connections, Queries: len(g.lat), Seconds: g.elapsed.Seconds(),
+		RSSKB: gatewayproc.RSSKB(g.cfg.GatewayPID), AnswerBytes: g.clients[0].answerBytes, Encoding: g.clients[0].encoding}
+	res.QPS = float64(len(g.lat)) / g.elapsed.Seconds()
+	if g.ticks >= 0 && g.cfg.GatewayPID != 0 {
+		res.CPUSeconds = float64(g.ticks) / gatewayproc.ClockTicks
+		res.CPUPerQueryUS = res.CPUSeconds * 1e6 / float64(len(g.lat))
+	}
+	lat := slices.Clone(g.lat)
 	slices.Sort(lat)
 	at := func(p int) float64 { return float64(lat[min(len(lat)-1, len(lat)*p/100)]) / float64(time.Millisecond) }
 	res.LatencyMS.P50, res.LatencyMS.P99 = at(50), at(99)
