@@ -199,7 +199,15 @@ func settled(t *testing.T, what string, fds, goroutines int) {
 	t.Helper()
 	eventually(t, what, func() (bool, string) {
 		f, g := openFDs(t), runtime.NumGoroutine()
-		return f <= fds && g <= goroutines, fmt.Sprintf("got %d descriptors and %d goroutines, want at most %d and %d", f, g, fds, goroutines)
+		if f <= fds && g <= goroutines {
+			return true, ""
+		}
+		msg := fmt.Sprintf("got %d descriptors and %d goroutines, want at most %d and %d", f, g, fds, goroutines)
+		if g > goroutines { // which goroutine stayed is what a failure needs to say
+			buf := make([]byte, 1<<16)
+			msg += "; the goroutines:\n" + string(buf[:runtime.Stack(buf, true)])
+		}
+		return false, msg
 	})
 }
 
