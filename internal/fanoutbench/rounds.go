@@ -118,8 +118,11 @@ type summary struct {
 	GatewayP99MS         float64 `json:"medianGatewayP99Ms"`
 	FloorP99MS           float64 `json:"medianFloorP99Ms"`
 	KBPerSubscriber      float64 `json:"medianKbPerSubscriber"`
-	ClientsUSPerFrame    float64 `json:"medianClientsCpuMicrosecondsPerFrame"`
-	ReaderUSPerFrame     float64 `json:"medianReaderCpuMicrosecondsPerFrame"`
+	// The medians of the first frames' p50: the part of the latency before any write.
+	GatewayFirstP50MS float64 `json:"medianGatewayFirstFrameP50Ms"`
+	FloorFirstP50MS   float64 `json:"medianFloorFirstFrameP50Ms"`
+	ClientsUSPerFrame float64 `json:"medianClientsCpuMicrosecondsPerFrame"`
+	ReaderUSPerFrame  float64 `json:"medianReaderCpuMicrosecondsPerFrame"`
 	// Rounds within each target.
 	CPUWithin int `json:"roundsWithinCpuTarget"`
 	P99Within int `json:"roundsWithinP99Target"`
@@ -148,6 +151,8 @@ func summarize(rounds []round) *summary {
 	s.GatewayP99MS = of(func(r round) float64 { return r.Gateway.LatencyMS.P99 })
 	s.FloorP99MS = of(func(r round) float64 { return r.Floor.Reader.LatencyMS.P99 })
 	s.KBPerSubscriber = of(func(r round) float64 { return r.Gateway.KBPerSubscriber })
+	s.GatewayFirstP50MS = of(func(r round) float64 { return r.Gateway.FirstFrameMS.P50 })
+	s.FloorFirstP50MS = of(func(r round) float64 { return r.Floor.Reader.FirstFrameMS.P50 })
 	s.ClientsUSPerFrame = of(func(r round) float64 { return r.Ratios.ClientsUSPerFrame })
 	s.ReaderUSPerFrame = of(func(r round) float64 { return r.Ratios.ReaderUSPerFrame })
 	for _, r := range rounds {
@@ -202,6 +207,7 @@ func printSummary(w io.Writer, rounds []round, s *summary) {
 	tw.Flush()
 	fmt.Fprintf(w, "median gateway / floor: CPU per delivery %.2f× (target ≤ %.2f×; %d of %d rounds within), p50 %.2f×, p99 %.2f× (target ≤ %.2f×; %d of %d rounds within)\n",
 		s.CPURatio, cpuRatioTarget, s.CPUWithin, s.Rounds, s.P50Ratio, s.P99Ratio, p99RatioTarget, s.P99Within, s.Rounds)
+	fmt.Fprintf(w, "median p50 of each event's first frame: gateway %.1f ms (from the webhook's POST), floor %.1f ms (from the first write)\n", s.GatewayFirstP50MS, s.FloorFirstP50MS)
 	fmt.Fprintf(w, "median RSS per subscriber %.1f KB (target ≤ %.0f KB; %d of %d rounds within)\n", s.KBPerSubscriber, rssTargetKB, s.RSSWithin, s.Rounds)
 	if len(s.Incorrect) == 0 {
 		fmt.Fprintf(w, "every round: every frame delivered once, in order, no subscription ended\n")

@@ -122,9 +122,10 @@ func TestRunRoundsAlternates(t *testing.T) {
 
 // aRound is a round with the figures that matter to the summary.
 func aRound(n int, gwCPU, floorCPU, gwP99, floorP99, kb float64, lost int) round {
-	f := &floorResult{WriterUSPerFrame: floorCPU, Reader: floorReaderFigs{LatencyMS: fanoutload.Latency{P50: floorP99 / 2, P99: floorP99}, CPUUSPerFrame: 8}}
+	f := &floorResult{WriterUSPerFrame: floorCPU, Reader: floorReaderFigs{LatencyMS: fanoutload.Latency{P50: floorP99 / 2, P99: floorP99}, CPUUSPerFrame: 8, FirstFrameMS: fanoutload.Latency{P50: 0.1}}}
 	g := &fanoutload.Result{CPUMsPer1000Dlvr: gwCPU, LatencyMS: fanoutload.Latency{P50: gwP99 / 2, P99: gwP99}, KBPerSubscriber: kb,
-		Delivered: 100, Lost: lost, WorkersCPUMsPer1000Dlvr: 10}
+		FirstFrameMS: fanoutload.Latency{P50: float64(n)},
+		Delivered:    100, Lost: lost, WorkersCPUMsPer1000Dlvr: 10}
 	return round{N: n, FloorFirst: n%2 == 1, Floor: f, Gateway: g, Ratios: compare(f, g)}
 }
 
@@ -154,6 +155,8 @@ func TestSummarize(t *testing.T) {
 	approx("KB per subscriber", s.KBPerSubscriber, 5.5)
 	approx("clients", s.ClientsUSPerFrame, 10)
 	approx("reader", s.ReaderUSPerFrame, 8)
+	approx("gateway's first frame", s.GatewayFirstP50MS, 2)
+	approx("floor's first frame", s.FloorFirstP50MS, 0.1)
 	if s.Rounds != 3 || s.CPUWithin != 2 || s.P99Within != 2 || s.RSSWithin != 2 || !slices.Equal(s.Incorrect, []int{3}) {
 		t.Errorf("got %d rounds, %d/%d/%d within CPU/p99/RSS, incorrect %v; want 3, 2/2/2, [3]", s.Rounds, s.CPUWithin, s.P99Within, s.RSSWithin, s.Incorrect)
 	}
@@ -172,8 +175,8 @@ func TestSummarize(t *testing.T) {
 			t.Errorf("the summary lacks %q:\n%s", want, out.String())
 		}
 	}
-	if rows := strings.Count(out.String(), "\n"); rows != 11 {
-		t.Errorf("the summary has %d lines, want 11 (a blank, a heading, a header, 4 rounds, the medians, 3 lines of findings)\n%s", rows, out.String())
+	if rows := strings.Count(out.String(), "\n"); rows != 12 {
+		t.Errorf("the summary has %d lines, want 12 (a blank, a heading, a header, 4 rounds, the medians, 4 lines of findings)\n%s", rows, out.String())
 	}
 
 	if s := summarize(odd[:2]); len(s.Incorrect) != 0 {
