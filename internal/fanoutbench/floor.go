@@ -61,8 +61,11 @@ type floorResult struct {
 
 // floorReaderFigs is what the reading process reports.
 type floorReaderFigs struct {
-	Frames         int                `json:"frames"`
-	LatencyMS      fanoutload.Latency `json:"latencyMs"`
+	Frames    int                `json:"frames"`
+	LatencyMS fanoutload.Latency `json:"latencyMs"`
+	// FirstFrameMS is, over the frames' rounds, the latency of each one's first frame read
+	// on any socket, as the gateway's result has it.
+	FirstFrameMS   fanoutload.Latency `json:"firstFrameMs"`
 	CPUSeconds     float64            `json:"cpuSeconds"`
 	CPUUSPerFrame  float64            `json:"cpuMicrosecondsPerFrame"`
 	ExpectedFrames int                `json:"expectedFrames"`
@@ -74,6 +77,8 @@ func (r *floorResult) print(w io.Writer) {
 	l := r.Reader.LatencyMS
 	fmt.Fprintf(w, "  reader: %d frames; latency (ms) p50 %.1f  p90 %.1f  p99 %.1f  max %.1f; %.1f s CPU, %.1f µs per frame\n",
 		r.Reader.Frames, l.P50, l.P90, l.P99, l.Max, r.Reader.CPUSeconds, r.Reader.CPUUSPerFrame)
+	f := r.Reader.FirstFrameMS
+	fmt.Fprintf(w, "  first frame of each round of writes (ms): p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", f.P50, f.P90, f.P99, f.Max)
 }
 
 // measureFloor writes events frames, every apart, to each of n loopback sockets that a reading
@@ -137,6 +142,13 @@ func measureFloor(ctx context.Context, n, events int, every time.Duration, stder
 	return res, nil
 }
 
+// quantiles is the distribution of lat (at least one), in milliseconds; it sorts lat.
+func quantiles(lat []time.Duration) fanoutload.Latency {
+	slices.Sort(lat)
+	at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / 1e6 }
+	return fanoutload.Latency{P50: at(.5), P90: at(.9), P99: at(.99), Max: at(1)}
+}
+
 // runFloorClient is the floor's reading process: it opens n sockets to addr, reads events
 // frames on each, and prints the latency distribution and its CPU per frame.
 func runFloorClient(args []string, stdout io.Writer) error {
@@ -148,6 +160,7 @@ func runFloorClient(args []string, stdout io.Writer) error {
 	fanoutload.RaiseFileLimit()
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, n*events)
+	first := make([]time.Duration, events) // by frame number: the earliest read's latency; 0 for none yet
 	var wg sync.WaitGroup
 	for range n {
 		c, err := net.Dial("tcp", args[0])
@@ -158,13 +171,16 @@ func runFloorClient(args []string, stdout io.Writer) error {
 		wg.Go(func() {
 			r := bufio.NewReader(c)
 			buf := make([]byte, floorFrameSize)
-			for range events {
+			for k := range events {
 				if _, err := io.ReadFull(r, buf); err != nil {
 					return
 				}
 				d := time.Since(time.Unix(0, int64(binary.LittleEndian.Uint64(buf))))
 				mu.Lock()
 				lat = append(lat, d)
+				if first[k] == 0 || d < first[k] {
+					first[k] = max(d, 1) // 1 ns, not 0: 0 is "none"
+				}
 				mu.Unlock()
 			}
 		})
@@ -175,11 +191,10 @@ func runFloorClient(args []string, stdout io.Writer) error {
 	if len(lat) == 0 {
 		return errors.New("no frame arrived")
 	}
-	slices.Sort(lat)
-	at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / 1e6 }
 	return json.NewEncoder(stdout).Encode(floorReaderFigs{
 		Frames:         len(lat),
-		LatencyMS:      fanoutload.Latency{P50: at(.5), P90: at(.9), P99: at(.99), Max: at(1)},
+		LatencyMS:      quantiles(lat),
+		FirstFrameMS:   quantiles(slices.DeleteFunc(first, func(d time.Duration) bool { return d == 0 })),
 		CPUSeconds:     cpu,
 		CPUUSPerFrame:  cpu * 1e6 / float64(len(lat)),
 		ExpectedFrames: n * events,

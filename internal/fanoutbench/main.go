@@ -9,6 +9,11 @@
 // the gateway's size to as many sockets, read by another process (floor.go).
 //
 //	go run ./internal/fanoutbench -floor -subscribers 10000
+//
+// With -with-floor it measures both and compares them; -rounds N takes N such rounds in turn
+// (rounds.go) and prints the median ratios.
+//
+//	go run ./internal/fanoutbench -start -with-floor -subscribers 10000 -rate 2/s -duration 30s -rounds 5
 package main
 
 import (
@@ -64,6 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cfg fanoutload.Config
 	var start, asJSON, withFloor bool
+	var rounds int
 	var rate, redisURL, binary string
 	var env envList
 	fs.BoolVar(&start, "start", false, "build and start a gateway (embedded sandbox, its demo caller, REDIS_URL) and measure its memory and CPU")
@@ -87,6 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Posters, "posters", 32, "webhooks in flight at most")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
 	fs.BoolVar(&withFloor, "with-floor", false, "measure the floor first (as -floor, the same sockets and frames at the same rate), then the gateway, and compare them")
+	fs.IntVar(&rounds, "rounds", 1, "with -with-floor: measure the floor and the gateway this many times each, in turn (floor first in odd rounds, gateway first in even ones), and print each round and the medians")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,48 +114,97 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// more per frame, which the gateway's latency would pay for.
 		cfg.PerWorker = cfg.Subscribers
 	}
-	var floor *floorResult
-	if withFloor {
-		// Before the gateway starts, so that it does not share the machine with it.
-		every := time.Duration(float64(time.Second) / cfg.Rate)
-		fmt.Fprintf(stderr, "measuring the floor: %d sockets, a frame every %s for %s\n", cfg.Subscribers, every, cfg.Duration)
-		if floor, err = measureFloor(ctx, cfg.Subscribers, int(cfg.Rate*cfg.Duration.Seconds()), every, stderr); err != nil {
-			return fmt.Errorf("the floor: %w", err)
-		}
+	if rounds < 1 {
+		return fmt.Errorf("-rounds %d: at least one round", rounds)
 	}
-	if start {
-		gw, err := startGateway(ctx, binary, redisURL, env, stderr)
+	if rounds > 1 && !withFloor {
+		return errors.New("-rounds alternates the floor and the gateway: give -with-floor")
+	}
+	if start && binary == "" {
+		// Built once, before anything is measured, and started afresh for each measurement.
+		dir, err := os.MkdirTemp("", "fanoutbench-build-")
 		if err != nil {
 			return err
 		}
-		defer gw.stop()
-		cfg.Gateway, cfg.GatewayPID, cfg.WebhookKey = gw.URL, gw.PID(), gw.key
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, "gateway")
+		if err := gatewayproc.Build(ctx, binary, stderr); err != nil {
+			return err
+		}
 	}
-	res, err := fanoutload.Run(ctx, cfg)
+	// measureGateway starts a gateway of its own (with -start) and stops it, its Redis keys
+	// removed, before it returns: each measurement is of a fresh process, whose RSS growth
+	// per subscriber is then not hidden by memory an earlier round freed, and no gateway is
+	// running while the floor is measured.
+	measureGateway := func(ctx context.Context) (*fanoutload.Result, error) {
+		c := cfg
+		if start {
+			gw, err := startGateway(ctx, binary, redisURL, env, stderr)
+			if err != nil {
+				return nil, err
+			}
+			defer gw.stop()
+			c.Gateway, c.GatewayPID, c.WebhookKey = gw.URL, gw.PID(), gw.key
+		}
+		return fanoutload.Run(ctx, c)
+	}
+	if !withFloor {
+		res, err := measureGateway(ctx)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		res.Print(stdout)
+		return nil
+	}
+	every := time.Duration(float64(time.Second) / cfg.Rate)
+	measureFloorOnce := func(ctx context.Context) (*floorResult, error) {
+		fmt.Fprintf(stderr, "measuring the floor: %d sockets, a frame every %s for %s\n", cfg.Subscribers, every, cfg.Duration)
+		return measureFloor(ctx, cfg.Subscribers, int(cfg.Rate*cfg.Duration.Seconds()), every, stderr)
+	}
+	var done func(round)
+	if rounds > 1 {
+		done = func(r round) {
+			fmt.Fprintf(stderr, "round %d of %d: CPU per delivery %.2f×, p50 %.2f×, p99 %.2f×\n", r.N, rounds, r.Ratios.CPU, r.Ratios.P50, r.Ratios.P99)
+			if !asJSON {
+				r.print(stdout, rounds)
+			}
+		}
+	}
+	all, err := runRounds(ctx, rounds, measureFloorOnce, measureGateway, done)
 	if err != nil {
 		return err
 	}
-	var cmp *comparison
-	if floor != nil {
-		cmp = compare(floor, res)
-	}
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if floor != nil {
+	if rounds == 1 { // as before -rounds
+		r := all[0]
+		if asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
 			return enc.Encode(struct {
 				Floor   *floorResult       `json:"floor"`
 				Gateway *fanoutload.Result `json:"gateway"`
 				Ratios  *comparison        `json:"ratios"`
-			}{floor, res, cmp})
+			}{r.Floor, r.Gateway, r.Ratios})
 		}
-		return enc.Encode(res)
+		r.Gateway.Print(stdout)
+		r.Floor.print(stdout)
+		r.Ratios.print(stdout)
+		return nil
 	}
-	res.Print(stdout)
-	if floor != nil {
-		floor.print(stdout)
-		cmp.print(stdout)
+	sum := summarize(all)
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Rounds  []round  `json:"rounds"`
+			Summary *summary `json:"summary"`
+		}{all, sum})
 	}
+	printSummary(stdout, all, sum)
 	return nil
 }
 
@@ -198,22 +254,15 @@ type gateway struct {
 	*gatewayproc.Process
 	key   string
 	redis string // the gateway's REDIS_URL, whose keys of this run stop removes
-	dir   string // the built binary and the log; stop removes the binary
 }
 
-// startGateway builds the module's gateway (unless binary is given) and runs it on a loopback
-// port with the embedded sandbox as its upstream, REDIS_URL, a fresh key prefix, a known
-// webhook key and caller authentication off; its log goes to a file named on stderr.
+// startGateway runs binary on a loopback port with the embedded sandbox as its upstream,
+// REDIS_URL, a fresh key prefix, a known webhook key and caller authentication off; its log
+// goes to a file named on stderr.
 func startGateway(ctx context.Context, binary, redisURL string, env []string, stderr io.Writer) (*gateway, error) {
 	dir, err := os.MkdirTemp("", "fanoutbench-")
 	if err != nil {
 		return nil, err
-	}
-	if binary == "" {
-		binary = filepath.Join(dir, "gateway")
-		if err := gatewayproc.Build(ctx, binary, stderr); err != nil {
-			return nil, err
-		}
 	}
 	key := fmt.Sprintf("fanoutbench-%d", time.Now().UnixNano())
 	spec := gatewayproc.Spec{Binary: binary, Serving: gatewayproc.GatewayServing, Log: filepath.Join(dir, "gateway.log"),
@@ -227,14 +276,12 @@ func startGateway(ctx context.Context, binary, redisURL string, env []string, st
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "gateway pid %d at %s (log %s)\n", p.PID(), p.URL, p.Log)
-	return &gateway{Process: p, key: key, redis: redisURL, dir: dir}, nil
+	return &gateway{Process: p, key: key, redis: redisURL}, nil
 }
 
-// stop stops the gateway; then it removes what the run left: the binary it built (the log
-// stays) and the run's keys in Redis.
+// stop stops the gateway and removes the run's keys from Redis; its log stays.
 func (g *gateway) stop() {
 	g.Stop()
-	_ = os.Remove(filepath.Join(g.dir, "gateway"))
 	if g.redis != "" {
 		if err := removeKeys(g.redis, g.key+":"); err != nil {
 			fmt.Fprintf(os.Stderr, "fanoutbench: remove the run's keys from Redis: %v\n", err)

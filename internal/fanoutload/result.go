@@ -39,16 +39,20 @@ type Result struct {
 	// gateway's answers held the posters back.
 	PostSeconds float64 `json:"postSeconds"`
 
-	Expected        int     `json:"expected"`     // stored × open subscriptions
-	Delivered       int     `json:"delivered"`    // distinct (subscription, event) frames
-	Lost            int     `json:"lost"`         // expected but never received
-	LostSilently    int     `json:"lostSilently"` // of those, missed by subscriptions that were not ended
-	Duplicated      int     `json:"duplicated"`   // frames of an event a subscription had already
-	OutOfOrder      int     `json:"outOfOrder"`   // frames older, in the log, than one received before
-	SubsWithLoss    int     `json:"subsWithLoss"` // subscriptions that missed at least one event
-	SubsEnded       int     `json:"subsEnded"`    // opened subscriptions that ended before the end
-	EndReason       string  `json:"endReason,omitempty"`
-	LatencyMS       Latency `json:"latencyMs"` // webhook POST sent to frame received
+	Expected     int     `json:"expected"`     // stored × open subscriptions
+	Delivered    int     `json:"delivered"`    // distinct (subscription, event) frames
+	Lost         int     `json:"lost"`         // expected but never received
+	LostSilently int     `json:"lostSilently"` // of those, missed by subscriptions that were not ended
+	Duplicated   int     `json:"duplicated"`   // frames of an event a subscription had already
+	OutOfOrder   int     `json:"outOfOrder"`   // frames older, in the log, than one received before
+	SubsWithLoss int     `json:"subsWithLoss"` // subscriptions that missed at least one event
+	SubsEnded    int     `json:"subsEnded"`    // opened subscriptions that ended before the end
+	EndReason    string  `json:"endReason,omitempty"`
+	LatencyMS    Latency `json:"latencyMs"` // webhook POST sent to frame received
+	// FirstFrameMS is, over the events, the latency of each one's first frame to arrive at any
+	// subscription: the part of the latency spent before the fan-out's writes (the webhook's
+	// handling, the event store, the hub, the execution), which a floor does not have.
+	FirstFrameMS    Latency `json:"firstFrameMs"`
 	DeliveriesPerS  float64 `json:"deliveriesPerSecond"`
 	DeliverySeconds float64 `json:"deliverySeconds"` // first webhook sent to last frame received
 
@@ -82,6 +86,7 @@ type Latency struct {
 
 func (r *Result) compute(posts []sent, subs []subResult) {
 	var lat []int64
+	firstFrame := make([]int64, len(posts)) // by event: its earliest frame's latency; 0 for none yet
 	var first time.Time
 	var last int64
 	for _, p := range posts {
@@ -115,7 +120,11 @@ func (r *Result) compute(posts []sent, subs []subResult) {
 				r.OutOfOrder++
 			}
 			prev = id
-			lat = append(lat, s.At[i]-posts[seq].at.UnixNano())
+			d := s.At[i] - posts[seq].at.UnixNano()
+			lat = append(lat, d)
+			if firstFrame[seq] == 0 || d < firstFrame[seq] {
+				firstFrame[seq] = max(d, 1) // 1 ns, not 0: 0 is "none"
+			}
 			last = max(last, s.At[i])
 		}
 		r.Delivered += len(seen)
@@ -129,11 +138,8 @@ func (r *Result) compute(posts []sent, subs []subResult) {
 	r.Expected = r.Stored * r.Open
 	r.Lost = r.Expected - r.Delivered
 	if len(lat) > 0 {
-		slices.Sort(lat)
-		at := func(q float64) float64 {
-			return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))]) / 1e6
-		}
-		r.LatencyMS = Latency{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: float64(lat[len(lat)-1]) / 1e6}
+		r.LatencyMS = distribution(lat)
+		r.FirstFrameMS = distribution(slices.DeleteFunc(firstFrame, func(d int64) bool { return d == 0 }))
 		r.DeliverySeconds = float64(last-first.UnixNano()) / 1e9
 		if r.DeliverySeconds > 0 {
 			r.DeliveriesPerS = float64(r.Delivered) / r.DeliverySeconds
@@ -147,6 +153,16 @@ func (r *Result) compute(posts []sent, subs []subResult) {
 		r.CPUMsPer1000Dlvr = r.CPUSeconds * 1000 / float64(r.Delivered) * 1000
 		r.WorkersCPUMsPer1000Dlvr = r.WorkersCPUSeconds * 1000 / float64(r.Delivered) * 1000
 	}
+}
+
+// distribution is the quantiles of lat (nanoseconds, at least one), in milliseconds; it
+// sorts lat.
+func distribution(lat []int64) Latency {
+	slices.Sort(lat)
+	at := func(q float64) float64 {
+		return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))]) / 1e6
+	}
+	return Latency{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: float64(lat[len(lat)-1]) / 1e6}
 }
 
 // Print writes the figures as a table.
@@ -178,6 +194,7 @@ func (r *Result) Print(w io.Writer) {
 		row("subscriptions ended early", "%d: %s", r.SubsEnded, r.EndReason)
 	}
 	row("latency webhook→frame (ms)", "p50 %.1f  p90 %.1f  p99 %.1f  max %.1f", r.LatencyMS.P50, r.LatencyMS.P90, r.LatencyMS.P99, r.LatencyMS.Max)
+	row("  first frame of each event", "p50 %.1f  p90 %.1f  p99 %.1f  max %.1f (webhook→the event's first frame anywhere: before the fan-out)", r.FirstFrameMS.P50, r.FirstFrameMS.P90, r.FirstFrameMS.P99, r.FirstFrameMS.Max)
 	row("deliveries/s", "%.0f (over %.1f s, first webhook to last frame)", r.DeliveriesPerS, r.DeliverySeconds)
 	if r.RSSBeforeKB > 0 {
 		row("gateway RSS (MB)", "%.1f before, %.1f subscribed, %.1f after", mb(r.RSSBeforeKB), mb(r.RSSSubscribedKB), mb(r.RSSAfterKB))
