@@ -36,7 +36,7 @@ func decode(body []byte, out any) error {
 		}
 		*v = advisorspec.TopAccount{}
 	case *contactLoan:
-		return lendContacts(body, v)
+		return decodeLoan(body, v)
 	}
 	return json.Unmarshal(body, out)
 }
@@ -557,8 +557,8 @@ type contactLoan struct {
 	err error
 }
 
-// lendContacts is decode for a contactLoan.
-func lendContacts(body []byte, loan *contactLoan) error {
+// decodeLoan is decode for a contactLoan.
+func decodeLoan(body []byte, loan *contactLoan) error {
 	d := newWireDecoder(body)
 	d.lending = true
 	var l advisorspec.ContactList
