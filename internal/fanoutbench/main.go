@@ -195,16 +195,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		r.Ratios.print(stdout)
 		return nil
 	}
+	return report(stdout, all, asJSON)
+}
+
+// report prints the rounds and what they say together, as JSON or as tables, and fails when
+// a round's deliveries were not correct: the figures are out either way, and a script that
+// runs the rounds learns from the exit status that frames were lost, duplicated or reordered.
+func report(stdout io.Writer, all []round, asJSON bool) error {
 	sum := summarize(all)
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		if err := enc.Encode(struct {
 			Rounds  []round  `json:"rounds"`
 			Summary *summary `json:"summary"`
-		}{all, sum})
+		}{all, sum}); err != nil {
+			return err
+		}
+	} else {
+		printSummary(stdout, all, sum)
 	}
-	printSummary(stdout, all, sum)
+	if len(sum.Incorrect) > 0 {
+		return fmt.Errorf("the gateway's deliveries were not correct in round(s) %v", sum.Incorrect)
+	}
 	return nil
 }
 

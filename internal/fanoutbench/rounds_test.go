@@ -212,3 +212,33 @@ func TestMedian(t *testing.T) {
 		})
 	}
 }
+
+// The rounds' figures are printed, as tables or JSON, whatever they say; a round whose
+// deliveries were not correct then fails the run, so a script learns of it.
+func TestAReportOfIncorrectRoundsIsPrintedAndFails(t *testing.T) {
+	good := []round{aRound(1, 10, 10, 100, 100, 5, 0), aRound(2, 10, 10, 100, 100, 5, 0)}
+	bad := append(slices.Clone(good), aRound(3, 10, 10, 100, 100, 5, 2))
+	for _, tc := range []struct {
+		name    string
+		rounds  []round
+		asJSON  bool
+		wantErr bool
+		want    string
+	}{
+		{"correct, as tables", good, false, false, "every round: every frame delivered once"},
+		{"correct, as JSON", good, true, false, `"incorrectRounds": []`},
+		{"incorrect, as tables", bad, false, true, "NOT CORRECT in round(s) 3"},
+		{"incorrect, as JSON", bad, true, true, `"incorrectRounds": [`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := report(&out, tc.rounds, tc.asJSON)
+			if (err != nil) != tc.wantErr || tc.wantErr && !strings.Contains(err.Error(), "round(s) [3]") {
+				t.Errorf("error %v, want one naming round 3: %t", err, tc.wantErr)
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("the report lacks %q:\n%s", tc.want, out.String())
+			}
+		})
+	}
+}
