@@ -536,6 +536,9 @@ func (d *wireDecoder) contactList(l *advisorspec.ContactList) bool {
 		})
 		switch {
 		case ok && d.lending:
+			if out == nil { // a scratch new from the pool, and no contact: [] is empty, not null
+				out = []advisorspec.Contact{}
+			}
 			l.Contacts, d.lent = out, scratch
 			return 1, true
 		case ok:

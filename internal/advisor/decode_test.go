@@ -213,3 +213,18 @@ func TestAContactListReadIsNotChangedByTheNextOneRead(t *testing.T) {
 		}
 	}
 }
+
+// A list lent from a scratch the pool has just made, which holds no array yet, is still the
+// empty list the answer's [] is, not null (under -race the pool makes one at random).
+func TestAnEmptyListLentFromANewScratchIsEmptyNotNull(t *testing.T) {
+	for range 1000 { // take what the pool holds, until it makes a new one
+		if s := contactScratch.Get().(*[]advisorspec.Contact); *s == nil {
+			contactScratch.Put(s)
+			break
+		}
+	}
+	lent, err := lentCopy([]byte(`{"contacts":[]}`))
+	if err != nil || lent == nil || len(lent) != 0 {
+		t.Errorf("got %#v, %v; want an empty list, not null", lent, err)
+	}
+}
