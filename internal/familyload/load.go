@@ -201,7 +201,7 @@ func (g *gateway) result() (*Result, error) {
 	res := &Result{Contacts: g.cfg.Contacts, Connections: g.cfg.Connections, Queries: len(g.lat), Seconds: g.elapsed.Seconds(),
 		RSSKB: gatewayproc.RSSKB(g.cfg.GatewayPID), AnswerBytes: g.clients[0].answerBytes, Encoding: g.clients[0].encoding}
 	res.QPS = float64(len(g.lat)) / g.elapsed.Seconds()
-	if g.ticks >= 0 && g.cfg.GatewayPID != 0 {
+	if g.ticks >= 0 { // -1 when unknown, and always without a GatewayPID (CPUTicks)
 		res.CPUSeconds = float64(g.ticks) / gatewayproc.ClockTicks
 		res.CPUPerQueryUS = res.CPUSeconds * 1e6 / float64(len(g.lat))
 	}
