@@ -38,7 +38,7 @@ func TestConcurrentFieldsRunOnKeptWorkersUntilTheyAreClosed(t *testing.T) {
 			}
 		}
 		// The fields but the first ran on workers, which now wait: no more of them than fields.
-		if kept := waitForGoroutines(before+fields-1, time.Second); kept > before+fields-1 || kept < before+1 {
+		if kept := waitForGoroutines(before+fields-1, 5*time.Second); kept > before+fields-1 || kept < before+1 {
 			t.Fatalf("round %d: %d goroutines after the fields, %d before; want the workers kept, at most %d", round, kept, before, fields-1)
 		}
 	}
